@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+// DeviceID: a stable, private device identifier for Linux, kept in the user's keyring.
+//
+// Layers (one folder each):
+//   CLibSecret, CLibCrypto   system libraries, found through pkg-config
+//   CDeviceIDSupport         C shims for what Swift cannot import (ethtool ioctl)
+//   DeviceID                 the Swift library (`import DeviceID`)
+//   DeviceIDC                the @_cdecl thunks behind include/deviceid.h -> libdeviceid.so
+//   DeviceIDCLI              the `deviceid` command
+import PackageDescription
+
+let root = Context.packageDirectory
+
+let package = Package(
+    name: "DeviceID",
+    products: [
+        .library(name: "DeviceID", targets: ["DeviceID"]),
+        // The C library. Built with the Swift runtime linked in statically and with a version
+        // script, so that C and Python users need no Swift toolchain and see only deviceid_*.
+        .library(name: "deviceid", type: .dynamic, targets: ["DeviceIDC"]),
+        .executable(name: "deviceid-cli", targets: ["DeviceIDCLI"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibSecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(name: "CDeviceIDSupport"),
+        .target(
+            name: "DeviceID",
+            dependencies: ["CLibSecret", "CLibCrypto", "CDeviceIDSupport"]
+        ),
+        .target(
+            name: "DeviceIDC",
+            dependencies: ["DeviceID"],
+            linkerSettings: [
+                .unsafeFlags([
+                    "-static-stdlib",
+                    "-Xlinker", "-soname=libdeviceid.so.1",
+                    "-Xlinker", "--version-script=\(root)/Sources/DeviceIDC/exports.map",
+                ])
+            ]
+        ),
+        .executableTarget(name: "DeviceIDCLI", dependencies: ["DeviceID"]),
+        .testTarget(name: "DeviceIDTests", dependencies: ["DeviceID"]),
+    ]
+)

@@ -1,0 +1,21 @@
+#ifndef CDEVICEID_SUPPORT_H
+#define CDEVICEID_SUPPORT_H
+// C shims for what Swift cannot import: the SIOCETHTOOL ioctl (variadic ioctl, flexible array
+// member). Internal to libdeviceid: the prefix keeps them out of the exported deviceid_* set.
+#include <stddef.h>
+#include <sys/random.h>
+
+/// Reads the permanent hardware address of `ifname` with ETHTOOL_GPERMADDR.
+/// Returns the address length (6 for Ethernet) and fills `out`, 0 when the driver reports none,
+/// or -errno (-EOPNOTSUPP when the driver has no ethtool support).
+int dids_permanent_address(const char *ifname, unsigned char *out, size_t out_size);
+
+#endif
+
+#ifndef CDEVICEID_SUPPORT_ERRORS
+#define CDEVICEID_SUPPORT_ERRORS
+/// The detail text of the calling thread's last failure (thread-local storage, which Swift
+/// cannot declare). `dids_set_last_error` copies and truncates at 511 bytes.
+void dids_set_last_error(const char *text);
+const char *dids_last_error(void);
+#endif

@@ -1,0 +1,75 @@
+/// Where DeviceID keeps things and how long it waits for them.
+public struct Configuration: Sendable, Equatable {
+    /// Which stores take part. The raw values are the C ABI's `DEVICEID_BACKEND_*`.
+    public enum Backend: Int32, Sendable, CaseIterable, CustomStringConvertible {
+        /// The keyring when a Secret Service answers, and the file store always; identifiers are
+        /// kept in both.
+        case auto = 0
+        /// Only the Secret Service; unavailable is an error, never a silent fallback.
+        case secretService = 1
+        /// Only the file store.
+        case file = 2
+
+        /// The name used by `DEVICEID_BACKEND` and the CLI's `--backend`.
+        public var description: String {
+            switch self {
+            case .auto: "auto"
+            case .secretService: "secret-service"
+            case .file: "file"
+            }
+        }
+
+        public init?(name: String) {
+            guard let backend = Self.allCases.first(where: { $0.description == name }) else { return nil }
+            self = backend
+        }
+    }
+
+    public static let defaultTimeoutMilliseconds: UInt32 = 5000
+    /// The longest deadline accepted, a day; longer ones are surely mistakes.
+    public static let maximumTimeoutMilliseconds: UInt32 = 86_400_000
+
+    public var backend: Backend
+    /// The deadline of each conversation with the Secret Service.
+    public var timeoutMilliseconds: UInt32
+    /// The file store's directory; nil for the default (`$DEVICEID_STORE_DIR`, else XDG).
+    public var storeDirectory: String?
+
+    public init(backend: Backend = .auto,
+                timeoutMilliseconds: UInt32 = Configuration.defaultTimeoutMilliseconds,
+                storeDirectory: String? = nil) {
+        self.backend = backend
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.storeDirectory = storeDirectory
+    }
+
+    /// The configuration that `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS` and `DEVICEID_STORE_DIR` ask for.
+    public static func fromEnvironment() throws(DeviceIDError) -> Configuration {
+        var configuration = Configuration()
+        if let name = Environment.value(Environment.backend) {
+            guard let backend = Backend(name: name) else {
+                throw DeviceIDError(.invalidArgument,
+                                    "\(Environment.backend)=\(name) is not one of auto, secret-service, file")
+            }
+            configuration.backend = backend
+        }
+        if let text = Environment.value(Environment.timeout) {
+            guard let ms = UInt32(text), ms > 0, ms <= maximumTimeoutMilliseconds else {
+                throw DeviceIDError(.invalidArgument,
+                                    "\(Environment.timeout)=\(text) is not a number of milliseconds from 1 to \(maximumTimeoutMilliseconds)")
+            }
+            configuration.timeoutMilliseconds = ms
+        }
+        return configuration
+    }
+
+    func validated() throws(DeviceIDError) -> Configuration {
+        guard timeoutMilliseconds > 0, timeoutMilliseconds <= Self.maximumTimeoutMilliseconds else {
+            throw DeviceIDError(.invalidArgument, "the timeout must be from 1 to \(Self.maximumTimeoutMilliseconds) ms")
+        }
+        if let dir = storeDirectory, !dir.hasPrefix("/") {
+            throw DeviceIDError(.invalidArgument, "the store directory must be an absolute path")
+        }
+        return self
+    }
+}

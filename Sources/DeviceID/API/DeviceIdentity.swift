@@ -1,0 +1,152 @@
+import Synchronization
+
+/// The entry point: stable identifiers per app, and keychain-style secret storage.
+///
+///     import DeviceID
+///     let id = try DeviceIdentity.shared.stableID(for: "com.example.app")
+///     print(id.uuidString, id.source)
+///
+/// Thread-safe. After the first answer for an app the process answers from memory, until
+/// `reset(appID:)` or `configure(_:)`.
+public final class DeviceIdentity: Sendable {
+    private struct State {
+        var configuration: Result<Configuration, DeviceIDError>
+        var cache: [StoreKey: StableID] = [:]
+        /// Bumped by every reset and reconfiguration, so that an answer computed before one is
+        /// not cached after it.
+        var epoch: UInt64 = 0
+    }
+
+    private let state: Mutex<State>
+
+    /// The instance the C library, the Python package and the CLI use: configured from
+    /// `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS` and `DEVICEID_STORE_DIR`. An invalid variable
+    /// makes every call fail with `.invalidArgument` until `configure(_:)` replaces it.
+    public static let shared = DeviceIdentity()
+
+    public init(configuration: Configuration) {
+        state = Mutex(State(configuration: Result { () throws(DeviceIDError) in try configuration.validated() }))
+    }
+
+    /// An instance configured from the environment.
+    public init() {
+        state = Mutex(State(configuration: Result { () throws(DeviceIDError) in try Configuration.fromEnvironment() }))
+    }
+
+    /// The configuration in force.
+    public func configuration() throws(DeviceIDError) -> Configuration {
+        try state.withLock { $0.configuration }.get()
+    }
+
+    /// Replaces the configuration and forgets every cached answer.
+    public func configure(_ configuration: Configuration) throws(DeviceIDError) {
+        let valid = try configuration.validated()
+        state.withLock { state in
+            state.configuration = .success(valid)
+            state.cache.removeAll()
+            state.epoch &+= 1
+        }
+    }
+
+    func stores() throws(DeviceIDError) -> Stores {
+        try Stores(configuration())
+    }
+
+    // MARK: Stable identifiers
+
+    /// This device's identifier for `appID`: the same for every call, process, language and
+    /// reinstall of the app, until reset. Minted (UUID v4) only when every store said "none".
+    public func stableID(for appID: String) throws(DeviceIDError) -> StableID {
+        try Names.validate(appID, "app id")
+        return try identifier(StoreKey.identifier(scope: "app", name: appID))
+    }
+
+    /// Removes the app's identifier from every store; the next `stableID(for:)` mints a new one.
+    public func reset(appID: String) throws(DeviceIDError) {
+        try Names.validate(appID, "app id")
+        try resetIdentifier(StoreKey.identifier(scope: "app", name: appID))
+    }
+
+    /// The cached answer for `key`, if any: the fast path of `deviceid_get`.
+    func cachedIdentifier(_ key: StoreKey) -> StableID? {
+        state.withLock { $0.cache[key] }
+    }
+
+    func identifier(_ key: StoreKey) throws(DeviceIDError) -> StableID {
+        let (cached, configuration, epoch) = state.withLock { ($0.cache[key], $0.configuration, $0.epoch) }
+        if let cached { return cached }
+        let keeper = IdentifierKeeper(stores: try Stores(configuration.get()))
+        let (record, source) = try keeper.resolve(key, fingerprint: nil)
+        let answer = StableID(id: record.id, source: source)
+        state.withLock { state in
+            if state.epoch == epoch { state.cache[key] = answer }
+        }
+        return answer
+    }
+
+    func resetIdentifier(_ key: StoreKey) throws(DeviceIDError) {
+        let stores = try stores()
+        defer {
+            state.withLock { state in
+                state.cache[key] = nil
+                state.epoch &+= 1
+            }
+        }
+        try IdentifierKeeper(stores: stores).reset(key)
+    }
+
+    // MARK: Secrets
+
+    /// The largest secret accepted, in bytes.
+    public static let maximumSecretSize = FileEnvelope.maximumValueSize
+
+    /// Stores `secret` (any bytes, empty allowed) under service and account, replacing what was
+    /// there. It goes to the selected backend only — in auto mode the keyring when a Secret
+    /// Service answers, else the file store — and is never copied out of the keyring.
+    public func storeSecret(_ secret: [UInt8], service: String, account: String) throws(DeviceIDError) {
+        try Names.validateSecret(service: service, account: account)
+        guard secret.count <= Self.maximumSecretSize else {
+            throw DeviceIDError(.tooLarge, "\(secret.count) bytes; the limit is \(Self.maximumSecretSize)")
+        }
+        let key = StoreKey.secret(service: service, account: account)
+        let stores = try stores()
+        switch stores.ask(keyring: { (k) throws(DeviceIDError) -> Bool? in try k.write(key, secret); return true }) {
+        case .found?: return
+        case .failed(let error)?: throw error
+        case .absent?, nil, .none?:
+            guard let file = stores.file else { throw DeviceIDError(.unavailable, "no store is available") }
+            try file.write(key, secret)
+        }
+    }
+
+    /// The secret stored under service and account, or nil when no store has it.
+    public func lookupSecret(service: String, account: String) throws(DeviceIDError) -> [UInt8]? {
+        try Names.validateSecret(service: service, account: account)
+        let key = StoreKey.secret(service: service, account: account)
+        let stores = try stores()
+        switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.read(key) }) {
+        case .found(let value)?: return value
+        case .failed(let error)?: throw error
+        case .absent?, .none?, nil:
+            // A secret stored while no Secret Service answered stays readable when one appears.
+            guard let file = stores.file else { return nil }
+            return try file.read(key)
+        }
+    }
+
+    /// Deletes the secret from every store of the backend; false when none had it.
+    @discardableResult
+    public func deleteSecret(service: String, account: String) throws(DeviceIDError) -> Bool {
+        try Names.validateSecret(service: service, account: account)
+        let key = StoreKey.secret(service: service, account: account)
+        let stores = try stores()
+        var deleted = false
+        switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.delete(key) }) {
+        case .found(let d)?: deleted = d
+        case .failed(let error)?: throw error
+        case .absent?, .none?, nil: break
+        }
+        if let file = stores.file, try file.delete(key) { deleted = true }
+        return deleted
+    }
+}

@@ -1,0 +1,26 @@
+/// Validation of the names callers pass: app ids, vendor ids, secret services and accounts.
+public enum Names {
+    /// The longest name accepted, in UTF-8 bytes (`DEVICEID_NAME_MAX` - 1 in C).
+    public static let maximumLength = 255
+
+    /// Valid UTF-8 (guaranteed by `String`), 1 to 255 bytes, no control characters.
+    static func validate(_ name: String, _ what: String) throws(DeviceIDError) {
+        let utf8 = name.utf8
+        guard !utf8.isEmpty else { throw DeviceIDError(.invalidArgument, "\(what) is empty") }
+        guard utf8.count <= maximumLength else {
+            throw DeviceIDError(.invalidArgument, "\(what) is longer than \(maximumLength) bytes")
+        }
+        guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw DeviceIDError(.invalidArgument, "\(what) contains a control character")
+        }
+    }
+
+    /// A secret's service must not be one of DeviceID's own.
+    static func validateSecret(service: String, account: String) throws(DeviceIDError) {
+        try validate(service, "service")
+        try validate(account, "account")
+        guard !service.hasPrefix(StoreKey.reservedPrefix) else {
+            throw DeviceIDError(.invalidArgument, "services starting with \"\(StoreKey.reservedPrefix)\" are reserved for DeviceID")
+        }
+    }
+}

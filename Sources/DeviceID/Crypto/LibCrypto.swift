@@ -1,0 +1,83 @@
+import CLibCrypto
+
+/// The only file that calls OpenSSL's libcrypto.
+///
+/// Digests are fetched once per process: `EVP_md5()`-style lookups on every call cost twice the
+/// hash itself here. A digest that the loaded provider refuses (MD5 under FIPS) reports
+/// `.unsupported` — never a crash and never a silent substitute.
+enum LibCrypto {
+    enum Algorithm: Sendable {
+        case md5, sha256
+
+        var name: String {
+            switch self {
+            case .md5: "MD5"
+            case .sha256: "SHA256"
+            }
+        }
+
+        var size: Int {
+            switch self {
+            case .md5: 16
+            case .sha256: 32
+            }
+        }
+    }
+
+    private struct FetchedDigest: @unchecked Sendable {
+        // EVP_MD objects are immutable once fetched and safe to share between threads.
+        let pointer: OpaquePointer?
+        init(_ name: String) { pointer = EVP_MD_fetch(nil, name, nil) }
+    }
+
+    private static let md5 = FetchedDigest("MD5")
+    private static let sha256 = FetchedDigest("SHA256")
+
+    private static func digest(_ algorithm: Algorithm) throws(DeviceIDError) -> OpaquePointer {
+        let fetched = algorithm == .md5 ? md5 : sha256
+        guard let md = fetched.pointer else {
+            throw DeviceIDError(.unsupported, "OpenSSL refuses \(algorithm.name) (FIPS mode?)")
+        }
+        return md
+    }
+
+    /// The digest of `bytes`.
+    static func hash(_ algorithm: Algorithm, _ bytes: UnsafeRawBufferPointer) throws(DeviceIDError) -> [UInt8] {
+        let md = try digest(algorithm)
+        var out = [UInt8](repeating: 0, count: algorithm.size)
+        var length: UInt32 = 0
+        let ok = out.withUnsafeMutableBufferPointer { outBuffer in
+            EVP_Digest(bytes.baseAddress, bytes.count, outBuffer.baseAddress, &length, md, nil)
+        }
+        guard ok == 1, Int(length) == algorithm.size else {
+            throw DeviceIDError(.unsupported, "OpenSSL could not compute \(algorithm.name)")
+        }
+        return out
+    }
+
+    static func hash<C: Collection>(_ algorithm: Algorithm, _ bytes: C) throws(DeviceIDError) -> [UInt8] where C.Element == UInt8 {
+        let contiguous = Array(bytes)
+        return try contiguous.withUnsafeBytes { buffer in
+            Result { () throws(DeviceIDError) in try hash(algorithm, buffer) }
+        }.get()
+    }
+
+    /// HMAC-SHA256 (RFC 2104) of `message` under `key`.
+    static func hmacSHA256(key: [UInt8], message: [UInt8]) throws(DeviceIDError) -> [UInt8] {
+        let md = try digest(.sha256)
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let result = key.withUnsafeBytes { k in
+            message.withUnsafeBytes { m in
+                out.withUnsafeMutableBufferPointer { o in
+                    HMAC(md, k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                         m.count, o.baseAddress, &length)
+                }
+            }
+        }
+        guard result != nil, length == 32 else {
+            throw DeviceIDError(.unsupported, "OpenSSL could not compute HMAC-SHA256")
+        }
+        return out
+    }
+}

@@ -1,0 +1,114 @@
+/// Every failure DeviceID reports, in Swift, C and Python alike.
+///
+/// `code` maps 1:1 to the negative `DEVICEID_E_*` statuses of `include/deviceid.h` and to the
+/// exception classes of the Python package; `detail` says what happened in words, for people.
+/// Neither ever contains secret material.
+public struct DeviceIDError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let code: Code
+    public let detail: String
+
+    public init(_ code: Code, _ detail: String = "") {
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String {
+        detail.isEmpty ? code.summary : "\(code.summary): \(detail)"
+    }
+
+    /// A status code. The raw values are part of the C ABI and never change.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        /// An argument is NULL, empty, too long, not UTF-8 or otherwise malformed.
+        public static let invalidArgument = Code(rawValue: -1)
+        /// The caller's output buffer cannot hold the answer.
+        public static let bufferTooSmall = Code(rawValue: -2)
+        /// The store answered: there is no such item.
+        public static let notFound = Code(rawValue: -3)
+        /// The keyring is locked; nothing was read, written or minted.
+        public static let locked = Code(rawValue: -4)
+        /// The requested backend cannot be reached (no session bus, no Secret Service).
+        public static let unavailable = Code(rawValue: -5)
+        /// The store did not answer within the configured deadline.
+        public static let timedOut = Code(rawValue: -6)
+        /// Stored content failed validation; it was neither returned nor replaced.
+        public static let corrupt = Code(rawValue: -7)
+        /// Reading or writing the file store failed (disk full, read-only, I/O error).
+        public static let io = Code(rawValue: -8)
+        /// A location is unsafe (symlink, foreign owner, group/world-writable) or access was denied.
+        public static let permission = Code(rawValue: -9)
+        /// Memory could not be allocated.
+        public static let noMemory = Code(rawValue: -10)
+        /// The data exceeds a documented size limit.
+        public static let tooLarge = Code(rawValue: -11)
+        /// The operation is not available here (for example MD5 refused in FIPS mode).
+        public static let unsupported = Code(rawValue: -12)
+        /// The Secret Service answered with an error of its own.
+        public static let keyring = Code(rawValue: -13)
+        /// The caller opted out of this identifier.
+        public static let optedOut = Code(rawValue: -14)
+        /// A bug in DeviceID. Please report it.
+        public static let `internal` = Code(rawValue: -15)
+
+        /// Every code, in ABI order.
+        public static let all: [Code] = [
+            .invalidArgument, .bufferTooSmall, .notFound, .locked, .unavailable, .timedOut,
+            .corrupt, .io, .permission, .noMemory, .tooLarge, .unsupported, .keyring, .optedOut,
+            .internal,
+        ]
+
+        /// The stable symbolic name, shared by Swift, C (`DEVICEID_E_<NAME>`) and Python.
+        public var name: String { staticName.description }
+
+        /// One sentence, the text `deviceid_strerror` returns.
+        public var summary: String { staticSummary.description }
+
+        /// `name` in static storage, for C callers that keep the pointer.
+        public var staticName: StaticString {
+            switch self {
+            case .invalidArgument: "INVALID_ARGUMENT"
+            case .bufferTooSmall: "BUFFER_TOO_SMALL"
+            case .notFound: "NOT_FOUND"
+            case .locked: "LOCKED"
+            case .unavailable: "UNAVAILABLE"
+            case .timedOut: "TIMED_OUT"
+            case .corrupt: "CORRUPT"
+            case .io: "IO"
+            case .permission: "PERMISSION"
+            case .noMemory: "NO_MEMORY"
+            case .tooLarge: "TOO_LARGE"
+            case .unsupported: "UNSUPPORTED"
+            case .keyring: "KEYRING"
+            case .optedOut: "OPTED_OUT"
+            case .internal: "INTERNAL"
+            default: "UNKNOWN"
+            }
+        }
+
+        /// `summary` in static storage.
+        public var staticSummary: StaticString {
+            switch self {
+            case .invalidArgument: "invalid argument"
+            case .bufferTooSmall: "output buffer too small"
+            case .notFound: "not found"
+            case .locked: "the keyring is locked"
+            case .unavailable: "store unavailable"
+            case .timedOut: "the store did not answer in time"
+            case .corrupt: "stored data is corrupt"
+            case .io: "input/output error"
+            case .permission: "unsafe location or permission denied"
+            case .noMemory: "out of memory"
+            case .tooLarge: "data too large"
+            case .unsupported: "operation not supported"
+            case .keyring: "the Secret Service reported an error"
+            case .optedOut: "opted out"
+            case .internal: "internal error"
+            default: "unknown status"
+            }
+        }
+
+        public var description: String { name }
+    }
+}

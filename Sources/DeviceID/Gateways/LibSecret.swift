@@ -1,0 +1,264 @@
+import CLibSecret
+import Glibc
+
+/// The only file that calls libsecret and GLib.
+///
+/// Rules learned on real gnome-keyring (see shared/FACTS.md and README "Backends"):
+/// - never pass an unlock or prompt flag: with a display an unlock prompt blocks forever, and
+///   cancelling it hangs;
+/// - a locked collection makes lookups return nothing and no error, so the caller asks the
+///   default collection whether it is locked before believing "not found";
+/// - never autolaunch a bus; never let GLib `exit()` the caller's process when the bus goes away;
+/// - every session is bounded by a deadline that cancels its GCancellable.
+///
+/// Sessions are serialized: libsecret keeps process-wide singletons (the service proxy, the bus).
+enum LibSecret {
+    struct Item {
+        var secret: [UInt8]?
+        var locked: Bool
+        var created: UInt64
+        var modified: UInt64
+    }
+
+    enum CollectionState: Equatable {
+        case unlocked, locked, missing
+    }
+
+    private static let lock = PThreadMutex()
+    nonisolated(unsafe) private static var bus: OpaquePointer?
+
+    /// Why no session bus would be reached without autolaunching one, or nil when one may be.
+    static func sessionBusProblem() -> String? {
+        if let address = Environment.value("DBUS_SESSION_BUS_ADDRESS") {
+            if address.hasPrefix("autolaunch:") {
+                return "DBUS_SESSION_BUS_ADDRESS asks for autolaunch, which DeviceID never does"
+            }
+            return nil
+        }
+        if let runtime = Environment.value("XDG_RUNTIME_DIR") {
+            var st = stat()
+            if stat(runtime + "/bus", &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK { return nil }
+        }
+        return "no session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus is absent)"
+    }
+
+    /// Runs `body` against the Secret Service with one deadline for all of it.
+    static func session<T>(
+        timeoutMilliseconds: UInt32,
+        _ body: (Session) throws(DeviceIDError) -> T
+    ) throws(DeviceIDError) -> T {
+        if let problem = sessionBusProblem() { throw DeviceIDError(.unavailable, problem) }
+        return try lock.withLock { () throws(DeviceIDError) -> T in
+            guard let cancellable = g_cancellable_new() else { throw DeviceIDError(.noMemory) }
+            defer { g_object_unref(cancellable) }
+            let cancellableAddress = UInt(bitPattern: cancellable)
+            let watchdog = Watchdog(milliseconds: timeoutMilliseconds) {
+                g_cancellable_cancel(UnsafeMutablePointer<GCancellable>(bitPattern: cancellableAddress))
+            }
+            guard watchdog.isArmed else { throw DeviceIDError(.noMemory, "cannot start the deadline thread") }
+            defer { watchdog.finish() }
+            do throws(DeviceIDError) {
+                let service = try openService(cancellable, timeoutMilliseconds)
+                defer { g_object_unref(service) }
+                return try body(Session(service: service, cancellable: cancellable))
+            } catch {
+                if g_cancellable_is_cancelled(cancellable) != 0 {
+                    // The proxy may be half-way through a call that never finished; start afresh.
+                    secret_service_disconnect()
+                    throw DeviceIDError(.timedOut, "the Secret Service did not answer within \(timeoutMilliseconds) ms")
+                }
+                throw error
+            }
+        }
+    }
+
+    private static func openService(
+        _ cancellable: UnsafeMutablePointer<GCancellable>, _ timeout: UInt32
+    ) throws(DeviceIDError) -> UnsafeMutablePointer<SecretService> {
+        var error: UnsafeMutablePointer<GError>?
+        guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
+            throw translate(error, "cannot connect to the session bus", unavailable: true)
+        }
+        // GLib's shared bus connection exits the process when the bus closes. Not in ours.
+        g_dbus_connection_set_exit_on_close(connection, 0)
+        let current = connection
+        if let previous = bus, previous != current {
+            // The bus was replaced (daemon restarted): libsecret's cached proxy is stale.
+            secret_service_disconnect()
+            g_object_unref(UnsafeMutableRawPointer(previous))
+            bus = current
+        } else if bus == nil {
+            bus = current
+        } else {
+            g_object_unref(UnsafeMutableRawPointer(connection))
+        }
+        guard let service = secret_service_get_sync(SECRET_SERVICE_NONE, cancellable, &error) else {
+            throw translate(error, "cannot reach the Secret Service", unavailable: true)
+        }
+        g_dbus_proxy_set_default_timeout(UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self),
+                                         Int32(clamping: timeout))
+        return service
+    }
+
+    /// One bounded conversation with the Secret Service.
+    struct Session {
+        fileprivate let service: UnsafeMutablePointer<SecretService>
+        fileprivate let cancellable: UnsafeMutablePointer<GCancellable>
+
+        /// Every item carrying `service` and `username` attributes, locked ones included, with the
+        /// secrets of unlocked ones. Never unlocks anything.
+        func search(service name: String, account: String) throws(DeviceIDError) -> [Item] {
+            let attributes = LibSecret.attributes(service: name, account: account)
+            defer { g_hash_table_unref(attributes) }
+            var error: UnsafeMutablePointer<GError>?
+            let flags = SecretSearchFlags(rawValue: SECRET_SEARCH_ALL.rawValue | SECRET_SEARCH_LOAD_SECRETS.rawValue)
+            let list = secret_service_search_sync(service, nil, attributes, flags, cancellable, &error)
+            if let error { throw translate(error, "search failed") }
+            defer { g_list_free_full(list, g_object_unref) }
+            var items = [Item]()
+            var node = list
+            while let current = node {
+                if let raw = current.pointee.data {
+                    let item = raw.assumingMemoryBound(to: SecretItem.self)
+                    var secret: [UInt8]?
+                    let locked = secret_item_get_locked(item) != 0
+                    if !locked, let value = secret_item_get_secret(item) {
+                        var length = 0
+                        if let bytes = secret_value_get(value, &length) {
+                            secret = Array(UnsafeRawBufferPointer(start: bytes, count: length))
+                        } else {
+                            secret = []
+                        }
+                        secret_value_unref(UnsafeMutableRawPointer(value))
+                    }
+                    items.append(Item(secret: secret, locked: locked,
+                                      created: UInt64(secret_item_get_created(item)),
+                                      modified: UInt64(secret_item_get_modified(item))))
+                }
+                node = current.pointee.next
+            }
+            return items
+        }
+
+        /// Whether the default collection (where DeviceID stores) exists and is unlocked.
+        /// Never prompts: ≈ 10 ms on a fresh connection here.
+        func defaultCollectionState() throws(DeviceIDError) -> CollectionState {
+            try withDefaultCollection { collection throws(DeviceIDError) in
+                guard let collection else { return .missing }
+                return secret_collection_get_locked(collection) != 0 ? .locked : .unlocked
+            }
+        }
+
+        /// Stores `value` in the default collection, replacing the item with the same attributes.
+        func store(service name: String, account: String, label: String, value: [UInt8]) throws(DeviceIDError) {
+            try withDefaultCollection { collection throws(DeviceIDError) in
+                guard let collection else {
+                    throw DeviceIDError(.unavailable, "the Secret Service has no default collection")
+                }
+                guard secret_collection_get_locked(collection) == 0 else {
+                    throw DeviceIDError(.locked, "the default collection is locked")
+                }
+                let attributes = LibSecret.attributes(service: name, account: account)
+                defer { g_hash_table_unref(attributes) }
+                // text/plain is what secret-tool stores; anything else is declared as bytes.
+                let isText = !value.contains(0) && String(validating: value, as: UTF8.self) != nil
+                // secret_value_new copies into non-pageable memory; a NUL is appended so that even an
+                // empty secret has a valid pointer.
+                let secret = (value + [0]).withUnsafeBytes { bytes in
+                    secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: CChar.self),
+                                     bytes.count - 1, isText ? "text/plain" : "application/octet-stream")
+                }
+                defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
+                var error: UnsafeMutablePointer<GError>?
+                let item = secret_item_create_sync(collection, nil, attributes, label, secret,
+                                                   SECRET_ITEM_CREATE_REPLACE, cancellable, &error)
+                if let item { g_object_unref(item) }
+                if let error { throw translate(error, "cannot store the item") }
+            }
+        }
+
+        /// Deletes every unlocked item with these attributes; returns how many.
+        /// Throws `.locked`, deleting nothing, when a matching item is locked.
+        func delete(service name: String, account: String) throws(DeviceIDError) -> Int {
+            let attributes = LibSecret.attributes(service: name, account: account)
+            defer { g_hash_table_unref(attributes) }
+            var error: UnsafeMutablePointer<GError>?
+            let flags = SecretSearchFlags(rawValue: SECRET_SEARCH_ALL.rawValue)
+            let list = secret_service_search_sync(service, nil, attributes, flags, cancellable, &error)
+            if let error { throw translate(error, "search failed") }
+            defer { g_list_free_full(list, g_object_unref) }
+            var items = [UnsafeMutablePointer<SecretItem>]()
+            var node = list
+            while let current = node {
+                if let raw = current.pointee.data { items.append(raw.assumingMemoryBound(to: SecretItem.self)) }
+                node = current.pointee.next
+            }
+            if items.contains(where: { secret_item_get_locked($0) != 0 }) {
+                throw DeviceIDError(.locked, "a matching item is locked")
+            }
+            for item in items {
+                if secret_item_delete_sync(item, cancellable, &error) == 0 {
+                    throw translate(error, "cannot delete the item")
+                }
+            }
+            return items.count
+        }
+
+        private func withDefaultCollection<T>(
+            _ body: (UnsafeMutablePointer<SecretCollection>?) throws(DeviceIDError) -> T
+        ) throws(DeviceIDError) -> T {
+            var error: UnsafeMutablePointer<GError>?
+            let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE,
+                                                              cancellable, &error)
+            if let error { throw translate(error, "cannot read the default collection") }
+            defer { if let collection { g_object_unref(collection) } }
+            return try body(collection)
+        }
+    }
+
+    private static func attributes(service: String, account: String) -> OpaquePointer {
+        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
+        g_hash_table_insert(table, g_strdup("service"), g_strdup(service))
+        g_hash_table_insert(table, g_strdup("username"), g_strdup(account))
+        return table
+    }
+
+    /// A GError as a DeviceIDError (and frees it). Only GLib's message is kept: it never carries
+    /// secret material.
+    private static func translate(
+        _ error: UnsafeMutablePointer<GError>?, _ context: String, unavailable: Bool = false
+    ) -> DeviceIDError {
+        guard let error else { return DeviceIDError(.keyring, context) }
+        defer { g_error_free(error) }
+        let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
+        let detail = "\(context): \(message)"
+        let domain = error.pointee.domain
+        let code = error.pointee.code
+        if domain == g_io_error_quark() {
+            switch code {
+            case Int32(G_IO_ERROR_CANCELLED.rawValue), Int32(G_IO_ERROR_TIMED_OUT.rawValue):
+                return DeviceIDError(.timedOut, detail)
+            default:
+                break
+            }
+        }
+        if domain == secret_error_get_quark() && code == Int32(SECRET_ERROR_IS_LOCKED.rawValue) {
+            return DeviceIDError(.locked, detail)
+        }
+        if domain == g_dbus_error_quark() {
+            switch code {
+            case Int32(G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue), Int32(G_DBUS_ERROR_NAME_HAS_NO_OWNER.rawValue),
+                 Int32(G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND.rawValue), Int32(G_DBUS_ERROR_FILE_NOT_FOUND.rawValue),
+                 Int32(G_DBUS_ERROR_NO_SERVER.rawValue), Int32(G_DBUS_ERROR_DISCONNECTED.rawValue),
+                 Int32(G_DBUS_ERROR_SPAWN_EXEC_FAILED.rawValue), Int32(G_DBUS_ERROR_SPAWN_CHILD_EXITED.rawValue):
+                return DeviceIDError(.unavailable, detail)
+            case Int32(G_DBUS_ERROR_TIMEOUT.rawValue), Int32(G_DBUS_ERROR_TIMED_OUT.rawValue),
+                 Int32(G_DBUS_ERROR_NO_REPLY.rawValue):
+                return DeviceIDError(.timedOut, detail)
+            default:
+                break
+            }
+        }
+        return DeviceIDError(unavailable ? .unavailable : .keyring, detail)
+    }
+}

@@ -1,0 +1,143 @@
+import Glibc
+
+/// The embedded store for machines where no Secret Service answers: one checksummed file per
+/// item in a private directory (see `StoreDirectory` and `FileEnvelope`).
+///
+/// Replacement is atomic — a temporary file, fsync, rename, fsync of the directory — so a crash at
+/// any point leaves the old or the new content, never a torn one.
+struct FileStore: Sendable {
+    let path: String
+
+    /// The file holding `key`: a kind prefix and 40 hex digits of SHA-256 of the key, so that any
+    /// service and account map to a short, safe name and lookups cost the same for 10 or 10,000 items.
+    static func fileName(for key: StoreKey) throws(DeviceIDError) -> String {
+        let digest = try LibCrypto.hash(.sha256, [key.kind.rawValue] + key.encoded)
+        let prefix = key.kind == .identifier ? "id-" : "secret-"
+        return prefix + Hex.encode(digest.prefix(20))
+    }
+
+    /// The stored value, or nil when the store positively has none.
+    func read(_ key: StoreKey) throws(DeviceIDError) -> [UInt8]? {
+        guard let dir = try StoreDirectory(path: path, create: false) else { return nil }
+        let name = try Self.fileName(for: key)
+        let fd = SystemCall.retrying { openat(dir.fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw SystemCall.error("cannot open", "\(path)/\(name)")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", "\(path)/\(name)") }
+        try Self.checkFile(st, "\(path)/\(name)", fd: fd)
+        guard st.st_size <= FileEnvelope.maximumFileSize else {
+            throw DeviceIDError(.corrupt, "\(path)/\(name) is \(st.st_size) bytes, larger than any item")
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        defer { wipe(&bytes) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                SystemCall.retrying { Glibc.read(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+            }
+            if n < 0 { throw SystemCall.error("cannot read", "\(path)/\(name)") }
+            if n == 0 { break }
+            offset += n
+        }
+        guard offset == bytes.count else {
+            throw DeviceIDError(.corrupt, "\(path)/\(name) changed size while being read")
+        }
+        do {
+            return try FileEnvelope.decode(bytes, expecting: key)
+        } catch {
+            throw DeviceIDError(.corrupt, "\(path)/\(name): \(error.detail)")
+        }
+    }
+
+    /// Replaces (or creates) the item atomically.
+    func write(_ key: StoreKey, _ value: [UInt8]) throws(DeviceIDError) {
+        guard value.count <= FileEnvelope.maximumValueSize else {
+            throw DeviceIDError(.tooLarge, "\(value.count) bytes; the limit is \(FileEnvelope.maximumValueSize)")
+        }
+        guard let dir = try StoreDirectory(path: path, create: true) else {
+            throw DeviceIDError(.internal, "store directory vanished while being created")
+        }
+        let name = try Self.fileName(for: key)
+        var bytes = try FileEnvelope.encode(key: key, value: value)
+        defer { wipe(&bytes) }
+        let suffix = try SystemRandom.bytes(6)
+        let temporary = ".tmp-\(name)-\(Hex.encode(suffix))"
+        let fd = SystemCall.retrying {
+            openat(dir.fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }
+        guard fd >= 0 else { throw SystemCall.error("cannot create", "\(path)/\(temporary)") }
+        var committed = false
+        defer {
+            if !committed { unlinkat(dir.fd, temporary, 0) }
+        }
+        let written = Self.writeAll(fd, bytes)
+        close(fd)
+        if let failure = written { throw SystemCall.error(failure, "\(path)/\(temporary)") }
+        guard renameat(dir.fd, temporary, dir.fd, name) == 0 else {
+            throw SystemCall.error("cannot rename into place", "\(path)/\(name)")
+        }
+        committed = true
+        try dir.sync()
+    }
+
+    /// Removes the item; false when there was none.
+    @discardableResult
+    func delete(_ key: StoreKey) throws(DeviceIDError) -> Bool {
+        guard let dir = try StoreDirectory(path: path, create: false) else { return false }
+        let name = try Self.fileName(for: key)
+        if unlinkat(dir.fd, name, 0) != 0 {
+            if errno == ENOENT { return false }
+            throw SystemCall.error("cannot remove", "\(path)/\(name)")
+        }
+        try dir.sync()
+        return true
+    }
+
+    /// Runs `body` holding the store's cross-process lock (`flock` on `.lock` in the directory).
+    /// Threads of one process exclude each other too: each call opens its own descriptor.
+    func withLock<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
+        guard let dir = try StoreDirectory(path: path, create: true) else {
+            throw DeviceIDError(.internal, "store directory vanished while being created")
+        }
+        let fd = SystemCall.retrying { openat(dir.fd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        guard fd >= 0 else { throw SystemCall.error("cannot open lock file", "\(path)/.lock") }
+        defer { close(fd) }
+        guard SystemCall.retrying({ flock(fd, LOCK_EX) }) == 0 else {
+            throw SystemCall.error("cannot lock", "\(path)/.lock")
+        }
+        return try body()
+    }
+
+    /// Writes every byte and fsyncs; the failed operation's name, or nil.
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> String? {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { buffer in
+                SystemCall.retrying { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+            }
+            guard n > 0 else { return "cannot write" }
+            offset += n
+        }
+        return fsync(fd) == 0 ? nil : "cannot fsync"
+    }
+
+    /// A regular file, owned by this user, writable by nobody else; read bits for others removed.
+    private static func checkFile(_ st: stat, _ path: String, fd: Int32) throws(DeviceIDError) {
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw DeviceIDError(.permission, "\(path) is not a regular file")
+        }
+        guard st.st_uid == geteuid() else {
+            throw DeviceIDError(.permission, "\(path) is owned by uid \(st.st_uid), not by uid \(geteuid())")
+        }
+        guard st.st_mode & 0o022 == 0 else {
+            throw DeviceIDError(.permission, "\(path) is writable by group or others")
+        }
+        if st.st_mode & 0o077 != 0 && fchmod(fd, 0o600) != 0 {
+            throw SystemCall.error("cannot restrict mode of", path)
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// What an item in a store is filed under: the `service` and `username` attributes of a Secret
+/// Service item (the convention of `secret-tool` and the common keyring clients), and the file
+/// name derived from them in the file store.
+struct StoreKey: Hashable, Sendable {
+    enum Kind: UInt8, Sendable {
+        /// A generic secret of the caller's: stored only in the selected backend.
+        case secret = 1
+        /// A DeviceID identifier record: kept in the keyring and mirrored in the file store.
+        case identifier = 2
+    }
+
+    let kind: Kind
+    let service: String
+    let account: String
+
+    /// Services under this prefix belong to DeviceID's own identifiers.
+    static let reservedPrefix = "deviceid."
+
+    static func secret(service: String, account: String) -> StoreKey {
+        StoreKey(kind: .secret, service: service, account: account)
+    }
+
+    /// An identifier of a given scope ("app", "vendor", …) for `name`.
+    static func identifier(scope: String, name: String) -> StoreKey {
+        StoreKey(kind: .identifier, service: reservedPrefix + scope, account: name)
+    }
+
+    /// The bytes that identify the item, used for the file name and checked on every read.
+    var encoded: [UInt8] {
+        Array(service.utf8) + [0] + Array(account.utf8)
+    }
+}

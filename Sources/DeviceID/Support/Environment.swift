@@ -1,0 +1,16 @@
+import Glibc
+
+/// Reads of the process environment, in one place so that tests and docs agree on the names.
+enum Environment {
+    static let backend = "DEVICEID_BACKEND"
+    static let storeDirectory = "DEVICEID_STORE_DIR"
+    static let timeout = "DEVICEID_TIMEOUT_MS"
+    static let machineIDPath = "DEVICEID_MACHINE_ID_PATH"
+
+    /// The value of `name`, or nil when it is unset or empty.
+    static func value(_ name: String) -> String? {
+        guard let raw = getenv(name) else { return nil }
+        let value = String(cString: raw)
+        return value.isEmpty ? nil : value
+    }
+}

@@ -1,0 +1,41 @@
+import DeviceID
+
+/// The shared instance's configuration, changed one field at a time. An invalid environment is
+/// replaced by the defaults plus the change asked for.
+private func reconfigure(_ change: (inout Configuration) -> Void) throws(DeviceIDError) {
+    var configuration = (try? DeviceIdentity.shared.configuration()) ?? Configuration()
+    change(&configuration)
+    try DeviceIdentity.shared.configure(configuration)
+}
+
+@_cdecl("deviceid_set_backend")
+public func deviceid_set_backend(_ backend: Int32) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        guard let value = Configuration.Backend(rawValue: backend) else {
+            throw DeviceIDError(.invalidArgument, "unknown backend \(backend)")
+        }
+        try reconfigure { $0.backend = value }
+    }
+}
+
+@_cdecl("deviceid_get_backend")
+public func deviceid_get_backend() -> Int32 {
+    do {
+        return try DeviceIdentity.shared.configuration().backend.rawValue
+    } catch {
+        return cStatus { () throws(DeviceIDError) in throw error }
+    }
+}
+
+@_cdecl("deviceid_set_timeout_ms")
+public func deviceid_set_timeout_ms(_ milliseconds: UInt32) -> Int32 {
+    cStatus { () throws(DeviceIDError) in try reconfigure { $0.timeoutMilliseconds = milliseconds } }
+}
+
+@_cdecl("deviceid_set_store_dir")
+public func deviceid_set_store_dir(_ path: UnsafePointer<CChar>?) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        let directory = try path.map { p throws(DeviceIDError) in try CArguments.path(p, "store directory") }
+        try reconfigure { $0.storeDirectory = directory }
+    }
+}

@@ -1,0 +1,2 @@
+import DeviceID
+print(try DeviceIdentity.shared.stableID(for: CommandLine.arguments[1]).uuidString)
