@@ -39,6 +39,7 @@ let package = Package(
         .target(
             name: "DeviceIDC",
             dependencies: ["DeviceID"],
+            exclude: ["exports.map"],
             linkerSettings: [
                 .unsafeFlags([
                     "-static-stdlib",

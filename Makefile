@@ -1,0 +1,49 @@
+# Builds and installs libdeviceid, its header and .pc file, the `deviceid` command and the Python
+# package. `make install PREFIX=/opt/x DESTDIR=/tmp/stage` stages elsewhere.
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+PYTHON ?= python3
+# The interpreter's own site-packages, so that `import deviceid` works right after install.
+PYTHONDIR ?= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+
+VERSION := $(shell sed -n 's/^\#define DEVICEID_VERSION_STRING "\(.*\)"/\1/p' include/deviceid.h)
+# The soname's number is the ABI generation, not the version's major: 0.x releases keep .so.1.
+SONAME := libdeviceid.so.1
+BUILD := .build/release
+SWIFT_BUILD := swift build -c release --static-swift-stdlib
+
+.PHONY: all build install uninstall test clean
+
+all: build
+
+build:
+	$(SWIFT_BUILD) --product deviceid
+	$(SWIFT_BUILD) --product deviceid-cli
+
+install: build
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(PYTHONDIR)/deviceid
+	install -m 0755 -s $(BUILD)/libdeviceid.so $(DESTDIR)$(LIBDIR)/libdeviceid.so.$(VERSION)
+	ln -sfn libdeviceid.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libdeviceid.so
+	install -m 0644 include/deviceid.h $(DESTDIR)$(INCLUDEDIR)/deviceid.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' pkgconfig/deviceid.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc
+	install -m 0755 -s $(BUILD)/deviceid-cli $(DESTDIR)$(BINDIR)/deviceid
+	install -m 0644 python/deviceid/*.py $(DESTDIR)$(PYTHONDIR)/deviceid/
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libdeviceid.so* $(DESTDIR)$(INCLUDEDIR)/deviceid.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc $(DESTDIR)$(BINDIR)/deviceid
+	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid
+
+test:
+	scripts/test
+
+clean:
+	rm -rf .build

@@ -1,0 +1,135 @@
+import DeviceID
+import Glibc
+
+/// The subcommands. Each returns the process's exit code.
+struct Commands {
+    let identity: DeviceIdentity
+    let output: Output
+
+    static let usage = """
+        usage: deviceid [OPTIONS] COMMAND [ARGS]
+
+        commands:
+          get APP_ID                       print this device's stable ID for APP_ID
+          reset APP_ID                     forget it; the next get mints a new one
+          secret store SERVICE ACCOUNT     store the secret read from standard input
+          secret lookup SERVICE ACCOUNT    write the secret to standard output
+          secret delete SERVICE ACCOUNT    delete the secret
+          doctor                           check the bus, the keyring and the file store
+          version                          print the version
+          help                             print this text
+
+        options:
+          --backend auto|secret-service|file   (default: $DEVICEID_BACKEND, else auto)
+          --timeout MS                          deadline for each keyring conversation
+          --store-dir DIR                       file store directory (absolute)
+          --json                                machine-readable output and errors
+
+        exit status: 0 success, 1 not found, 2 usage, 10+|status| for other failures
+        (14 locked, 15 unavailable, 16 timed out, 17 corrupt, 19 permission; see README).
+
+        """
+
+    func run(_ words: [String]) -> Int32 {
+        guard let command = words.first else { return usageError("no command given") }
+        let operands = Array(words.dropFirst())
+        do throws(DeviceIDError) {
+            switch command {
+            case "get":
+                guard operands.count == 1 else { return usageError("get takes one APP_ID") }
+                return try get(operands[0])
+            case "reset":
+                guard operands.count == 1 else { return usageError("reset takes one APP_ID") }
+                try identity.reset(appID: operands[0])
+                if output.json { output.write(Output.object([("app_id", Output.quote(operands[0])), ("reset", "true")]) + "\n") }
+                return ExitCode.success
+            case "secret":
+                return try secret(operands)
+            case "doctor":
+                guard operands.isEmpty else { return usageError("doctor takes no arguments") }
+                return doctor()
+            case "version":
+                output.write(output.json ? Output.object([("version", Output.quote(Version.string.description))]) + "\n"
+                                         : "deviceid \(Version.string)\n")
+                return ExitCode.success
+            case "help":
+                output.write(Self.usage)
+                return ExitCode.success
+            default:
+                return usageError("unknown command '\(command)'")
+            }
+        } catch {
+            return output.fail(error)
+        }
+    }
+
+    func usageError(_ message: String) -> Int32 {
+        output.write("deviceid: \(message)\n\n\(Self.usage)", to: STDERR_FILENO)
+        return ExitCode.usage
+    }
+
+    private func get(_ appID: String) throws(DeviceIDError) -> Int32 {
+        let answer = try identity.stableID(for: appID)
+        if output.json {
+            output.write(Output.object([
+                ("app_id", Output.quote(appID)), ("id", Output.quote(answer.uuidString)),
+                ("source", Output.quote(answer.source.description)),
+            ]) + "\n")
+        } else {
+            output.write(answer.uuidString + "\n")
+        }
+        return ExitCode.success
+    }
+
+    private func secret(_ operands: [String]) throws(DeviceIDError) -> Int32 {
+        guard operands.count == 3, ["store", "lookup", "delete"].contains(operands[0]) else {
+            return usageError("secret takes store|lookup|delete SERVICE ACCOUNT")
+        }
+        let (service, account) = (operands[1], operands[2])
+        switch operands[0] {
+        case "store":
+            var bytes = try SecretInput.read()
+            defer { bytes.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } } }
+            try identity.storeSecret(bytes, service: service, account: account)
+        case "lookup":
+            guard var bytes = try identity.lookupSecret(service: service, account: account) else {
+                throw DeviceIDError(.notFound, "no secret for service '\(service)' and account '\(account)'")
+            }
+            defer { bytes.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } } }
+            if output.json {
+                let value = String(validating: bytes, as: UTF8.self).map { ("secret", Output.quote($0)) }
+                    ?? ("secret_hex", Output.quote(bytes.map { String($0, radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()))
+                output.write(Output.object([("service", Output.quote(service)), ("account", Output.quote(account)), value]) + "\n")
+            } else {
+                Output.write(bytes, to: STDOUT_FILENO)
+                if isatty(STDOUT_FILENO) == 1 { output.write("\n") }
+            }
+        default:
+            guard try identity.deleteSecret(service: service, account: account) else {
+                throw DeviceIDError(.notFound, "no secret for service '\(service)' and account '\(account)'")
+            }
+        }
+        return ExitCode.success
+    }
+
+    private func doctor() -> Int32 {
+        let diagnosis = identity.diagnose()
+        if output.json {
+            let checks = diagnosis.checks.map {
+                Output.object([("name", Output.quote($0.name)), ("ok", $0.ok ? "true" : "false"),
+                               ("detail", Output.quote($0.detail))])
+            }
+            output.write(Output.object([
+                ("backend", Output.quote(diagnosis.backend.description)),
+                ("checks", "[" + checks.joined(separator: ",") + "]"),
+                ("answering", Output.quote(diagnosis.answeringStores)),
+            ]) + "\n")
+        } else {
+            for check in diagnosis.checks {
+                output.write("\(check.ok ? "ok  " : "FAIL") \(check.name): \(check.detail)\n")
+            }
+            output.write("identifiers are kept in: \(diagnosis.answeringStores)\n")
+        }
+        return diagnosis.answeringStores == "none" ? ExitCode.of(DeviceIDError(.unavailable)) : ExitCode.success
+    }
+}

@@ -1,0 +1,70 @@
+import DeviceID
+import Glibc
+
+/// Exit codes (README "Command line"): 0 success, 1 not found, 2 usage, 10 + |status| for every
+/// other DeviceID status (LOCKED 14, UNAVAILABLE 15, TIMED_OUT 16, CORRUPT 17, …).
+enum ExitCode {
+    static let success: Int32 = 0
+    static let notFound: Int32 = 1
+    static let usage: Int32 = 2
+
+    static func of(_ error: DeviceIDError) -> Int32 {
+        error.code == .notFound ? notFound : 10 - error.code.rawValue
+    }
+}
+
+/// Writing results and errors, as text or as JSON.
+struct Output {
+    let json: Bool
+
+    func write(_ text: String, to fd: Int32 = STDOUT_FILENO) {
+        Self.write(Array(text.utf8), to: fd)
+    }
+
+    /// Every byte to a descriptor (stdio's FILE globals are not concurrency-safe in Swift 6).
+    static func write(_ bytes: [UInt8], to fd: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return }
+            offset += n
+        }
+    }
+
+    /// A JSON object from ordered pairs; values are already JSON.
+    static func object(_ pairs: [(String, String)]) -> String {
+        "{" + pairs.map { "\(quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// Reports a failure on stderr and returns the exit code.
+    func fail(_ error: DeviceIDError) -> Int32 {
+        if json {
+            write(Self.object([("error", Self.object([
+                ("status", String(error.code.rawValue)), ("name", Self.quote(error.code.name)),
+                ("message", Self.quote(error.description)),
+            ]))]) + "\n", to: STDERR_FILENO)
+        } else {
+            write("deviceid: \(error.description)\n", to: STDERR_FILENO)
+        }
+        return ExitCode.of(error)
+    }
+}
