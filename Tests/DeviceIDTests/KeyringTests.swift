@@ -1,0 +1,194 @@
+@testable import DeviceID
+import Foundation
+import Synchronization
+import XCTest
+
+/// Against the real gnome-keyring of the test run (scripts/with-keyring). Each test uses its own
+/// app ids, services and file store, and leaves the collection unlocked.
+final class KeyringTests: XCTestCase {
+    private var tmp: TemporaryDirectory!
+    private var unique = ""
+
+    override func setUpWithError() throws {
+        try Keyring.require()
+        tmp = TemporaryDirectory()
+        unique = UUID().uuidString.lowercased()
+    }
+
+    override func tearDownWithError() throws {
+        if ProcessInfo.processInfo.environment["DEVICEID_TEST_KEYRING"] == "1" { try Keyring.unlock() }
+    }
+
+    private func identity(_ backend: Configuration.Backend = .auto, timeout: UInt32 = 5000) -> DeviceIdentity {
+        DeviceIdentity(configuration: Configuration(backend: backend, timeoutMilliseconds: timeout, storeDirectory: tmp.path))
+    }
+
+    private func code(_ body: () throws -> Void) -> DeviceIDError.Code? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return (error as? DeviceIDError)?.code
+        }
+    }
+
+    private func keyringRecord(_ app: String) throws -> IdentifierRecord? {
+        try Keyring.secretToolLookup(service: "deviceid.app", account: app).map { try IdentifierRecord(parsing: Array($0)) }
+    }
+
+    private func fileRecord(_ app: String) throws -> IdentifierRecord? {
+        try FileStore(path: tmp.path).read(.identifier(scope: "app", name: app)).map { try IdentifierRecord(parsing: $0) }
+    }
+
+    // MARK: Secrets
+
+    func testSecretRoundTripIsBinarySafe() throws {
+        let keeper = identity()
+        for value: [UInt8] in [Array("plain text".utf8), [0, 255, 0, 10], [], Array(repeating: 7, count: 65536)] {
+            try keeper.storeSecret(value, service: "svc-\(unique)", account: "acct")
+            XCTAssertEqual(try keeper.lookupSecret(service: "svc-\(unique)", account: "acct"), value)
+        }
+        XCTAssertTrue(try keeper.deleteSecret(service: "svc-\(unique)", account: "acct"))
+        XCTAssertNil(try keeper.lookupSecret(service: "svc-\(unique)", account: "acct"))
+        XCTAssertFalse(try keeper.deleteSecret(service: "svc-\(unique)", account: "acct"))
+    }
+
+    func testSecretsGoToTheKeyringOnlyNeverToFiles() throws {
+        try identity().storeSecret(Array("hush".utf8), service: "svc-\(unique)", account: "acct")
+        XCTAssertEqual(try Keyring.secretToolLookup(service: "svc-\(unique)", account: "acct"), Data("hush".utf8))
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []
+        XCTAssertEqual(files.filter { $0.hasPrefix("secret-") }, [], "a keyring secret must not reach the file store")
+    }
+
+    func testSecretToolReadsWhatWeStoreAndWeReadWhatItStores() throws {
+        try identity().storeSecret(Array("from deviceid".utf8), service: "s-\(unique)", account: "a")
+        XCTAssertEqual(try Keyring.secretToolLookup(service: "s-\(unique)", account: "a"), Data("from deviceid".utf8))
+        try Keyring.secretToolStore(service: "t-\(unique)", account: "b", Data("from secret-tool".utf8))
+        XCTAssertEqual(try identity().lookupSecret(service: "t-\(unique)", account: "b"), Array("from secret-tool".utf8))
+        // Replacing an item secret-tool made leaves one item, with our value.
+        try identity().storeSecret(Array("replaced".utf8), service: "t-\(unique)", account: "b")
+        XCTAssertEqual(try Keyring.secretToolLookup(service: "t-\(unique)", account: "b"), Data("replaced".utf8))
+        XCTAssertTrue(try identity().deleteSecret(service: "t-\(unique)", account: "b"))
+        XCTAssertNil(try Keyring.secretToolLookup(service: "t-\(unique)", account: "b"))
+    }
+
+    // MARK: The stable identifier
+
+    func testIDIsKeptInTheKeyringAndMirrored() throws {
+        let app = "app-\(unique)"
+        let first = try identity().stableID(for: app)
+        XCTAssertEqual(first.source, .created)
+        XCTAssertEqual(try keyringRecord(app)?.id, first.id)
+        XCTAssertEqual(try fileRecord(app)?.id, first.id)
+        let again = try identity().stableID(for: app)
+        XCTAssertEqual(again.id, first.id)
+        XCTAssertEqual(again.source, .keyring)
+    }
+
+    func testEitherStoreRestoresTheOther() throws {
+        let app = "app-\(unique)"
+        let first = try identity().stableID(for: app)
+        try FileStore(path: tmp.path).delete(.identifier(scope: "app", name: app))
+        XCTAssertEqual(try identity().stableID(for: app).id, first.id)
+        XCTAssertEqual(try fileRecord(app)?.id, first.id, "the mirror was rewritten")
+        try Keyring.secretToolClear(service: "deviceid.app", account: app)
+        let fromFile = try identity().stableID(for: app)
+        XCTAssertEqual(fromFile.id, first.id)
+        XCTAssertEqual(fromFile.source, .file)
+        XCTAssertEqual(try keyringRecord(app)?.id, first.id, "the keyring received the ID back")
+    }
+
+    func testHeadlessFirstThenKeyringKeepsTheID() throws {
+        let app = "app-\(unique)"
+        let headless = try identity(.file).stableID(for: app)
+        XCTAssertNil(try keyringRecord(app))
+        let desktop = try identity(.auto).stableID(for: app)
+        XCTAssertEqual(desktop.id, headless.id)
+        XCTAssertEqual(desktop.source, .file)
+        XCTAssertEqual(try keyringRecord(app)?.id, headless.id)
+    }
+
+    func testDisagreeingStoresConvergeOnTheOlderID() throws {
+        let app = "app-\(unique)"
+        let key = StoreKey.identifier(scope: "app", name: app)
+        let old = IdentifierRecord(id: try ID128.random(), created: 1000)
+        let new = IdentifierRecord(id: try ID128.random(), created: 2000)
+        try SecretServiceStore(timeoutMilliseconds: 5000).write(key, new.serialized())
+        try FileStore(path: tmp.path).write(key, old.serialized())
+        let answer = try identity().stableID(for: app)
+        XCTAssertEqual(answer.id, old.id)
+        XCTAssertEqual(try keyringRecord(app)?.id, old.id)
+    }
+
+    func testCorruptKeyringItemWithoutMirrorIsCorrupt() throws {
+        let app = "app-\(unique)"
+        try Keyring.secretToolStore(service: "deviceid.app", account: app, Data("garbage".utf8))
+        XCTAssertEqual(code { _ = try self.identity().stableID(for: app) }, .corrupt)
+        XCTAssertEqual(try Keyring.secretToolLookup(service: "deviceid.app", account: app), Data("garbage".utf8),
+                       "nothing was replaced")
+    }
+
+    func testLockedKeyringWithoutMirrorIsLockedAndMintsNothing() throws {
+        let app = "app-\(unique)"
+        try Keyring.lock()
+        XCTAssertEqual(code { _ = try self.identity().stableID(for: app) }, .locked)
+        XCTAssertEqual(code { _ = try self.identity(.secretService).stableID(for: app) }, .locked)
+        XCTAssertNil(try fileRecord(app), "no ID minted into the mirror either")
+        try Keyring.unlock()
+        XCTAssertEqual(try identity().stableID(for: app).source, .created)
+    }
+
+    func testLockedKeyringWithMirrorAnswersFromTheMirror() throws {
+        let app = "app-\(unique)"
+        let first = try identity().stableID(for: app)
+        try Keyring.lock()
+        let answer = try identity().stableID(for: app)
+        XCTAssertEqual(answer.id, first.id)
+        XCTAssertEqual(answer.source, .file)
+        XCTAssertEqual(code { _ = try self.identity(.secretService).stableID(for: app) }, .locked)
+    }
+
+    func testLockedKeyringRefusesResetAndSecretsWithoutTouchingAnything() throws {
+        let app = "app-\(unique)"
+        let first = try identity().stableID(for: app)
+        try identity().storeSecret([1], service: "s-\(unique)", account: "a")
+        try Keyring.lock()
+        XCTAssertEqual(code { try self.identity().reset(appID: app) }, .locked)
+        XCTAssertEqual(try fileRecord(app)?.id, first.id, "the mirror was not removed")
+        XCTAssertEqual(code { _ = try self.identity().lookupSecret(service: "s-\(unique)", account: "a") }, .locked)
+        XCTAssertEqual(code { try self.identity().storeSecret([2], service: "s-\(unique)", account: "a") }, .locked)
+        XCTAssertEqual(code { _ = try self.identity().deleteSecret(service: "s-\(unique)", account: "a") }, .locked)
+        try Keyring.unlock()
+        XCTAssertEqual(try identity().lookupSecret(service: "s-\(unique)", account: "a"), [1])
+        XCTAssertEqual(try identity().stableID(for: app).id, first.id)
+    }
+
+    func testResetRemovesFromBothStores() throws {
+        let app = "app-\(unique)"
+        let first = try identity().stableID(for: app)
+        try identity().reset(appID: app)
+        XCTAssertNil(try keyringRecord(app))
+        XCTAssertNil(try fileRecord(app))
+        XCTAssertNotEqual(try identity().stableID(for: app).id, first.id)
+    }
+
+    func testConcurrentFirstRunWithKeyringMintsOneID() throws {
+        let app = "race-\(unique)"
+        let results = Mutex<[String]>([])
+        let configuration = Configuration(backend: .auto, storeDirectory: tmp.path)
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            let id = (try? DeviceIdentity(configuration: configuration).stableID(for: app))?.uuidString ?? "error"
+            results.withLock { $0.append(id) }
+        }
+        let all = results.withLock { $0 }
+        XCTAssertEqual(Set(all).count, 1, "\(Set(all))")
+        XCTAssertEqual(try keyringRecord(app)?.id.uuidString, all.first)
+    }
+
+    func testDiagnosisSeesBothStores() throws {
+        let diagnosis = identity().diagnose()
+        XCTAssertEqual(diagnosis.answeringStores, "keyring+file")
+        try Keyring.lock()
+        XCTAssertEqual(identity().diagnose().answeringStores, "file")
+    }
+}

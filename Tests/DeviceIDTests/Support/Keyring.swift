@@ -1,0 +1,38 @@
+import Foundation
+import XCTest
+
+/// The real gnome-keyring that scripts/with-keyring starts around the test run.
+enum Keyring {
+    struct Missing: Error {}
+
+    /// Fails the test — never skips it — when the test run has no keyring of its own.
+    static func require(file: StaticString = #filePath, line: UInt = #line) throws {
+        guard ProcessInfo.processInfo.environment["DEVICEID_TEST_KEYRING"] == "1" else {
+            XCTFail("this test needs the private keyring: run it through scripts/test (or scripts/with-keyring swift test)",
+                    file: file, line: line)
+            throw Missing()
+        }
+    }
+
+    static func control(_ command: String) throws {
+        let result = try run(repositoryRoot + "/scripts/keyring-control", [command])
+        XCTAssertEqual(result.status, 0, "keyring-control \(command)")
+    }
+
+    static func lock() throws { try control("lock") }
+    static func unlock() throws { try control("unlock") }
+
+    static func secretToolLookup(service: String, account: String) throws -> Data? {
+        let result = try run("secret-tool", ["lookup", "service", service, "username", account])
+        return result.status == 0 ? result.output : nil
+    }
+
+    static func secretToolStore(service: String, account: String, _ value: Data) throws {
+        let result = try run("secret-tool", ["store", "--label=test", "service", service, "username", account], stdin: value)
+        XCTAssertEqual(result.status, 0)
+    }
+
+    static func secretToolClear(service: String, account: String) throws {
+        _ = try run("secret-tool", ["clear", "service", service, "username", account])
+    }
+}
