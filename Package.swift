@@ -19,6 +19,7 @@ let package = Package(
         // script, so that C and Python users need no Swift toolchain and see only deviceid_*.
         .library(name: "deviceid", type: .dynamic, targets: ["DeviceIDC"]),
         .executable(name: "deviceid-cli", targets: ["DeviceIDCLI"]),
+        .executable(name: "deviceid-example", targets: ["DeviceIDExample"]),
     ],
     targets: [
         .systemLibrary(
@@ -49,6 +50,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "DeviceIDCLI", dependencies: ["DeviceID"]),
+        .executableTarget(name: "DeviceIDExample", dependencies: ["DeviceID"], path: "examples/swift"),
         .testTarget(name: "DeviceIDTests", dependencies: ["DeviceID"]),
     ]
 )

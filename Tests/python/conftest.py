@@ -1,0 +1,75 @@
+"""Shared fixtures. scripts/test runs this suite inside scripts/with-keyring with the library,
+CLI and examples installed in a private prefix, and exports where they are."""
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+WITH_KEYRING = str(ROOT / "scripts" / "with-keyring")
+KEYRING_CONTROL = str(ROOT / "scripts" / "keyring-control")
+
+
+def tool(name):
+    value = os.environ.get(name)
+    assert value, f"{name} is not set: run the suite through scripts/test"
+    return value
+
+
+@pytest.fixture(scope="session")
+def cli():
+    return tool("DEVICEID_TEST_CLI")
+
+
+@pytest.fixture(scope="session")
+def c_example():
+    return tool("DEVICEID_TEST_C_EXAMPLE")
+
+
+@pytest.fixture(scope="session")
+def swift_example():
+    return tool("DEVICEID_TEST_SWIFT_EXAMPLE")
+
+
+@pytest.fixture
+def keyring():
+    """The private keyring of the test run. Its absence fails the test; it never skips."""
+    assert os.environ.get("DEVICEID_TEST_KEYRING") == "1", \
+        "this test needs the private keyring: run it through scripts/test"
+    yield
+    subprocess.run([KEYRING_CONTROL, "unlock"], check=True, capture_output=True)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """A fresh file store for this test, for child processes and for the loaded library."""
+    import deviceid
+
+    directory = tmp_path / "store"
+    monkeypatch.setenv("DEVICEID_STORE_DIR", str(directory))
+    monkeypatch.delenv("DEVICEID_BACKEND", raising=False)
+    deviceid.set_store_dir(str(directory))
+    deviceid.set_backend("auto")
+    yield directory
+    deviceid.set_store_dir(None)
+    deviceid.set_backend("auto")
+
+
+def run(args, *, input=None, env=None, timeout=60):
+    """Runs a command; returns CompletedProcess with text stdout/stderr (bytes when input is bytes)."""
+    merged = dict(os.environ)
+    if env:
+        for key, value in env.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+    text = not isinstance(input, bytes)
+    return subprocess.run(args, input=input, env=merged, capture_output=True, text=text, timeout=timeout)
+
+
+def in_fresh_keyring(script, *, env=None, no_unlock=False, timeout=120):
+    """Runs a bash script inside a new private D-Bus session and keyring of its own."""
+    args = [WITH_KEYRING] + (["--no-unlock"] if no_unlock else []) + ["bash", "-c", "set -u\n" + script]
+    return run(args, env=env, timeout=timeout)

@@ -1,0 +1,103 @@
+"""The Python package over the installed libdeviceid."""
+import re
+
+import pytest
+
+import deviceid
+from deviceid import _errors
+
+UUID_V4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+HEADER = (__import__("pathlib").Path(__file__).resolve().parents[2] / "include" / "deviceid.h").read_text()
+
+
+def test_constants_match_the_header():
+    version = re.search(r'#define DEVICEID_VERSION_STRING "([^"]+)"', HEADER).group(1)
+    assert deviceid.__version__ == version
+    assert deviceid.UUID_STRING_MAX == 37
+    assert deviceid.NAME_MAX == 256
+    assert deviceid.SECRET_MAX == 65536
+
+
+def test_every_status_has_one_exception_with_the_c_name():
+    statuses = {int(v): n for n, v in re.findall(r"#define DEVICEID_E_(\w+)\s+\((-\d+)\)", HEADER)}
+    assert statuses, "no statuses parsed from the header"
+    assert {s: c.name for s, c in _errors.BY_STATUS.items()} == statuses
+    for status, name in statuses.items():
+        assert deviceid.status_name(status) == name
+        assert deviceid.strerror(status) != "unknown status"
+
+
+def test_get_is_stable_and_per_app(store):
+    deviceid.set_backend("file")
+    first = deviceid.get_info("com.example.py")
+    assert UUID_V4.match(first.id)
+    assert first.source == "created"
+    assert deviceid.get("com.example.py") == first.id
+    assert deviceid.get("com.example.other") != first.id
+    deviceid.reset("com.example.py")
+    again = deviceid.get_info("com.example.py")
+    assert again.id != first.id and again.source == "created"
+
+
+@pytest.mark.parametrize("bad", ["", "a" * 256, "a\0b", "new\nline", "\udc80"])
+def test_bad_app_ids_raise_invalid_argument(store, bad):
+    with pytest.raises(deviceid.InvalidArgumentError) as caught:
+        deviceid.get(bad)
+    assert caught.value.status == -1 and caught.value.name == "INVALID_ARGUMENT"
+    assert isinstance(caught.value, ValueError)
+
+
+def test_non_string_app_id_is_a_type_error(store):
+    with pytest.raises(TypeError):
+        deviceid.get(b"bytes")
+    with pytest.raises(TypeError):
+        deviceid.store_secret("s", "a", "text, not bytes")
+
+
+def test_secrets_in_the_file_store(store):
+    deviceid.set_backend("file")
+    assert deviceid.lookup_secret("svc", "acct") is None
+    deviceid.store_secret("svc", "acct", b"\x00binary\xff\x00")
+    assert deviceid.lookup_secret("svc", "acct") == b"\x00binary\xff\x00"
+    deviceid.store_secret("svc", "acct", b"")
+    assert deviceid.lookup_secret("svc", "acct") == b""
+    assert deviceid.delete_secret("svc", "acct") is True
+    assert deviceid.delete_secret("svc", "acct") is False
+    with pytest.raises(deviceid.TooLargeError):
+        deviceid.store_secret("svc", "acct", b"x" * (deviceid.SECRET_MAX + 1))
+    with pytest.raises(deviceid.InvalidArgumentError):
+        deviceid.store_secret("deviceid.app", "acct", b"x")
+
+
+def test_configuration_errors(store):
+    with pytest.raises(deviceid.InvalidArgumentError):
+        deviceid.set_backend("cloud")
+    with pytest.raises(deviceid.InvalidArgumentError):
+        deviceid.set_timeout_ms(0)
+    with pytest.raises(deviceid.InvalidArgumentError):
+        deviceid.set_store_dir("relative")
+    deviceid.set_backend("secret-service")
+    assert deviceid.get_backend() == "secret-service"
+
+
+def test_secrets_in_the_keyring_interoperate_with_secret_tool(store, keyring):
+    from conftest import run
+
+    deviceid.store_secret("py-interop", "alice", b"s3cret")
+    looked = run(["secret-tool", "lookup", "service", "py-interop", "username", "alice"])
+    assert looked.returncode == 0 and looked.stdout == "s3cret"
+    run(["secret-tool", "store", "--label=t", "service", "py-interop", "username", "bob"], input="from-tool")
+    assert deviceid.lookup_secret("py-interop", "bob") == b"from-tool"
+    assert deviceid.delete_secret("py-interop", "bob")
+    assert run(["secret-tool", "lookup", "service", "py-interop", "username", "bob"]).returncode != 0
+    assert not list(store.glob("secret-*")), "keyring secrets never reach the file store"
+
+
+def test_error_detail_comes_from_the_library(store, keyring):
+    from conftest import KEYRING_CONTROL, run
+
+    run([KEYRING_CONTROL, "lock"])
+    with pytest.raises(deviceid.LockedError) as caught:
+        deviceid.get("py.locked.app")
+    assert caught.value.status == -4
+    assert "locked" in str(caught.value)

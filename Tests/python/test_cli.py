@@ -1,0 +1,95 @@
+"""The deviceid command: output, exit codes, and agreement with every other door."""
+import json
+import re
+
+import pytest
+
+import deviceid
+from conftest import KEYRING_CONTROL, run
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+@pytest.mark.parametrize("args", [
+    [], ["frobnicate"], ["get"], ["get", "a", "b"], ["reset"], ["secret"], ["secret", "store", "s"],
+    ["secret", "store", "s", "a", "the-secret-on-argv"], ["secret", "peek", "s", "a"], ["doctor", "x"],
+    ["--backend", "cloud", "get", "a"], ["--backend"], ["--timeout", "0", "get", "a"],
+    ["--timeout", "soon", "get", "a"], ["--store-dir", "relative", "get", "a"], ["--colour", "get", "a"],
+])
+def test_usage_errors_exit_2_with_usage_on_stderr(cli, store, args):
+    result = run([cli] + args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("deviceid: ")
+    assert "usage: deviceid" in result.stderr
+    assert "Traceback" not in result.stderr and "Fatal error" not in result.stderr
+
+
+def test_invalid_names_exit_11(cli, store):
+    for bad in ["", "a" * 256, "tab\there"]:
+        result = run([cli, "get", bad])
+        assert result.returncode == 11, result.stderr
+        assert "invalid argument" in result.stderr
+
+
+def test_get_text_and_json(cli, store):
+    text = run([cli, "--backend", "file", "get", "com.example.cli"])
+    assert text.returncode == 0 and UUID.match(text.stdout.strip())
+    as_json = run([cli, "--json", "--backend=file", "get", "com.example.cli"])
+    parsed = json.loads(as_json.stdout)
+    assert parsed == {"app_id": "com.example.cli", "id": text.stdout.strip(), "source": "file"}
+
+
+def test_reset_then_new_id(cli, store):
+    first = run([cli, "--backend", "file", "get", "app"]).stdout
+    assert run([cli, "--backend", "file", "reset", "app"]).returncode == 0
+    assert run([cli, "--backend", "file", "get", "app"]).stdout != first
+
+
+def test_secret_commands_read_stdin_and_report_not_found(cli, store):
+    stored = run([cli, "--backend", "file", "secret", "store", "svc", "acct"], input=b"\x00raw\nbytes\n")
+    assert stored.returncode == 0, stored.stderr
+    looked = run([cli, "--backend", "file", "secret", "lookup", "svc", "acct"], input=b"")
+    assert looked.stdout == b"\x00raw\nbytes\n"
+    assert run([cli, "--backend", "file", "secret", "delete", "svc", "acct"]).returncode == 0
+    missing = run([cli, "--backend", "file", "--json", "secret", "lookup", "svc", "acct"])
+    assert missing.returncode == 1
+    assert json.loads(missing.stderr)["error"]["name"] == "NOT_FOUND"
+    assert run([cli, "--backend", "file", "secret", "delete", "svc", "acct"]).returncode == 1
+
+
+def test_corrupt_file_exits_17_and_is_left_alone(cli, store):
+    assert run([cli, "--backend", "file", "get", "app"]).returncode == 0
+    (path,) = store.glob("id-*")
+    damaged = path.read_bytes()[:-1] + b"\x00"
+    path.write_bytes(damaged)
+    result = run([cli, "--backend", "file", "get", "app"])
+    assert result.returncode == 17
+    assert "corrupt" in result.stderr
+    assert path.read_bytes() == damaged
+
+
+def test_doctor_reports_each_store(cli, store, keyring):
+    result = run([cli, "--json", "doctor"])
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    names = {c["name"]: c["ok"] for c in report["checks"]}
+    assert names == {"configuration": True, "session bus": True, "secret service": True,
+                     "default collection": True, "file store": True}
+    assert report["answering"] == "keyring+file"
+    run([KEYRING_CONTROL, "lock"])
+    locked = json.loads(run([cli, "--json", "doctor"]).stdout)
+    assert locked["answering"] == "file"
+
+
+def test_every_language_gives_the_same_id(cli, c_example, swift_example, store, keyring):
+    app = "com.example.everywhere"
+    from_python = deviceid.get(app)
+    from_cli = run([cli, "get", app]).stdout.strip()
+    from_c = run([c_example, app]).stdout.split()
+    from_swift = run([swift_example, app]).stdout.split()
+    assert from_cli == from_python
+    assert from_c == [from_python, "keyring"]
+    assert from_swift == [from_python, "keyring"]
+    looked = run(["secret-tool", "lookup", "service", "deviceid.app", "username", app])
+    assert looked.stdout.splitlines()[0] == from_python

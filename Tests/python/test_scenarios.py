@@ -1,0 +1,137 @@
+"""Whole-world scenarios, each in a D-Bus session and keyring of its own (or none at all)."""
+import os
+import re
+import time
+
+from conftest import run, in_fresh_keyring
+
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+
+# A session bus with no service files: nothing can be activated, so no Secret Service exists.
+BARE_BUS = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+def no_bus_env(tmp_path):
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    return {"DBUS_SESSION_BUS_ADDRESS": None, "DISPLAY": ":99", "XDG_RUNTIME_DIR": str(runtime)}
+
+
+def test_no_session_bus_uses_the_file_store_and_never_autolaunches(cli, store, tmp_path):
+    env = no_bus_env(tmp_path)
+    first = run([cli, "--json", "get", "app"], env=env)
+    assert first.returncode == 0, first.stderr
+    assert '"source":"created"' in first.stdout
+    assert '"source":"file"' in run([cli, "--json", "get", "app"], env=env).stdout
+    explicit = run([cli, "--backend", "secret-service", "get", "app"], env=env)
+    assert explicit.returncode == 15
+    assert "no session bus" in explicit.stderr
+    assert not (tmp_path / "runtime" / "bus").exists()
+
+
+def test_bus_address_to_a_missing_socket_uses_the_file_store(cli, store, tmp_path):
+    env = {"DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-such-socket"}
+    assert run([cli, "--json", "get", "app"], env=env).returncode == 0
+    assert run([cli, "--backend", "secret-service", "get", "app"], env=env).returncode == 15
+
+
+def test_bus_without_a_secret_service_uses_the_file_store(cli, store, tmp_path):
+    config = tmp_path / "bare-bus.conf"
+    config.write_text(BARE_BUS)
+    result = run(["dbus-run-session", f"--config-file={config}", "--",
+                  "bash", "-c", f"{cli} --json get app; echo; {cli} --backend secret-service get app; echo rc=$?"])
+    assert '"source":"created"' in result.stdout
+    assert "rc=15" in result.stdout
+    assert "not provided by any .service files" in result.stderr or "ServiceUnknown" in result.stderr
+
+
+def test_locked_keyring_mints_nothing_and_the_mirror_still_answers(cli):
+    result = in_fresh_keyring(f"""
+        export DEVICEID_STORE_DIR=$HOME/store
+        old=$({cli} get old.app)
+        {os.environ['DEVICEID_TEST_ROOT']}/scripts/keyring-control lock
+        {cli} get new.app; echo "new rc=$?"
+        ls $HOME/store | wc -l
+        echo "old again: $({cli} get old.app) was $old"
+        {cli} --backend secret-service get old.app; echo "explicit rc=$?"
+    """)
+    out = result.stdout
+    assert "new rc=14" in out
+    assert re.search(r"^1$", out, re.M), "only old.app's file exists: nothing minted"
+    m = re.search(rf"old again: ({UUID}) was ({UUID})", out)
+    assert m and m.group(1) == m.group(2)
+    assert "explicit rc=14" in out
+
+
+def test_fresh_account_without_a_default_collection(cli):
+    result = in_fresh_keyring(f"""
+        export DEVICEID_STORE_DIR=$HOME/store
+        {cli} --json get app; echo "auto rc=$?"
+        printf x | {cli} --backend secret-service secret store s a; echo "store rc=$?"
+    """, no_unlock=True)
+    assert "auto rc=0" in result.stdout, result.stderr
+    assert "store rc=15" in result.stdout or "store rc=14" in result.stdout
+
+
+def test_frozen_daemon_costs_the_deadline_not_libsecrets_timeout(cli):
+    result = in_fresh_keyring(f"""
+        export DEVICEID_STORE_DIR=$HOME/store
+        old=$({cli} get old.app)
+        pid=$(gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+              --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | awk '{{print $2}}' | tr -d ',)')
+        kill -STOP $pid
+        start=$(date +%s%N)
+        {cli} --timeout 1000 --backend secret-service get new.app; echo "explicit rc=$?"
+        echo "elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))"
+        echo "mirror: $({cli} --timeout 1000 get old.app) was $old"
+        {cli} --timeout 1000 get new.app; echo "auto rc=$?"
+        kill -CONT $pid
+        {cli} get new.app >/dev/null; echo "after rc=$?"
+    """)
+    out = result.stdout
+    assert "explicit rc=16" in out, out + result.stderr
+    elapsed = int(re.search(r"elapsed_ms=(\d+)", out).group(1))
+    assert elapsed < 10_000, f"{elapsed} ms: the deadline did not hold"
+    m = re.search(rf"mirror: ({UUID}) was ({UUID})", out)
+    assert m and m.group(1) == m.group(2)
+    assert "auto rc=16" in out, "no mirror for new.app: timed out, nothing minted"
+    assert "after rc=0" in out
+
+
+def test_first_run_race_16_processes_4_threads_one_id(store, keyring):
+    import subprocess
+    import sys
+
+    code = """
+import sys, threading, deviceid
+ids = []
+def work():
+    ids.append(deviceid.get(sys.argv[1]))
+threads = [threading.Thread(target=work) for _ in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print("\\n".join(ids))
+"""
+    app = f"race.{time.time_ns()}"
+    procs = [subprocess.Popen([sys.executable, "-c", code, app], stdout=subprocess.PIPE, text=True)
+             for _ in range(16)]
+    ids = []
+    for p in procs:
+        out, _ = p.communicate(timeout=120)
+        assert p.returncode == 0
+        ids += out.split()
+    assert len(ids) == 64
+    assert len(set(ids)) == 1, set(ids)
+    looked = run(["secret-tool", "lookup", "service", "deviceid.app", "username", app])
+    assert looked.stdout.splitlines()[0] == ids[0]
