@@ -16,9 +16,10 @@ int dids_permanent_address(const char *ifname, unsigned char *out, size_t out_si
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
 
-    struct {
+    /* struct ethtool_perm_addr ends in a flexible array: room for it follows the header. */
+    union {
         struct ethtool_perm_addr header;
-        unsigned char data[PERM_ADDR_MAX];
+        unsigned char bytes[sizeof(struct ethtool_perm_addr) + PERM_ADDR_MAX];
     } request;
     memset(&request, 0, sizeof request);
     request.header.cmd = ETHTOOL_GPERMADDR;
