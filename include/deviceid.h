@@ -57,10 +57,22 @@ int deviceid_version_patch(void);
 #define DEVICEID_NAME_MAX 256U
 /** The largest secret deviceid_secret_store() accepts, in bytes. */
 #define DEVICEID_SECRET_MAX 65536U
+/** Bytes for "AA:BB:CC:DD:EE:FF" and its NUL (the compact form needs 13). */
+#define DEVICEID_MAC_STRING_MAX 18U
+/** Bytes for a network interface name and its NUL (IFNAMSIZ). */
+#define DEVICEID_INTERFACE_NAME_MAX 16U
+/** Bytes for a lowercase hex MD5 digest and its NUL. */
+#define DEVICEID_MD5_HEX_MAX 33U
+/** Bytes for a lowercase hex SHA-256 digest and its NUL. */
+#define DEVICEID_SHA256_HEX_MAX 65U
 
 size_t deviceid_uuid_string_max(void);
 size_t deviceid_name_max(void);
 size_t deviceid_secret_max(void);
+size_t deviceid_mac_string_max(void);
+size_t deviceid_interface_name_max(void);
+size_t deviceid_md5_hex_max(void);
+size_t deviceid_sha256_hex_max(void);
 
 /* ---- Status codes (stable; the same names in Swift and Python) ---------------------------- */
 
@@ -80,6 +92,7 @@ size_t deviceid_secret_max(void);
 #define DEVICEID_E_KEYRING          (-13)  /* the Secret Service answered with an error */
 #define DEVICEID_E_OPTED_OUT        (-14)  /* the caller opted out of this identifier */
 #define DEVICEID_E_INTERNAL         (-15)  /* a bug in DeviceID; please report it */
+#define DEVICEID_E_INVALID_MACHINE_ID (-16) /* the machine ID is empty, all zeros or malformed */
 
 /**
  * A one-line English description of `status`; static storage, never NULL. Unknown values give
@@ -153,12 +166,21 @@ int deviceid_set_store_dir(const char *DEVICEID_NULLABLE path);
  */
 int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size);
 
+#define DEVICEID_FLAG_DEVICE_CHANGED 1u  /* stored on another machine (clone, restored backup) */
+#define DEVICEID_FLAG_WEAK           2u  /* not known to be unique to this device */
+#define DEVICEID_FLAG_LIMITED        4u  /* advertising tracking limited: the ID reads as zeros */
+
 /**
- * As deviceid_get(), and stores in `*source` (when not NULL) where the identifier came from: a
- * DEVICEID_SOURCE_* value. Answers from memory report where they first came from.
+ * As deviceid_get(), and stores in `*source` (when not NULL) where the identifier came from (a
+ * DEVICEID_SOURCE_* value; answers from memory report where they first came from) and in `*flags`
+ * (when not NULL) DEVICEID_FLAG_* bits:
+ * - DEVICEID_FLAG_DEVICE_CHANGED: the machine fingerprint stored with the ID (an HMAC of the
+ *   machine ID, never the raw value) does not match this machine — a cloned VM image or a restored
+ *   backup. The ID is still returned; deviceid_reset() then deviceid_get() re-mints it.
+ * - DEVICEID_FLAG_WEAK: no machine ID could be read, so the ID cannot be bound to this machine.
  */
 int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size,
-                    int *DEVICEID_NULLABLE source);
+                    int *DEVICEID_NULLABLE source, unsigned int *DEVICEID_NULLABLE flags);
 
 /**
  * Removes the identifier of `app_id` from every store, so that the next deviceid_get() mints a
@@ -172,6 +194,172 @@ int deviceid_reset(const char *DEVICEID_NULLABLE app_id);
 
 /** The name of a DEVICEID_SOURCE_* value ("keyring", "file", "created"); "unknown" otherwise. */
 const char *DEVICEID_NONNULL deviceid_source_name(int source);
+
+/* ---- Identifiers per vendor, for advertising, and shared (identifierForVendor, IDFA, OpenUDID) -- */
+
+#define DEVICEID_SCOPE_APP         1  /* one per app id: deviceid_get() */
+#define DEVICEID_SCOPE_VENDOR      2  /* one per vendor id, shared by the vendor's apps */
+#define DEVICEID_SCOPE_ADVERTISING 3  /* one per user, resettable, with "limit tracking" */
+#define DEVICEID_SCOPE_OPENUDID    4  /* one shared by every app of the user, per-app opt-out */
+
+/**
+ * The identifier of `scope` (a DEVICEID_SCOPE_* value). `name` is the app id for
+ * DEVICEID_SCOPE_APP and DEVICEID_SCOPE_OPENUDID, the vendor id for DEVICEID_SCOPE_VENDOR, and
+ * ignored (NULL allowed) for DEVICEID_SCOPE_ADVERTISING. All are kept like deviceid_get()'s:
+ * keyring plus mirror, minted only when every store said "none". `source` and `flags` as in
+ * deviceid_get_ex(), both nullable.
+ *
+ * Returns what deviceid_get() returns, and DEVICEID_E_OPTED_OUT for an OpenUDID opt-out (then
+ * `out` holds the all-zero UUID, so that code ignoring the status gets no real ID).
+ */
+int deviceid_identifier(int scope, const char *DEVICEID_NULLABLE name, char *DEVICEID_NULLABLE out,
+                        size_t out_size, int *DEVICEID_NULLABLE source, unsigned int *DEVICEID_NULLABLE flags);
+
+/**
+ * Forgets the identifier of `scope`; the next request mints a new one. `name` as for
+ * deviceid_identifier(), and ignored for DEVICEID_SCOPE_OPENUDID too (the shared ID is reset for
+ * every app). Statuses as deviceid_reset().
+ */
+int deviceid_identifier_reset(int scope, const char *DEVICEID_NULLABLE name);
+
+/**
+ * identifierForVendor: the same UUID for every app passing the same `vendor_id`; unrelated
+ * across vendors and to the machine ID. deviceid_vendor_reset() is "all the vendor's apps were
+ * removed". Statuses as deviceid_get().
+ */
+int deviceid_vendor_id(const char *DEVICEID_NULLABLE vendor_id, char *DEVICEID_NULLABLE out, size_t out_size);
+int deviceid_vendor_reset(const char *DEVICEID_NULLABLE vendor_id);
+
+/**
+ * advertisingIdentifier: one random UUID per user. While tracking is limited it reads as
+ * 00000000-0000-0000-0000-000000000000 (as on iOS) and the real one is kept for when the limit is
+ * lifted. deviceid_advertising_reset() mints a new one (hidden too while limited).
+ */
+int deviceid_advertising_id(char *DEVICEID_NULLABLE out, size_t out_size);
+int deviceid_advertising_reset(void);
+/** Turns "limit ad tracking" on (non-zero) or off (0); persistent, kept like the IDs. */
+int deviceid_advertising_set_limited(int limited);
+/** 1 when tracking is limited, 0 when not, or a negative status (e.g. DEVICEID_E_LOCKED). */
+int deviceid_advertising_is_limited(void);
+
+/**
+ * OpenUDID: one UUID shared by every app of the user, in any language; the first app to ask
+ * creates it. An app that opted out gets DEVICEID_E_OPTED_OUT and the all-zero UUID in `out`.
+ */
+int deviceid_openudid(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size);
+/** Opts `app_id` out of OpenUDID (non-zero) or back in (0); persistent. */
+int deviceid_openudid_set_opt_out(const char *DEVICEID_NULLABLE app_id, int opt_out);
+
+/* ---- UUIDs -------------------------------------------------------------------------------------- */
+
+#define DEVICEID_FORMAT_UPPERCASE 1u  /* "1B4E28BA-…", the form iOS prints */
+#define DEVICEID_FORMAT_COMPACT   2u  /* no separators: 32 hex digits (systemd's form), "AABBCCDDEEFF" */
+
+/**
+ * A random version-4 UUID from the kernel's CSPRNG: canonical lowercase text, or as `format`
+ * (DEVICEID_FORMAT_* bits) asks. out_size: DEVICEID_UUID_STRING_MAX.
+ * Returns 0, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL or DEVICEID_E_IO.
+ */
+int deviceid_uuid_generate(char *DEVICEID_NULLABLE out, size_t out_size, unsigned int format);
+
+/**
+ * Parses a UUID: 36 characters with dashes (8-4-4-4-12) or 32 hex digits, either case. Braces,
+ * "urn:uuid:", whitespace and anything else are refused with DEVICEID_E_INVALID_ARGUMENT.
+ * bytes: receives the 16 bytes (most significant first).
+ */
+int deviceid_uuid_parse(const char *DEVICEID_NULLABLE text, unsigned char *DEVICEID_NULLABLE bytes);
+
+/** Formats 16 bytes as UUID text (see DEVICEID_FORMAT_*). */
+int deviceid_uuid_format(const unsigned char *DEVICEID_NULLABLE bytes, unsigned int format,
+                         char *DEVICEID_NULLABLE out, size_t out_size);
+
+/* ---- MAC address and digests ----------------------------------------------------------------- */
+
+#define DEVICEID_MAC_PERMANENT 1u  /* the permanent (burned-in) address, not a current one */
+#define DEVICEID_MAC_WEAK      2u  /* locally administered (bit 0x02): shared by many machines */
+
+/**
+ * The primary hardware address: of `interface` when not NULL, else chosen among the interfaces
+ * backed by a device (not lo, bridges, veth, docker, tun/tap): universally administered before
+ * locally administered, permanent before current, then by interface name — never by enumeration
+ * order. The permanent address (ETHTOOL_GPERMADDR) is preferred over the current one. All-zero,
+ * broadcast, multicast addresses and 02:00:00:00:00:00 are never returned.
+ *
+ * format:       0 for "AA:BB:CC:DD:EE:FF", DEVICEID_FORMAT_COMPACT for "AABBCCDDEEFF".
+ * out:          DEVICEID_MAC_STRING_MAX bytes.
+ * interface_out: when not NULL, receives the interface's name (interface_size bytes,
+ *               DEVICEID_INTERFACE_NAME_MAX suffices).
+ * properties:   when not NULL, receives DEVICEID_MAC_* bits.
+ *
+ * Returns 0, or DEVICEID_E_NOT_FOUND (no such interface, or no usable address),
+ * DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_IO.
+ */
+int deviceid_mac_address(const char *DEVICEID_NULLABLE interface, unsigned int format,
+                         char *DEVICEID_NULLABLE out, size_t out_size,
+                         char *DEVICEID_NULLABLE interface_out, size_t interface_size,
+                         unsigned int *DEVICEID_NULLABLE properties);
+
+/**
+ * The seeds' MD5(MAC) and MD5(MAC + bundle id), as lowercase hex: MD5 over the 12 uppercase hex
+ * digits of the address chosen as by deviceid_mac_address() ("AABBCCDDEEFF"), followed by the
+ * UTF-8 bytes of `bundle_id` when it is not NULL. out: DEVICEID_MD5_HEX_MAX bytes. `properties`
+ * as deviceid_mac_address(): a weak address makes a weak identifier.
+ * Returns as deviceid_mac_address(), and DEVICEID_E_UNSUPPORTED when OpenSSL refuses MD5 (FIPS).
+ */
+int deviceid_mac_md5(const char *DEVICEID_NULLABLE interface, const char *DEVICEID_NULLABLE bundle_id,
+                     char *DEVICEID_NULLABLE out, size_t out_size, unsigned int *DEVICEID_NULLABLE properties);
+
+#define DEVICEID_HASH_MD5    1
+#define DEVICEID_HASH_SHA256 2
+
+/**
+ * Lowercase hex digest of `size` bytes at `data` (NULL allowed when size is 0) with `algorithm`
+ * (DEVICEID_HASH_*). out: DEVICEID_MD5_HEX_MAX or DEVICEID_SHA256_HEX_MAX bytes.
+ * Returns 0, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_TOO_LARGE
+ * (size over 2^31), DEVICEID_E_UNSUPPORTED.
+ */
+int deviceid_hash_hex(int algorithm, const void *DEVICEID_NULLABLE data, size_t size,
+                      char *DEVICEID_NULLABLE out, size_t out_size);
+
+/**
+ * Hashing a push token (or any token) with a bundle id: hex(H(token bytes ‖ UTF-8 bundle id)).
+ * Returns as deviceid_hash_hex().
+ */
+int deviceid_token_hash(int algorithm, const void *DEVICEID_NULLABLE token, size_t token_size,
+                        const char *DEVICEID_NULLABLE bundle_id, char *DEVICEID_NULLABLE out, size_t out_size);
+
+/* ---- Machine identity (UDID) --------------------------------------------------------------------- */
+
+/**
+ * The app-specific machine ID, byte-identical to systemd's sd_id128_get_machine_app_specific():
+ * HMAC-SHA256 keyed with the machine ID's 16 bytes over the app ID's 16 bytes, first 16 bytes,
+ * version 4, RFC 9562 variant. Stable across reinstalls, unlinkable across apps, and it does not
+ * reveal the machine ID.
+ *
+ * app_id: a UUID (dashed or 32 hex digits, as systemd-id128 takes it; not all zeros), or any other
+ *         name ("com.example.app"), which maps to the first 16 bytes of
+ *         SHA-256("deviceid.app-id:" + name).
+ * format: DEVICEID_FORMAT_* bits; DEVICEID_FORMAT_COMPACT gives systemd-id128's 32-digit form.
+ *
+ * The machine ID is read from /etc/machine-id, then /var/lib/dbus/machine-id (or the file named
+ * by DEVICEID_MACHINE_ID_PATH), once per process.
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_NOT_FOUND (no
+ * machine-id file), DEVICEID_E_INVALID_MACHINE_ID, DEVICEID_E_PERMISSION, DEVICEID_E_IO.
+ */
+int deviceid_machine_app_specific(const char *DEVICEID_NULLABLE app_id, unsigned int format,
+                                  char *DEVICEID_NULLABLE out, size_t out_size);
+
+/**
+ * The RAW machine ID — the same for every app, and systemd asks that it not leave the machine.
+ * Prefer deviceid_machine_app_specific(). Statuses as that function.
+ */
+int deviceid_machine_id_raw(unsigned int format, char *DEVICEID_NULLABLE out, size_t out_size);
+
+/**
+ * The RAW firmware (DMI) product UUID from /sys/class/dmi/id/product_uuid. Usually readable by
+ * root only: DEVICEID_E_PERMISSION otherwise; DEVICEID_E_NOT_FOUND where the firmware has none.
+ */
+int deviceid_product_uuid_raw(unsigned int format, char *DEVICEID_NULLABLE out, size_t out_size);
 
 /* ---- Keychain-style secrets ----------------------------------------------------------------- */
 

@@ -24,6 +24,18 @@ public func deviceid_name_max() -> UInt { UInt(Names.maximumLength + 1) }
 @_cdecl("deviceid_secret_max")
 public func deviceid_secret_max() -> UInt { UInt(DeviceIdentity.maximumSecretSize) }
 
+@_cdecl("deviceid_mac_string_max")
+public func deviceid_mac_string_max() -> UInt { 18 }
+
+@_cdecl("deviceid_interface_name_max")
+public func deviceid_interface_name_max() -> UInt { 16 }
+
+@_cdecl("deviceid_md5_hex_max")
+public func deviceid_md5_hex_max() -> UInt { UInt(Digests.Algorithm.md5.hexLength + 1) }
+
+@_cdecl("deviceid_sha256_hex_max")
+public func deviceid_sha256_hex_max() -> UInt { UInt(Digests.Algorithm.sha256.hexLength + 1) }
+
 @_cdecl("deviceid_strerror")
 public func deviceid_strerror(_ status: Int32) -> UnsafePointer<CChar> {
     StaticText.pointer(StaticText.summary(status))

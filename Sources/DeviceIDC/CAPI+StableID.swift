@@ -2,29 +2,50 @@ import DeviceID
 
 @_cdecl("deviceid_get")
 public func deviceid_get(_ appID: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt) -> Int32 {
-    deviceid_get_ex(appID, out, outSize, nil)
+    deviceid_identifier(Scope.app.rawValue, appID, out, outSize, nil, nil)
 }
 
 @_cdecl("deviceid_get_ex")
 public func deviceid_get_ex(
     _ appID: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt,
-    _ source: UnsafeMutablePointer<Int32>?
+    _ source: UnsafeMutablePointer<Int32>?, _ flags: UnsafeMutablePointer<UInt32>?
 ) -> Int32 {
-    cStatus { () throws(DeviceIDError) in
-        let app = try CArguments.name(appID, "app id")
-        guard out != nil else { throw DeviceIDError(.invalidArgument, "output buffer is NULL") }
-        guard outSize >= UInt(ID128.stringLength + 1) else {
-            throw DeviceIDError(.bufferTooSmall, "needs \(ID128.stringLength + 1) bytes, got \(outSize)")
-        }
-        let answer = try DeviceIdentity.shared.stableID(for: app)
-        try CArguments.copy(answer.uuidString, to: out, size: outSize)
-        source?.pointee = answer.source.rawValue
-    }
+    deviceid_identifier(Scope.app.rawValue, appID, out, outSize, source, flags)
 }
 
 @_cdecl("deviceid_reset")
 public func deviceid_reset(_ appID: UnsafePointer<CChar>?) -> Int32 {
+    deviceid_identifier_reset(Scope.app.rawValue, appID)
+}
+
+@_cdecl("deviceid_identifier")
+public func deviceid_identifier(
+    _ scope: Int32, _ name: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt,
+    _ source: UnsafeMutablePointer<Int32>?, _ flags: UnsafeMutablePointer<UInt32>?
+) -> Int32 {
     cStatus { () throws(DeviceIDError) in
-        try DeviceIdentity.shared.reset(appID: try CArguments.name(appID, "app id"))
+        guard let scope = Scope(rawValue: scope) else { throw DeviceIDError(.invalidArgument, "unknown scope \(scope)") }
+        let what = scope == .vendor ? "vendor id" : "app id"
+        let text = scope == .advertising ? nil : try CArguments.name(name, what)
+        try CArguments.checkUUIDBuffer(out, outSize)
+        do throws(DeviceIDError) {
+            let answer = try DeviceIdentity.shared.identifier(scope: scope, name: text)
+            try CArguments.copy(answer.uuidString, to: out, size: outSize)
+            source?.pointee = answer.source.rawValue
+            flags?.pointee = answer.flags.rawValue
+        } catch where error.code == .optedOut {
+            try CArguments.copy(ID128.null.uuidString, to: out, size: outSize)
+            throw error
+        }
+    }
+}
+
+@_cdecl("deviceid_identifier_reset")
+public func deviceid_identifier_reset(_ scope: Int32, _ name: UnsafePointer<CChar>?) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        guard let scope = Scope(rawValue: scope) else { throw DeviceIDError(.invalidArgument, "unknown scope \(scope)") }
+        let what = scope == .vendor ? "vendor id" : "app id"
+        let text = scope == .advertising || scope == .openUDID ? nil : try CArguments.name(name, what)
+        try DeviceIdentity.shared.resetIdentifier(scope: scope, name: text)
     }
 }

@@ -30,6 +30,51 @@ enum CArguments {
         return text
     }
 
+    struct Format {
+        var uppercase: Bool
+        var compact: Bool
+    }
+
+    /// DEVICEID_FORMAT_* bits; unknown bits are refused rather than ignored.
+    static func format(_ bits: UInt32) throws(DeviceIDError) -> Format {
+        guard bits & ~UInt32(3) == 0 else { throw DeviceIDError(.invalidArgument, "unknown format bits \(bits)") }
+        return Format(uppercase: bits & 1 != 0, compact: bits & 2 != 0)
+    }
+
+    /// A UUID output buffer: not NULL, room for 36 (or 32 compact) characters and a NUL.
+    static func checkUUIDBuffer(_ out: UnsafeMutablePointer<CChar>?, _ size: UInt, compact: Bool = false) throws(DeviceIDError) {
+        guard out != nil else { throw DeviceIDError(.invalidArgument, "output buffer is NULL") }
+        let needed = UInt(compact ? 33 : ID128.stringLength + 1)
+        guard size >= needed else { throw DeviceIDError(.bufferTooSmall, "needs \(needed) bytes, got \(size)") }
+    }
+
+    /// Caller bytes: NULL only with size 0; at most 2^31 bytes.
+    static func bytes(_ data: UnsafeRawPointer?, _ size: UInt) throws(DeviceIDError) -> [UInt8] {
+        guard size <= UInt(Int32.max) else { throw DeviceIDError(.tooLarge, "\(size) bytes") }
+        guard let data else {
+            guard size == 0 else { throw DeviceIDError(.invalidArgument, "data is NULL") }
+            return []
+        }
+        return Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
+    }
+
+    /// DEVICEID_HASH_*, with its output buffer checked.
+    static func algorithm(_ value: Int32, _ out: UnsafeMutablePointer<CChar>?, _ size: UInt) throws(DeviceIDError) -> Digests.Algorithm {
+        guard let algorithm = Digests.Algorithm(rawValue: value) else {
+            throw DeviceIDError(.invalidArgument, "unknown hash algorithm \(value)")
+        }
+        guard out != nil else { throw DeviceIDError(.invalidArgument, "output buffer is NULL") }
+        guard size > UInt(algorithm.hexLength) else {
+            throw DeviceIDError(.bufferTooSmall, "needs \(algorithm.hexLength + 1) bytes, got \(size)")
+        }
+        return algorithm
+    }
+
+    /// DEVICEID_MAC_* bits.
+    static func properties(_ address: MACAddress) -> UInt32 {
+        (address.isPermanent ? 1 : 0) | (address.isWeak ? 2 : 0)
+    }
+
     /// Copies `text` and a NUL into a caller buffer of `size` bytes.
     static func copy(_ text: String, to out: UnsafeMutablePointer<CChar>?, size: UInt) throws(DeviceIDError) {
         guard let out else { throw DeviceIDError(.invalidArgument, "output buffer is NULL") }

@@ -15,6 +15,19 @@ struct Commands {
           secret store SERVICE ACCOUNT     store the secret read from standard input
           secret lookup SERVICE ACCOUNT    write the secret to standard output
           secret delete SERVICE ACCOUNT    delete the secret
+          vendor get|reset VENDOR_ID       identifierForVendor: one ID per vendor
+          advertising [get|reset]          the advertising ID (zeros while tracking is limited)
+          advertising limit [on|off]       show or set "limit ad tracking"
+          openudid get APP_ID              the ID every app of this user shares
+          openudid opt-out APP_ID on|off   opt an app out of (or back into) OpenUDID
+          openudid reset                   forget the shared ID
+          uuid                             a random UUID v4 (--uppercase, --compact)
+          mac                              the primary hardware address (--interface, --compact)
+          mac-md5                          MD5 of the MAC's 12 hex digits (--interface, --bundle ID)
+          hash md5|sha256                  hex digest of stdin; with --bundle ID, of stdin + ID
+          machine-id app-specific APP_ID   systemd's app-specific machine ID (--compact: its form)
+          machine-id raw                   the RAW machine ID (not for sending anywhere)
+          product-uuid raw                 the RAW firmware product UUID (usually root only)
           doctor                           check the bus, the keyring and the file store
           version                          print the version
           help                             print this text
@@ -24,13 +37,15 @@ struct Commands {
           --timeout MS                          deadline for each keyring conversation
           --store-dir DIR                       file store directory (absolute)
           --json                                machine-readable output and errors
+          --interface IF, --bundle ID, --uppercase, --compact   for the techniques above
 
         exit status: 0 success, 1 not found, 2 usage, 10+|status| for other failures
         (14 locked, 15 unavailable, 16 timed out, 17 corrupt, 19 permission; see README).
 
         """
 
-    func run(_ words: [String]) -> Int32 {
+    func run(_ invocation: Invocation) -> Int32 {
+        let words = invocation.words
         guard let command = words.first else { return usageError("no command given") }
         let operands = Array(words.dropFirst())
         do throws(DeviceIDError) {
@@ -45,6 +60,15 @@ struct Commands {
                 return ExitCode.success
             case "secret":
                 return try secret(operands)
+            case "vendor": return try vendor(operands)
+            case "advertising": return try advertising(operands)
+            case "openudid": return try openUDID(operands)
+            case "uuid", "mac", "mac-md5":
+                guard operands.isEmpty else { return usageError("\(command) takes no arguments") }
+                return command == "uuid" ? try uuid(invocation) : try mac(invocation, md5: command == "mac-md5")
+            case "hash": return try hash(operands, invocation)
+            case "machine-id": return try machineID(operands, invocation)
+            case "product-uuid": return try productUUID(operands, invocation)
             case "doctor":
                 guard operands.isEmpty else { return usageError("doctor takes no arguments") }
                 return doctor()
@@ -69,15 +93,7 @@ struct Commands {
     }
 
     private func get(_ appID: String) throws(DeviceIDError) -> Int32 {
-        let answer = try identity.stableID(for: appID)
-        if output.json {
-            output.write(Output.object([
-                ("app_id", Output.quote(appID)), ("id", Output.quote(answer.uuidString)),
-                ("source", Output.quote(answer.source.description)),
-            ]) + "\n")
-        } else {
-            output.write(answer.uuidString + "\n")
-        }
+        printID(try identity.stableID(for: appID), [("app_id", Output.quote(appID))])
         return ExitCode.success
     }
 

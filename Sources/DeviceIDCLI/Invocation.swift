@@ -6,6 +6,10 @@ struct Invocation {
     var backend: Configuration.Backend?
     var timeoutMilliseconds: UInt32?
     var storeDirectory: String?
+    var uppercase = false
+    var compact = false
+    var interface: String?
+    var bundleID: String?
     var words: [String] = []
 
     struct UsageError: Error {
@@ -43,6 +47,10 @@ struct Invocation {
                     throw UsageError(message: "--timeout takes milliseconds from 1 to \(Configuration.maximumTimeoutMilliseconds), not '\(v)'")
                 }
                 timeoutMilliseconds = ms
+            case "--uppercase": uppercase = true
+            case "--compact": compact = true
+            case "--interface": interface = try value()
+            case "--bundle": bundleID = try value()
             case "--store-dir":
                 let v = try value()
                 guard v.hasPrefix("/") else { throw UsageError(message: "--store-dir must be an absolute path") }

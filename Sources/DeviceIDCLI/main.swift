@@ -23,7 +23,7 @@ func main() -> Int32 {
             return output.fail(error)
         }
     }
-    return Commands(identity: identity, output: output).run(invocation.words)
+    return Commands(identity: identity, output: output).run(invocation)
 }
 
 exit(main())

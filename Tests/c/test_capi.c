@@ -59,7 +59,7 @@ static void test_constants(void) {
         {DEVICEID_E_PERMISSION, "PERMISSION"}, {DEVICEID_E_NO_MEMORY, "NO_MEMORY"},
         {DEVICEID_E_TOO_LARGE, "TOO_LARGE"}, {DEVICEID_E_UNSUPPORTED, "UNSUPPORTED"},
         {DEVICEID_E_KEYRING, "KEYRING"}, {DEVICEID_E_OPTED_OUT, "OPTED_OUT"},
-        {DEVICEID_E_INTERNAL, "INTERNAL"},
+        {DEVICEID_E_INTERNAL, "INTERNAL"}, {DEVICEID_E_INVALID_MACHINE_ID, "INVALID_MACHINE_ID"},
     };
     size_t n = sizeof statuses / sizeof statuses[0];
     for (size_t i = 0; i < n; i++) {
@@ -126,10 +126,10 @@ static void test_get(void) {
     char a[DEVICEID_UUID_STRING_MAX], b[64], c[DEVICEID_UUID_STRING_MAX];
     int source = -1;
     CHECK_STATUS(deviceid_reset("com.example.c"), DEVICEID_OK);
-    CHECK_STATUS(deviceid_get_ex("com.example.c", a, sizeof a, &source), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_ex("com.example.c", a, sizeof a, &source, NULL), DEVICEID_OK);
     CHECK(is_canonical_uuid(a));
     CHECK(source == DEVICEID_SOURCE_CREATED);
-    CHECK_STATUS(deviceid_get_ex("com.example.c", b, SIZE_MAX, NULL), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_ex("com.example.c", b, SIZE_MAX, NULL, NULL), DEVICEID_OK);
     CHECK(strcmp(a, b) == 0);
     CHECK_STATUS(deviceid_get("com.example.other", c, sizeof c), DEVICEID_OK);
     CHECK(strcmp(a, c) != 0);

@@ -13,7 +13,7 @@ from typing import NamedTuple, Optional
 
 from . import _native
 from ._errors import (  # noqa: F401  (re-exported)
-    BufferTooSmallError, CorruptError, DeviceIDError, InternalError, InvalidArgumentError,
+    BufferTooSmallError, CorruptError, DeviceIDError, InternalError, InvalidArgumentError, InvalidMachineIDError,
     IOFailureError, KeyringError, LockedError, NoMemoryError, NotFoundError, OptedOutError,
     PermissionDeniedError, TimedOutError, TooLargeError, UnavailableError, UnsupportedError,
 )
@@ -28,11 +28,33 @@ BACKENDS = {"auto": 0, "secret-service": 1, "file": 2}
 SOURCES = {1: "keyring", 2: "file", 3: "created"}
 
 
+FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED = 1, 2, 4
+SCOPES = {"app": 1, "vendor": 2, "advertising": 3, "openudid": 4}
+NULL_UUID = "00000000-0000-0000-0000-000000000000"
+
+
 class StableID(NamedTuple):
-    """An identifier and where it came from: "keyring", "file" or "created"."""
+    """An identifier, where it came from ("keyring", "file" or "created"), and how far to trust it.
+
+    device_changed: it was stored on another machine (cloned image, restored backup).
+    weak: not known to be unique to this device. limited: advertising tracking is limited.
+    """
 
     id: str
     source: str
+    device_changed: bool = False
+    weak: bool = False
+    limited: bool = False
+
+
+class MACAddress(NamedTuple):
+    """A hardware address ("AA:BB:CC:DD:EE:FF"), its interface, and whether it is the permanent
+    address and whether it is weak (locally administered)."""
+
+    address: str
+    interface: str
+    permanent: bool
+    weak: bool
 
 
 def _text(value: str, what: str) -> bytes:
@@ -50,11 +72,141 @@ def get(app_id: str) -> str:
 
 
 def get_info(app_id: str) -> StableID:
-    """As get(), with the source of the answer."""
+    """As get(), with where the answer came from and its flags."""
+    return identifier("app", app_id)
+
+
+def identifier(scope: str, name: Optional[str] = None) -> StableID:
+    """The identifier of a scope: "app" (name = app id), "vendor" (vendor id), "advertising"
+    (no name) or "openudid" (name = the asking app's id)."""
+    if scope not in SCOPES:
+        raise InvalidArgumentError(f"invalid argument: scope must be one of {', '.join(SCOPES)}")
     out = ctypes.create_string_buffer(UUID_STRING_MAX)
     source = ctypes.c_int(0)
-    _native.get_ex(_text(app_id, "app_id"), out, len(out), ctypes.byref(source))
-    return StableID(out.value.decode("ascii"), SOURCES.get(source.value, "unknown"))
+    flags = ctypes.c_uint(0)
+    raw_name = None if name is None else _text(name, "name")
+    _native.identifier(SCOPES[scope], raw_name, out, len(out), ctypes.byref(source), ctypes.byref(flags))
+    return StableID(out.value.decode("ascii"), SOURCES.get(source.value, "unknown"),
+                    bool(flags.value & FLAG_DEVICE_CHANGED), bool(flags.value & FLAG_WEAK),
+                    bool(flags.value & FLAG_LIMITED))
+
+
+def vendor_id(vendor: str) -> str:
+    """identifierForVendor: the same for every app passing the same vendor id."""
+    return identifier("vendor", vendor).id
+
+
+def reset_vendor_id(vendor: str) -> None:
+    _native.vendor_reset(_text(vendor, "vendor"))
+
+
+def advertising_id() -> str:
+    """The user's advertising ID; all zeros while tracking is limited."""
+    return identifier("advertising").id
+
+
+def reset_advertising_id() -> None:
+    _native.advertising_reset()
+
+
+def set_advertising_limited(limited: bool) -> None:
+    _native.advertising_set_limited(1 if limited else 0)
+
+
+def advertising_limited() -> bool:
+    return _native.advertising_is_limited() == 1
+
+
+def openudid(app_id: str) -> str:
+    """The ID every app of this user shares. Raises OptedOutError for an app that opted out."""
+    return identifier("openudid", app_id).id
+
+
+def set_openudid_opt_out(app_id: str, opt_out: bool) -> None:
+    _native.openudid_set_opt_out(_text(app_id, "app_id"), 1 if opt_out else 0)
+
+
+def reset_openudid() -> None:
+    _native.identifier_reset(SCOPES["openudid"], None)
+
+
+def uuid4(uppercase: bool = False, compact: bool = False) -> str:
+    """A random UUID v4 from the kernel's CSPRNG."""
+    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    _native.uuid_generate(out, len(out), (1 if uppercase else 0) | (2 if compact else 0))
+    return out.value.decode("ascii")
+
+
+def parse_uuid(text: str) -> bytes:
+    """The 16 bytes of a UUID written with dashes or as 32 hex digits; anything else is refused."""
+    out = ctypes.create_string_buffer(16)
+    _native.uuid_parse(_text(text, "text"), out)
+    return out.raw
+
+
+def mac_address(interface: Optional[str] = None) -> MACAddress:
+    """The primary hardware address (or that of `interface`)."""
+    out = ctypes.create_string_buffer(_native.mac_string_max())
+    name = ctypes.create_string_buffer(_native.interface_name_max())
+    properties = ctypes.c_uint(0)
+    _native.mac_address(None if interface is None else _text(interface, "interface"), 0, out, len(out),
+                        name, len(name), ctypes.byref(properties))
+    return MACAddress(out.value.decode("ascii"), name.value.decode("utf-8", "replace"),
+                      bool(properties.value & 1), bool(properties.value & 2))
+
+
+def mac_md5(bundle_id: Optional[str] = None, interface: Optional[str] = None) -> str:
+    """MD5 hex of the MAC's 12 uppercase hex digits, followed by the bundle id when given."""
+    out = ctypes.create_string_buffer(_native.md5_hex_max())
+    _native.mac_md5(None if interface is None else _text(interface, "interface"),
+                    None if bundle_id is None else _text(bundle_id, "bundle_id"), out, len(out), None)
+    return out.value.decode("ascii")
+
+
+_ALGORITHMS = {"md5": 1, "sha256": 2}
+
+
+def _algorithm(name: str) -> int:
+    if name not in _ALGORITHMS:
+        raise InvalidArgumentError("invalid argument: algorithm must be 'md5' or 'sha256'")
+    return _ALGORITHMS[name]
+
+
+def hash_hex(data: bytes, algorithm: str = "sha256") -> str:
+    """Lowercase hex digest through OpenSSL."""
+    data = bytes(data)
+    out = ctypes.create_string_buffer(_native.sha256_hex_max())
+    _native.hash_hex(_algorithm(algorithm), data, len(data), out, len(out))
+    return out.value.decode("ascii")
+
+
+def token_hash(token: bytes, bundle_id: str, algorithm: str = "sha256") -> str:
+    """hex(H(token + bundle id)): hashing a push token with the app's bundle id."""
+    token = bytes(token)
+    out = ctypes.create_string_buffer(_native.sha256_hex_max())
+    _native.token_hash(_algorithm(algorithm), token, len(token), _text(bundle_id, "bundle_id"), out, len(out))
+    return out.value.decode("ascii")
+
+
+def machine_app_specific(app_id: str, compact: bool = False) -> str:
+    """systemd's app-specific machine ID for app_id (a UUID, or any name)."""
+    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    _native.machine_app_specific(_text(app_id, "app_id"), 2 if compact else 0, out, len(out))
+    return out.value.decode("ascii")
+
+
+def machine_id_raw(compact: bool = True) -> str:
+    """The RAW machine ID, as in /etc/machine-id. Prefer machine_app_specific()."""
+    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    _native.machine_id_raw(2 if compact else 0, out, len(out))
+    return out.value.decode("ascii")
+
+
+def product_uuid_raw() -> str:
+    """The RAW firmware product UUID (usually root only)."""
+    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    _native.product_uuid_raw(0, out, len(out))
+    return out.value.decode("ascii")
 
 
 def reset(app_id: str) -> None:

@@ -73,12 +73,17 @@ class InternalError(DeviceIDError):
     status, name = -15, "INTERNAL"
 
 
+class InvalidMachineIDError(DeviceIDError):
+    status, name = -16, "INVALID_MACHINE_ID"
+
+
 BY_STATUS = {
     cls.status: cls
     for cls in (
         InvalidArgumentError, BufferTooSmallError, NotFoundError, LockedError, UnavailableError,
         TimedOutError, CorruptError, IOFailureError, PermissionDeniedError, NoMemoryError,
         TooLargeError, UnsupportedError, KeyringError, OptedOutError, InternalError,
+        InvalidMachineIDError,
     )
 }
 

@@ -39,6 +39,10 @@ strerror = _declare("deviceid_strerror", c_char_p, [c_int])
 status_name = _declare("deviceid_status_name", c_char_p, [c_int])
 last_error = _declare("deviceid_last_error", c_char_p, [])
 source_name = _declare("deviceid_source_name", c_char_p, [c_int])
+mac_string_max = _declare("deviceid_mac_string_max", c_size_t, [])
+interface_name_max = _declare("deviceid_interface_name_max", c_size_t, [])
+md5_hex_max = _declare("deviceid_md5_hex_max", c_size_t, [])
+sha256_hex_max = _declare("deviceid_sha256_hex_max", c_size_t, [])
 
 # Configuration.
 set_backend = _declare("deviceid_set_backend", c_int, [c_int], check=True)
@@ -48,8 +52,37 @@ set_store_dir = _declare("deviceid_set_store_dir", c_int, [c_char_p], check=True
 
 # The stable identifier.
 get = _declare("deviceid_get", c_int, [c_char_p, ctypes.c_char_p, c_size_t], check=True)
-get_ex = _declare("deviceid_get_ex", c_int, [c_char_p, ctypes.c_char_p, c_size_t, POINTER(c_int)], check=True)
+get_ex = _declare("deviceid_get_ex", c_int,
+                  [c_char_p, c_char_p, c_size_t, POINTER(c_int), POINTER(c_uint)], check=True)
 reset = _declare("deviceid_reset", c_int, [c_char_p], check=True)
+
+# Scoped identifiers.
+identifier = _declare("deviceid_identifier", c_int,
+                      [c_int, c_char_p, c_char_p, c_size_t, POINTER(c_int), POINTER(c_uint)], check=True)
+identifier_reset = _declare("deviceid_identifier_reset", c_int, [c_int, c_char_p], check=True)
+vendor_id = _declare("deviceid_vendor_id", c_int, [c_char_p, c_char_p, c_size_t], check=True)
+vendor_reset = _declare("deviceid_vendor_reset", c_int, [c_char_p], check=True)
+advertising_id = _declare("deviceid_advertising_id", c_int, [c_char_p, c_size_t], check=True)
+advertising_reset = _declare("deviceid_advertising_reset", c_int, [], check=True)
+advertising_set_limited = _declare("deviceid_advertising_set_limited", c_int, [c_int], check=True)
+advertising_is_limited = _declare("deviceid_advertising_is_limited", c_int, [], check=True)
+openudid = _declare("deviceid_openudid", c_int, [c_char_p, c_char_p, c_size_t], check=True)
+openudid_set_opt_out = _declare("deviceid_openudid_set_opt_out", c_int, [c_char_p, c_int], check=True)
+
+# UUIDs, MAC, digests, machine identity.
+uuid_generate = _declare("deviceid_uuid_generate", c_int, [c_char_p, c_size_t, c_uint], check=True)
+uuid_parse = _declare("deviceid_uuid_parse", c_int, [c_char_p, c_char_p], check=True)
+uuid_format = _declare("deviceid_uuid_format", c_int, [c_char_p, c_uint, c_char_p, c_size_t], check=True)
+mac_address = _declare("deviceid_mac_address", c_int,
+                       [c_char_p, c_uint, c_char_p, c_size_t, c_char_p, c_size_t, POINTER(c_uint)], check=True)
+mac_md5 = _declare("deviceid_mac_md5", c_int, [c_char_p, c_char_p, c_char_p, c_size_t, POINTER(c_uint)], check=True)
+hash_hex = _declare("deviceid_hash_hex", c_int, [c_int, c_void_p, c_size_t, c_char_p, c_size_t], check=True)
+token_hash = _declare("deviceid_token_hash", c_int,
+                      [c_int, c_void_p, c_size_t, c_char_p, c_char_p, c_size_t], check=True)
+machine_app_specific = _declare("deviceid_machine_app_specific", c_int, [c_char_p, c_uint, c_char_p, c_size_t],
+                                check=True)
+machine_id_raw = _declare("deviceid_machine_id_raw", c_int, [c_uint, c_char_p, c_size_t], check=True)
+product_uuid_raw = _declare("deviceid_product_uuid_raw", c_int, [c_uint, c_char_p, c_size_t], check=True)
 
 # Secrets. The looked-up pointer is c_void_p, never c_char_p: it must go back to deviceid_free.
 secret_store = _declare("deviceid_secret_store", c_int, [c_char_p, c_char_p, c_void_p, c_size_t], check=True)

@@ -76,8 +76,16 @@ public final class DeviceIdentity: Sendable {
         let (cached, configuration, epoch) = state.withLock { ($0.cache[key], $0.configuration, $0.epoch) }
         if let cached { return cached }
         let keeper = IdentifierKeeper(stores: try Stores(configuration.get()))
-        let (record, source) = try keeper.resolve(key, fingerprint: nil)
-        let answer = StableID(id: record.id, source: source)
+        let fingerprint = MachineID.fingerprint()
+        let (record, source) = try keeper.resolve(key, fingerprint: fingerprint)
+        var flags: StableID.Flags = []
+        if let fingerprint {
+            if let stored = record.machine, stored != fingerprint { flags.insert(.deviceChanged) }
+        } else {
+            // No machine ID: the ID cannot be bound to this machine, so a clone would go unnoticed.
+            flags.insert(.weak)
+        }
+        let answer = StableID(id: record.id, source: source, flags: flags)
         state.withLock { state in
             if state.epoch == epoch { state.cache[key] = answer }
         }

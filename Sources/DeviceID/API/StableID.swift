@@ -1,4 +1,4 @@
-/// An identifier DeviceID keeps, with where it came from.
+/// An identifier DeviceID keeps, with where it came from and how far to trust it.
 public struct StableID: Sendable, Hashable, CustomStringConvertible {
     /// Where the answer came from. The raw values are the C ABI's `DEVICEID_SOURCE_*`.
     public enum Source: Int32, Sendable, CustomStringConvertible {
@@ -21,14 +21,33 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Facts about an answer. The raw values are the C ABI's `DEVICEID_FLAG_*`.
+    public struct Flags: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+        /// The ID was stored on another machine (a cloned image, a restored backup): the machine
+        /// fingerprint kept with it no longer matches. The ID still comes back; `reset` re-mints.
+        public static let deviceChanged = Flags(rawValue: 1 << 0)
+        /// Not known to be unique to this device: no machine ID to bind it to, a locally
+        /// administered MAC, a shared fallback.
+        public static let weak = Flags(rawValue: 1 << 1)
+        /// Advertising tracking is limited: the ID reads as all zeros.
+        public static let limited = Flags(rawValue: 1 << 2)
+    }
+
     public let id: ID128
     public let source: Source
+    public let flags: Flags
 
-    public init(id: ID128, source: Source) {
+    public init(id: ID128, source: Source, flags: Flags = []) {
         self.id = id
         self.source = source
+        self.flags = flags
     }
 
     public var uuidString: String { id.uuidString }
     public var description: String { id.uuidString }
+    public var deviceChanged: Bool { flags.contains(.deviceChanged) }
+    public var isWeak: Bool { flags.contains(.weak) }
 }

@@ -51,12 +51,14 @@ public struct DeviceIDError: Error, Sendable, Equatable, CustomStringConvertible
         public static let optedOut = Code(rawValue: -14)
         /// A bug in DeviceID. Please report it.
         public static let `internal` = Code(rawValue: -15)
+        /// The machine ID is empty, all zeros or malformed.
+        public static let invalidMachineID = Code(rawValue: -16)
 
         /// Every code, in ABI order.
         public static let all: [Code] = [
             .invalidArgument, .bufferTooSmall, .notFound, .locked, .unavailable, .timedOut,
             .corrupt, .io, .permission, .noMemory, .tooLarge, .unsupported, .keyring, .optedOut,
-            .internal,
+            .internal, .invalidMachineID,
         ]
 
         /// The stable symbolic name, shared by Swift, C (`DEVICEID_E_<NAME>`) and Python.
@@ -83,6 +85,7 @@ public struct DeviceIDError: Error, Sendable, Equatable, CustomStringConvertible
             case .keyring: "KEYRING"
             case .optedOut: "OPTED_OUT"
             case .internal: "INTERNAL"
+            case .invalidMachineID: "INVALID_MACHINE_ID"
             default: "UNKNOWN"
             }
         }
@@ -105,6 +108,7 @@ public struct DeviceIDError: Error, Sendable, Equatable, CustomStringConvertible
             case .keyring: "the Secret Service reported an error"
             case .optedOut: "opted out"
             case .internal: "internal error"
+            case .invalidMachineID: "the machine ID is empty, all zeros or malformed"
             default: "unknown status"
             }
         }

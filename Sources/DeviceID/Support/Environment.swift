@@ -6,6 +6,7 @@ enum Environment {
     static let storeDirectory = "DEVICEID_STORE_DIR"
     static let timeout = "DEVICEID_TIMEOUT_MS"
     static let machineIDPath = "DEVICEID_MACHINE_ID_PATH"
+    static let sysfsRoot = "DEVICEID_SYSFS_ROOT"
 
     /// The value of `name`, or nil when it is unset or empty.
     static func value(_ name: String) -> String? {

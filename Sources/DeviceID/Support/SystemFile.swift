@@ -1,0 +1,38 @@
+import Glibc
+
+/// Small system files (/etc/machine-id, sysfs attributes): read whole, bounded, errno named.
+enum SystemFile {
+    /// The file's bytes, at most `limit`; longer files are cut (sysfs attributes are short).
+    static func read(_ path: String, limit: Int = 4096) throws(DeviceIDError) -> [UInt8] {
+        let fd = SystemCall.retrying { open(path, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw DeviceIDError(.notFound, "\(path) does not exist") }
+            throw SystemCall.error("cannot open", path)
+        }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var count = 0
+        while count < limit {
+            let n = bytes.withUnsafeMutableBytes { b in
+                SystemCall.retrying { Glibc.read(fd, b.baseAddress! + count, limit - count) }
+            }
+            if n < 0 { throw SystemCall.error("cannot read", path) }
+            if n == 0 { break }
+            count += n
+        }
+        return Array(bytes.prefix(count))
+    }
+
+    /// A sysfs attribute as text without its trailing newline, or nil when absent or unreadable.
+    static func attribute(_ path: String) -> String? {
+        guard let bytes = try? read(path, limit: 256) else { return nil }
+        var text = String(decoding: bytes, as: UTF8.self)
+        while text.last == "\n" { text.removeLast() }
+        return text
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0
+    }
+}

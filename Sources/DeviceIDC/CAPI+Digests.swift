@@ -1,0 +1,59 @@
+import DeviceID
+
+@_cdecl("deviceid_mac_address")
+public func deviceid_mac_address(
+    _ interface: UnsafePointer<CChar>?, _ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt,
+    _ interfaceOut: UnsafeMutablePointer<CChar>?, _ interfaceSize: UInt, _ properties: UnsafeMutablePointer<UInt32>?
+) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        guard format & ~UInt32(2) == 0 else { throw DeviceIDError(.invalidArgument, "unknown format bits \(format)") }
+        let compact = format & 2 != 0
+        guard out != nil else { throw DeviceIDError(.invalidArgument, "output buffer is NULL") }
+        guard outSize >= (compact ? 13 : 18) else { throw DeviceIDError(.bufferTooSmall, "needs \(compact ? 13 : 18) bytes") }
+        let name = try interface.map { p throws(DeviceIDError) in try CArguments.name(p, "interface") }
+        let address = try NetworkInterfaces.primaryAddress(interface: name)
+        if let interfaceOut { try CArguments.copy(address.interface, to: interfaceOut, size: interfaceSize) }
+        try CArguments.copy(address.text(compact: compact), to: out, size: outSize)
+        properties?.pointee = CArguments.properties(address)
+    }
+}
+
+@_cdecl("deviceid_mac_md5")
+public func deviceid_mac_md5(
+    _ interface: UnsafePointer<CChar>?, _ bundleID: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?,
+    _ outSize: UInt, _ properties: UnsafeMutablePointer<UInt32>?
+) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        guard out != nil else { throw DeviceIDError(.invalidArgument, "output buffer is NULL") }
+        guard outSize >= 33 else { throw DeviceIDError(.bufferTooSmall, "needs 33 bytes") }
+        let name = try interface.map { p throws(DeviceIDError) in try CArguments.name(p, "interface") }
+        let bundle = try bundleID.map { p throws(DeviceIDError) in try CArguments.name(p, "bundle id") }
+        let address = try NetworkInterfaces.primaryAddress(interface: name)
+        try CArguments.copy(try Digests.macMD5(address, bundleID: bundle), to: out, size: outSize)
+        properties?.pointee = CArguments.properties(address)
+    }
+}
+
+@_cdecl("deviceid_hash_hex")
+public func deviceid_hash_hex(
+    _ algorithm: Int32, _ data: UnsafeRawPointer?, _ size: UInt, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt
+) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        let algorithm = try CArguments.algorithm(algorithm, out, outSize)
+        let bytes = try CArguments.bytes(data, size)
+        try CArguments.copy(try Digests.hex(algorithm, bytes), to: out, size: outSize)
+    }
+}
+
+@_cdecl("deviceid_token_hash")
+public func deviceid_token_hash(
+    _ algorithm: Int32, _ token: UnsafeRawPointer?, _ tokenSize: UInt, _ bundleID: UnsafePointer<CChar>?,
+    _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt
+) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        let algorithm = try CArguments.algorithm(algorithm, out, outSize)
+        let bytes = try CArguments.bytes(token, tokenSize)
+        let bundle = try CArguments.name(bundleID, "bundle id")
+        try CArguments.copy(try Digests.tokenHash(bytes, bundleID: bundle, algorithm), to: out, size: outSize)
+    }
+}

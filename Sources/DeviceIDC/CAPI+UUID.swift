@@ -1,0 +1,37 @@
+import Glibc
+import DeviceID
+
+@_cdecl("deviceid_uuid_generate")
+public func deviceid_uuid_generate(_ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt, _ format: UInt32) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        let options = try CArguments.format(format)
+        try CArguments.checkUUIDBuffer(out, outSize, compact: options.compact)
+        try CArguments.copy(try ID128.random().format(uppercase: options.uppercase, dashes: !options.compact),
+                            to: out, size: outSize)
+    }
+}
+
+@_cdecl("deviceid_uuid_parse")
+public func deviceid_uuid_parse(_ text: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UInt8>?) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        guard let text, let bytes else { throw DeviceIDError(.invalidArgument, "text or bytes is NULL") }
+        let length = strnlen(text, 37)
+        let utf8 = UnsafeRawBufferPointer(start: text, count: length)
+        guard length <= 36, let id = ID128(parsing: String(decoding: utf8, as: UTF8.self)) else {
+            throw DeviceIDError(.invalidArgument, "not a UUID")
+        }
+        for (i, byte) in id.array.enumerated() { bytes[i] = byte }
+    }
+}
+
+@_cdecl("deviceid_uuid_format")
+public func deviceid_uuid_format(
+    _ bytes: UnsafePointer<UInt8>?, _ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt
+) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        guard let bytes else { throw DeviceIDError(.invalidArgument, "bytes is NULL") }
+        let options = try CArguments.format(format)
+        let id = ID128(bytes: Array(UnsafeBufferPointer(start: bytes, count: 16)))!
+        try CArguments.copy(id.format(uppercase: options.uppercase, dashes: !options.compact), to: out, size: outSize)
+    }
+}
