@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int passed, failed;
 
@@ -172,6 +173,123 @@ static void test_secrets(void) {
     deviceid_free(NULL);
 }
 
+static void test_uuids_and_digests(void) {
+    char out[DEVICEID_UUID_STRING_MAX], again[DEVICEID_UUID_STRING_MAX];
+    unsigned char bytes[16];
+    CHECK_STATUS(deviceid_uuid_generate(NULL, sizeof out, 0), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_uuid_generate(out, 36, 0), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_uuid_generate(out, sizeof out, 4), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_uuid_generate(out, 33, DEVICEID_FORMAT_COMPACT), DEVICEID_OK);
+    CHECK(strlen(out) == 32);
+    CHECK_STATUS(deviceid_uuid_generate(out, sizeof out, 0), DEVICEID_OK);
+    CHECK(is_canonical_uuid(out));
+    CHECK_STATUS(deviceid_uuid_parse(out, bytes), DEVICEID_OK);
+    CHECK(bytes[6] >> 4 == 4);
+    CHECK_STATUS(deviceid_uuid_format(bytes, 0, again, sizeof again), DEVICEID_OK);
+    CHECK(strcmp(out, again) == 0);
+    CHECK_STATUS(deviceid_uuid_format(bytes, DEVICEID_FORMAT_UPPERCASE, again, sizeof again), DEVICEID_OK);
+    CHECK(strcasecmp(out, again) == 0 && strcmp(out, again) != 0);
+    CHECK_STATUS(deviceid_uuid_format(bytes, 0, again, 36), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_uuid_format(NULL, 0, again, sizeof again), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_uuid_parse(NULL, bytes), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_uuid_parse(out, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_uuid_parse("{1b4e28ba-2fa1-4d2b-883f-0016d3cca427}", bytes), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_uuid_parse("1b4e28ba-2fa1-4d2b-883f-0016d3cca4277", bytes), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_uuid_parse("\xff\xfe", bytes), DEVICEID_E_INVALID_ARGUMENT);
+
+    char md5[DEVICEID_MD5_HEX_MAX], sha[DEVICEID_SHA256_HEX_MAX];
+    /* RFC 1321 and FIPS 180-2 "abc". */
+    CHECK_STATUS(deviceid_hash_hex(DEVICEID_HASH_MD5, "abc", 3, md5, sizeof md5), DEVICEID_OK);
+    CHECK(strcmp(md5, "900150983cd24fb0d6963f7d28e17f72") == 0);
+    CHECK_STATUS(deviceid_hash_hex(DEVICEID_HASH_SHA256, "abc", 3, sha, sizeof sha), DEVICEID_OK);
+    CHECK(strcmp(sha, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0);
+    CHECK_STATUS(deviceid_hash_hex(DEVICEID_HASH_MD5, NULL, 0, md5, sizeof md5), DEVICEID_OK);
+    CHECK(strcmp(md5, "d41d8cd98f00b204e9800998ecf8427e") == 0);
+    CHECK_STATUS(deviceid_hash_hex(DEVICEID_HASH_SHA256, "abc", 3, sha, 64), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_hash_hex(3, "abc", 3, sha, sizeof sha), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_hash_hex(DEVICEID_HASH_MD5, NULL, 5, md5, sizeof md5), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_hash_hex(DEVICEID_HASH_MD5, "x", SIZE_MAX, md5, sizeof md5), DEVICEID_E_TOO_LARGE);
+    CHECK_STATUS(deviceid_token_hash(DEVICEID_HASH_MD5, "tok", 3, "com.x", md5, sizeof md5), DEVICEID_OK);
+    char expected[DEVICEID_MD5_HEX_MAX];
+    CHECK_STATUS(deviceid_hash_hex(DEVICEID_HASH_MD5, "tokcom.x", 8, expected, sizeof expected), DEVICEID_OK);
+    CHECK(strcmp(md5, expected) == 0);
+    CHECK_STATUS(deviceid_token_hash(DEVICEID_HASH_MD5, "tok", 3, NULL, md5, sizeof md5), DEVICEID_E_INVALID_ARGUMENT);
+
+    char mac[DEVICEID_MAC_STRING_MAX], ifname[DEVICEID_INTERFACE_NAME_MAX];
+    unsigned props = 99;
+    CHECK_STATUS(deviceid_mac_address("../etc", 0, mac, sizeof mac, NULL, 0, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_mac_address("", 0, mac, sizeof mac, NULL, 0, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_mac_address("sixteen-chars-xx", 0, mac, sizeof mac, NULL, 0, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_mac_address("nosuchif0", 0, mac, sizeof mac, NULL, 0, NULL), DEVICEID_E_NOT_FOUND);
+    CHECK_STATUS(deviceid_mac_address(NULL, 0, mac, 17, NULL, 0, NULL), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_mac_address(NULL, 8, mac, sizeof mac, NULL, 0, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_mac_address(NULL, 0, NULL, sizeof mac, NULL, 0, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    int r = deviceid_mac_address(NULL, 0, mac, sizeof mac, ifname, sizeof ifname, &props);
+    CHECK(r == DEVICEID_OK || r == DEVICEID_E_NOT_FOUND);
+    if (r == DEVICEID_OK) {
+        char path[64];
+        snprintf(path, sizeof path, "/sys/class/net/%s/device", ifname);
+        FILE *f = fopen(path, "r");
+        CHECK(f != NULL); /* a device-backed interface */
+        if (f) fclose(f);
+        CHECK(strlen(mac) == 17 && mac[2] == ':');
+        CHECK(props <= 3);
+        CHECK_STATUS(deviceid_mac_address(NULL, 0, mac, sizeof mac, ifname, 1, NULL), DEVICEID_E_BUFFER_TOO_SMALL);
+    }
+}
+
+static void test_machine_and_scopes(void) {
+    char out[DEVICEID_UUID_STRING_MAX], raw[DEVICEID_UUID_STRING_MAX], line[64] = {0};
+    CHECK_STATUS(deviceid_machine_app_specific(NULL, 0, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_machine_app_specific("00000000000000000000000000000000", 0, out, sizeof out),
+                 DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_machine_app_specific("com.x", 0, out, 36), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_machine_app_specific("4a8b6d2e1f3c4e5d9a7b6c5d4e3f2a1b", DEVICEID_FORMAT_COMPACT, out, sizeof out),
+                 DEVICEID_OK);
+    FILE *p = popen("systemd-id128 machine-id --app-specific=4a8b6d2e1f3c4e5d9a7b6c5d4e3f2a1b", "r");
+    CHECK(p != NULL && fgets(line, sizeof line, p) != NULL);
+    if (p) pclose(p);
+    line[strcspn(line, "\n")] = 0;
+    CHECK(strcmp(out, line) == 0);
+    CHECK_STATUS(deviceid_machine_id_raw(DEVICEID_FORMAT_COMPACT, raw, sizeof raw), DEVICEID_OK);
+    CHECK(strcmp(raw, out) != 0 && strlen(raw) == 32);
+
+    unsigned flags = 99;
+    int source = 0;
+    CHECK_STATUS(deviceid_identifier(0, "x", out, sizeof out, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier(5, "x", out, sizeof out, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_vendor_id(NULL, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_vendor_id("com.acme", out, 36), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_vendor_id("com.acme", out, sizeof out), DEVICEID_OK);
+    char vendor[DEVICEID_UUID_STRING_MAX];
+    strcpy(vendor, out);
+    CHECK_STATUS(deviceid_identifier(DEVICEID_SCOPE_VENDOR, "com.acme", out, sizeof out, &source, &flags), DEVICEID_OK);
+    CHECK(strcmp(vendor, out) == 0 && source != 0 && (flags & DEVICEID_FLAG_DEVICE_CHANGED) == 0);
+    CHECK_STATUS(deviceid_vendor_reset("com.acme"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_vendor_id("com.acme", out, sizeof out), DEVICEID_OK);
+    CHECK(strcmp(vendor, out) != 0);
+
+    CHECK_STATUS(deviceid_advertising_set_limited(1), DEVICEID_OK);
+    CHECK(deviceid_advertising_is_limited() == 1);
+    CHECK_STATUS(deviceid_identifier(DEVICEID_SCOPE_ADVERTISING, NULL, out, sizeof out, NULL, &flags), DEVICEID_OK);
+    CHECK(strcmp(out, "00000000-0000-0000-0000-000000000000") == 0 && (flags & DEVICEID_FLAG_LIMITED));
+    CHECK_STATUS(deviceid_advertising_set_limited(0), DEVICEID_OK);
+    CHECK(deviceid_advertising_is_limited() == 0);
+    CHECK_STATUS(deviceid_advertising_id(out, sizeof out), DEVICEID_OK);
+    CHECK(is_canonical_uuid(out));
+
+    CHECK_STATUS(deviceid_openudid(NULL, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_openudid("com.c.one", out, sizeof out), DEVICEID_OK);
+    char shared[DEVICEID_UUID_STRING_MAX];
+    strcpy(shared, out);
+    CHECK_STATUS(deviceid_openudid_set_opt_out("com.c.two", 1), DEVICEID_OK);
+    CHECK_STATUS(deviceid_openudid("com.c.two", out, sizeof out), DEVICEID_E_OPTED_OUT);
+    CHECK(strcmp(out, "00000000-0000-0000-0000-000000000000") == 0);
+    CHECK_STATUS(deviceid_openudid_set_opt_out("com.c.two", 0), DEVICEID_OK);
+    CHECK_STATUS(deviceid_openudid("com.c.two", out, sizeof out), DEVICEID_OK);
+    CHECK(strcmp(out, shared) == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]);
@@ -182,10 +300,13 @@ int main(int argc, char **argv) {
     test_get_bad_input();
     test_get();
     test_secrets();
+    test_uuids_and_digests();
+    test_machine_and_scopes();
     /* The same again with the keyring (auto backend) where the test run has one. */
     CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_AUTO), DEVICEID_OK);
     test_get();
     test_secrets();
+    test_machine_and_scopes();
     printf("c: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

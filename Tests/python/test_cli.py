@@ -37,7 +37,8 @@ def test_get_text_and_json(cli, store):
     assert text.returncode == 0 and UUID.match(text.stdout.strip())
     as_json = run([cli, "--json", "--backend=file", "get", "com.example.cli"])
     parsed = json.loads(as_json.stdout)
-    assert parsed == {"app_id": "com.example.cli", "id": text.stdout.strip(), "source": "file"}
+    assert parsed == {"app_id": "com.example.cli", "id": text.stdout.strip(), "source": "file",
+                      "device_changed": False, "weak": False, "limited": False}
 
 
 def test_reset_then_new_id(cli, store):

@@ -72,7 +72,12 @@ public enum NetworkInterfaces {
 
     private static func address(of name: String, in root: String) -> MACAddress? {
         var permanent = [UInt8](repeating: 0, count: 32)
-        let length = permanent.withUnsafeMutableBufferPointer { dids_permanent_address(name, $0.baseAddress, $0.count) }
+        // The ioctl reaches the interface of that name in this network namespace: ask it only when
+        // the sysfs entry describes that same interface (a test's sysfs tree may not).
+        let sameInterface = SystemFile.attribute(root + "/" + name + "/ifindex") == String(if_nametoindex(name))
+        let length = sameInterface
+            ? permanent.withUnsafeMutableBufferPointer { dids_permanent_address(name, $0.baseAddress, $0.count) }
+            : 0
         if length == 6, MACAddress.isUsable(Array(permanent.prefix(6))) {
             return MACAddress(bytes: Array(permanent.prefix(6)), interface: name, isPermanent: true)
         }

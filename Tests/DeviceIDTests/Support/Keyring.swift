@@ -15,7 +15,7 @@ enum Keyring {
     }
 
     static func control(_ command: String) throws {
-        let result = try run(repositoryRoot + "/scripts/keyring-control", [command])
+        let result = try runProgram(repositoryRoot + "/scripts/keyring-control", [command])
         XCTAssertEqual(result.status, 0, "keyring-control \(command)")
     }
 
@@ -23,16 +23,16 @@ enum Keyring {
     static func unlock() throws { try control("unlock") }
 
     static func secretToolLookup(service: String, account: String) throws -> Data? {
-        let result = try run("secret-tool", ["lookup", "service", service, "username", account])
+        let result = try runProgram("secret-tool", ["lookup", "service", service, "username", account])
         return result.status == 0 ? result.output : nil
     }
 
     static func secretToolStore(service: String, account: String, _ value: Data) throws {
-        let result = try run("secret-tool", ["store", "--label=test", "service", service, "username", account], stdin: value)
+        let result = try runProgram("secret-tool", ["store", "--label=test", "service", service, "username", account], stdin: value)
         XCTAssertEqual(result.status, 0)
     }
 
     static func secretToolClear(service: String, account: String) throws {
-        _ = try run("secret-tool", ["clear", "service", service, "username", account])
+        _ = try runProgram("secret-tool", ["clear", "service", service, "username", account])
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Runs a program and returns its exit status and standard output.
 @discardableResult
-func run(_ program: String, _ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, output: Data) {
+func runProgram(_ program: String, _ arguments: [String], stdin: Data? = nil) throws -> (status: Int32, output: Data) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : "/usr/bin/env")
     process.arguments = program.hasPrefix("/") ? arguments : [program] + arguments
