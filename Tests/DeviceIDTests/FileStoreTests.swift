@@ -121,3 +121,20 @@ final class FileStoreTests: XCTestCase {
                           try FileStore.fileName(for: .secret(service: "deviceid.app", account: "x")))
     }
 }
+
+extension FileStoreTests {
+    func testStaleTemporaryFilesOfDeadWritersAreRemovedOnTheLockedPath() throws {
+        let tmp = TemporaryDirectory()
+        let store = FileStore(path: tmp.sub("store"))
+        try store.write(key, [1])
+        let stale = store.path + "/.tmp-dead-writer"
+        let fresh = store.path + "/.tmp-live-writer"
+        FileManager.default.createFile(atPath: stale, contents: Data([1]))
+        FileManager.default.createFile(atPath: fresh, contents: Data([2]))
+        var old = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+        XCTAssertEqual(utimensat(AT_FDCWD, stale, &old, 0), 0)
+        try store.withLock { () throws(DeviceIDError) in }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: fresh), "a live writer's file is left alone")
+    }
+}

@@ -174,3 +174,16 @@ def test_only_weak_and_virtual_links_give_not_found_or_weak(cli, netns, tmp_path
     mirror_sysfs(ns, root, ["l0"])
     result = run(["ip", "netns", "exec", ns, cli, "--json", "mac"], env={"DEVICEID_SYSFS_ROOT": str(root)})
     assert '"weak":true' in result.stdout and '"interface":"l0"' in result.stdout
+
+
+def test_md5_refused_by_openssl_is_unsupported_not_a_crash(cli, tmp_path):
+    # FIPS-style configuration: only algorithms with the property fips=yes may be fetched, which
+    # the default provider has none of — MD5 (and SHA-256) are refused as they would be in FIPS mode.
+    config = tmp_path / "openssl.cnf"
+    config.write_text("openssl_conf = init\n[init]\nalg_section = algorithms\n"
+                      "[algorithms]\ndefault_properties = fips=yes\n")
+    result = run([cli, "hash", "md5"], input="abc", env={"OPENSSL_CONF": str(config)})
+    assert result.returncode == 22, result.stderr
+    assert "OpenSSL refuses MD5" in result.stderr
+    result = run([cli, "mac-md5", "--interface", "lo"], env={"OPENSSL_CONF": str(config)})
+    assert result.returncode in (1, 22)  # lo has no usable address; never a crash

@@ -109,7 +109,26 @@ struct FileStore: Sendable {
         guard SystemCall.retrying({ flock(fd, LOCK_EX) }) == 0 else {
             throw SystemCall.error("cannot lock", "\(path)/.lock")
         }
+        Self.removeStaleTemporaries(dir)
         return try body()
+    }
+
+    /// Temporary files of writers that died (SIGKILL, power loss) before their rename. Only old
+    /// ones: a live writer's file is seconds old at most. Runs on the rare locked path (mint,
+    /// reset), never on reads.
+    private static func removeStaleTemporaries(_ dir: StoreDirectory) {
+        let listing = dup(dir.fd)
+        guard listing >= 0, let stream = fdopendir(listing) else { return }
+        defer { closedir(stream) }
+        let cutoff = time(nil) - 600
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(".tmp-") else { continue }
+            var st = stat()
+            if fstatat(dir.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtim.tv_sec < cutoff {
+                unlinkat(dir.fd, name, 0)
+            }
+        }
     }
 
     /// Writes every byte and fsyncs; the failed operation's name, or nil.
