@@ -32,7 +32,7 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .target(name: "CDeviceIDSupport"),
+        .target(name: "CDeviceIDSupport", dependencies: ["CLibSecret"]),
         .target(
             name: "DeviceID",
             dependencies: ["CLibSecret", "CLibCrypto", "CDeviceIDSupport"]

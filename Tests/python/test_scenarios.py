@@ -135,3 +135,79 @@ print("\\n".join(ids))
     assert len(set(ids)) == 1, set(ids)
     looked = run(["secret-tool", "lookup", "service", "deviceid.app", "username", app])
     assert looked.stdout.splitlines()[0] == ids[0]
+
+
+def test_locked_with_a_display_never_opens_the_prompt_path(cli):
+    """With a display an unlock prompt would block forever: DeviceID must not go near it."""
+    result = in_fresh_keyring(f"""
+        export DEVICEID_STORE_DIR=$HOME/store
+        Xvfb :57 -nolisten tcp >/dev/null 2>&1 & xvfb=$!
+        for i in $(seq 50); do [ -e /tmp/.X11-unix/X57 ] && break; sleep 0.1; done
+        export DISPLAY=:57
+        old=$({cli} get old.app)
+        {os.environ['DEVICEID_TEST_ROOT']}/scripts/keyring-control lock
+        start=$(date +%s%N)
+        timeout 60 {cli} --timeout 3000 --backend secret-service get new.app; echo "new rc=$?"
+        printf x | timeout 60 {cli} --timeout 3000 secret store s a; echo "store rc=$?"
+        timeout 60 {cli} --timeout 3000 secret lookup s a; echo "lookup rc=$?"
+        echo "elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))"
+        echo "mirror: $(timeout 60 {cli} get old.app) was $old"
+        pgrep -x gcr-prompter >/dev/null && echo "prompter=yes" || echo "prompter=no"
+        kill $xvfb
+    """)
+    out = result.stdout
+    assert "new rc=14" in out and "store rc=14" in out and "lookup rc=14" in out, out
+    assert int(re.search(r"elapsed_ms=(\d+)", out).group(1)) < 9000
+    m = re.search(rf"mirror: ({UUID}) was ({UUID})", out)
+    assert m and m.group(1) == m.group(2)
+    assert "prompter=no" in out
+
+
+def test_daemon_killed_and_reactivated_locked(cli):
+    """SIGKILL the daemon during calls; D-Bus re-activates one whose collection is locked and whose
+    items are invisible. The ID must survive, and nothing may be minted meanwhile."""
+    result = in_fresh_keyring(f"""
+        export DEVICEID_STORE_DIR=$HOME/store
+        old=$({cli} get old.app)
+        for i in 1 2 3 4 5; do
+            pid=$(gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+                  --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | awk '{{print $2}}' | tr -d ',)')
+            timeout 60 {cli} --timeout 3000 get new.app.$i >/dev/null 2>&1 & call=$!
+            sleep 0.0$((RANDOM % 9))
+            kill -KILL $pid
+            wait $call; echo "during rc=$?"
+        done
+        timeout 60 {cli} --timeout 3000 --backend secret-service get old.app; echo "explicit rc=$?"
+        echo "mirror: $(timeout 60 {cli} --timeout 3000 get old.app) was $old"
+        timeout 60 {cli} --timeout 3000 get brand.new.app; echo "new rc=$?"
+        {os.environ['DEVICEID_TEST_ROOT']}/scripts/keyring-control unlock
+        echo "after unlock: $(timeout 60 {cli} --backend secret-service get old.app) was $old"
+    """)
+    out = result.stdout
+    during = re.findall(r"during rc=(\d+)", out)
+    assert len(during) == 5 and set(during) <= {"0", "14", "16"}, out + result.stderr
+    assert "explicit rc=14" in out, out
+    m = re.search(rf"mirror: ({UUID}) was ({UUID})", out)
+    assert m and m.group(1) == m.group(2)
+    assert "new rc=14" in out, "a re-activated locked keyring is not 'none'"
+    m = re.search(rf"after unlock: ({UUID}) was ({UUID})", out)
+    assert m and m.group(1) == m.group(2), out
+
+
+def test_wrong_unlock_password_leaves_it_locked(cli):
+    result = in_fresh_keyring(f"""
+        export DEVICEID_STORE_DIR=$HOME/store
+        old=$({cli} get old.app)
+        pid=$(gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+              --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | awk '{{print $2}}' | tr -d ',)')
+        kill -TERM $pid; sleep 0.5
+        printf wrong-password | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+        gdbus wait --session --timeout 10 org.freedesktop.secrets
+        timeout 60 {cli} --backend secret-service get old.app; echo "explicit rc=$?"
+        timeout 60 {cli} get new.app; echo "new rc=$?"
+        echo "mirror: $({cli} get old.app) was $old"
+    """)
+    out = result.stdout
+    assert "explicit rc=14" in out and "new rc=14" in out, out + result.stderr
+    m = re.search(rf"mirror: ({UUID}) was ({UUID})", out)
+    assert m and m.group(1) == m.group(2)

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <sys/random.h>
 
+#include "CDeviceIDSecretService.h"
+
 /// Reads the permanent hardware address of `ifname` with ETHTOOL_GPERMADDR.
 /// Returns the address length (6 for Ethernet) and fills `out`, 0 when the driver reports none,
 /// or -errno (-EOPNOTSUPP when the driver has no ethtool support).

@@ -1,3 +1,4 @@
+import CDeviceIDSupport
 import CLibSecret
 import Glibc
 
@@ -25,7 +26,10 @@ enum LibSecret {
     }
 
     private static let lock = PThreadMutex()
+    // Both guarded by `lock`: the session bus connection last seen, and DeviceID's own
+    // (non-prompting) service proxy on it, kept between sessions like libsecret's singleton.
     nonisolated(unsafe) private static var bus: OpaquePointer?
+    nonisolated(unsafe) private static var cachedService: UnsafeMutablePointer<SecretService>?
 
     /// Why no session bus would be reached without autolaunching one, or nil when one may be.
     static func sessionBusProblem() -> String? {
@@ -64,7 +68,7 @@ enum LibSecret {
             } catch {
                 if g_cancellable_is_cancelled(cancellable) != 0 {
                     // The proxy may be half-way through a call that never finished; start afresh.
-                    secret_service_disconnect()
+                    dropService()
                     throw DeviceIDError(.timedOut, "the Secret Service did not answer within \(timeoutMilliseconds) ms")
                 }
                 throw error
@@ -83,8 +87,8 @@ enum LibSecret {
         g_dbus_connection_set_exit_on_close(connection, 0)
         let current = connection
         if let previous = bus, previous != current {
-            // The bus was replaced (daemon restarted): libsecret's cached proxy is stale.
-            secret_service_disconnect()
+            // The bus was replaced (bus daemon restarted): the cached proxy is stale.
+            dropService()
             g_object_unref(UnsafeMutableRawPointer(previous))
             bus = current
         } else if bus == nil {
@@ -92,12 +96,29 @@ enum LibSecret {
         } else {
             g_object_unref(UnsafeMutableRawPointer(connection))
         }
-        guard let service = secret_service_get_sync(SECRET_SERVICE_NONE, cancellable, &error) else {
+        if let cachedService {
+            g_object_ref(UnsafeMutableRawPointer(cachedService))
+            return cachedService
+        }
+        // Not secret_service_get_sync(): its singleton hands prompts to libsecret's own prompter,
+        // which waits forever for a prompt that never completes. Ours refuses every prompt.
+        // A NULL bus name honours SECRET_SERVICE_BUS_NAME, as the singleton does.
+        let raw = secret_service_open_sync(dids_non_prompting_service_get_type(), nil, SECRET_SERVICE_NONE,
+                                           cancellable, &error)
+        guard let service = raw else {
             throw translate(error, "cannot reach the Secret Service", unavailable: true)
         }
         g_dbus_proxy_set_default_timeout(UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self),
                                          Int32(clamping: timeout))
+        g_object_ref(UnsafeMutableRawPointer(service))
+        cachedService = service
         return service
+    }
+
+    /// Forgets the cached proxy (and its secret-transfer session); the next session opens anew.
+    private static func dropService() {
+        if let cachedService { g_object_unref(UnsafeMutableRawPointer(cachedService)) }
+        cachedService = nil
     }
 
     /// One bounded conversation with the Secret Service.
@@ -122,7 +143,12 @@ enum LibSecret {
                     let item = raw.assumingMemoryBound(to: SecretItem.self)
                     var secret: [UInt8]?
                     let locked = secret_item_get_locked(item) != 0
-                    if !locked, let value = secret_item_get_secret(item) {
+                    if !locked {
+                        // An unlocked item whose secret did not load (GetSecrets failed) is not
+                        // "none": believing so would mint a new ID over an existing one.
+                        guard let value = secret_item_get_secret(item) else {
+                            throw DeviceIDError(.keyring, "an item's secret could not be loaded")
+                        }
                         var length = 0
                         if let bytes = secret_value_get(value, &length) {
                             secret = Array(UnsafeRawBufferPointer(start: bytes, count: length))

@@ -1,0 +1,72 @@
+"""Faults the real gnome-keyring cannot show, from a fault-injecting Secret Service of our own
+(Tests/fakes/fake-secret-service) on a private bus; libsecret is pointed at it with
+SECRET_SERVICE_BUS_NAME. Each fault must end in its documented status within the deadline, and
+nothing may be minted over an item that could not be read."""
+import re
+import time
+
+import pytest
+
+from conftest import ROOT, run
+
+FAKE = str(ROOT / "Tests" / "fakes" / "fake-secret-service")
+
+
+def with_fake(mode, script, tmp_path, timeout=90):
+    body = f"""
+        {FAKE} org.example.FakeSecrets '{mode}' >/dev/null 2>"{tmp_path}/fake.err" &
+        gdbus wait --session --timeout 10 org.example.FakeSecrets
+        export SECRET_SERVICE_BUS_NAME=org.example.FakeSecrets DEVICEID_STORE_DIR="{tmp_path}/store"
+        {script}
+    """
+    start = time.monotonic()
+    result = run(["dbus-run-session", "--", "bash", "-c", body], timeout=timeout)
+    return result.stdout, time.monotonic() - start
+
+
+def statuses(out):
+    return dict(re.findall(r"^(\w+)=(\d+)$", out, re.M))
+
+
+SCRIPT = """
+    d() {{ timeout 60 {cli} --timeout 1000 "$@"; }}
+    printf v | d --backend secret-service secret store svc acct >/dev/null 2>&1; echo store=$?
+    d --backend secret-service secret lookup svc acct >/dev/null 2>&1; echo lookup=$?
+    d --backend secret-service get app >/dev/null 2>&1; echo get1=$?
+    d --backend secret-service get app >/dev/null 2>&1; echo get2=$?
+    d get auto.app >/dev/null 2>&1; echo auto=$?
+    ls "$DEVICEID_STORE_DIR" 2>/dev/null | grep -c '^id-' | sed 's/^/files=/'
+"""
+
+EXPECTED = {
+    # mode:             store lookup get1 get2 auto files
+    "healthy":          ("0", "0", "0", "0", "0", "1"),
+    "slow":             ("16", "16", "16", "16", "16", "0"),
+    "error:SearchItems": ("0", "23", "23", "23", "23", "0"),
+    "error:GetSecrets": ("0", "23", "0", "23", "0", "1"),
+    "error:ReadAlias":  ("23", "23", "23", "23", "23", "0"),
+    "error:CreateItem": ("23", "1", "23", "23", "0", "1"),
+    "locked-error":     ("0", "14", "14", "14", "14", "0"),
+    "prompt":           ("14", "1", "14", "14", "0", "1"),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(EXPECTED))
+def test_fault(cli, tmp_path, mode):
+    out, elapsed = with_fake(mode, SCRIPT.format(cli=cli), tmp_path)
+    got = statuses(out)
+    names = ["store", "lookup", "get1", "get2", "auto", "files"]
+    assert tuple(got.get(n) for n in names) == EXPECTED[mode], (mode, got)
+    assert elapsed < 30, f"{mode}: {elapsed:.1f} s; every call is bounded by the 1 s deadline"
+
+
+def test_service_vanishing_mid_call_is_not_none(cli, tmp_path):
+    out, _ = with_fake("vanish", f"""
+        timeout 60 {cli} --timeout 2000 get app >/dev/null 2>&1; echo first=$?
+        ls "$DEVICEID_STORE_DIR" 2>/dev/null | grep -c '^id-' | sed 's/^/files=/'
+        timeout 60 {cli} --timeout 2000 --backend secret-service get app >/dev/null 2>&1; echo gone=$?
+    """, tmp_path)
+    got = statuses(out)
+    assert got["first"] == "16", "no answer mid-call is TIMED_OUT: silence is not 'none'"
+    assert got["files"] == "0", "nothing minted"
+    assert got["gone"] == "15", "once gone, the service is unavailable"
