@@ -51,6 +51,7 @@ let package = Package(
         ),
         .executableTarget(name: "DeviceIDCLI", dependencies: ["DeviceID"]),
         .executableTarget(name: "DeviceIDExample", dependencies: ["DeviceID"], path: "examples/swift"),
+        .executableTarget(name: "DeviceIDFuzzParsers", dependencies: ["DeviceID"], path: "Tests/fuzz/parsers"),
         .testTarget(name: "DeviceIDTests", dependencies: ["DeviceID"]),
     ]
 )
