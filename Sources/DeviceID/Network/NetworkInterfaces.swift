@@ -52,14 +52,7 @@ public enum NetworkInterfaces {
     private static func names(in root: String) throws(DeviceIDError) -> [String] {
         guard let dir = opendir(root) else { throw SystemCall.error("cannot list", root) }
         defer { closedir(dir) }
-        var names = [String]()
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        return DirectoryListing.names(dir)
     }
 
     private static func isHardware(_ name: String, in root: String) -> Bool {

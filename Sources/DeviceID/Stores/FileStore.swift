@@ -121,9 +121,7 @@ struct FileStore: Sendable {
         guard listing >= 0, let stream = fdopendir(listing) else { return }
         defer { closedir(stream) }
         let cutoff = time(nil) - 600
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasPrefix(".tmp-") else { continue }
+        for name in DirectoryListing.names(stream) where name.hasPrefix(".tmp-") {
             var st = stat()
             if fstatat(dir.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtim.tv_sec < cutoff {
                 unlinkat(dir.fd, name, 0)
