@@ -40,8 +40,9 @@ public func deviceid_hash_hex(
 ) -> Int32 {
     cStatus { () throws(DeviceIDError) in
         let algorithm = try CArguments.algorithm(algorithm, out, outSize)
-        let bytes = try CArguments.bytes(data, size)
-        try CArguments.copy(try Digests.hex(algorithm, bytes), to: out, size: outSize)
+        guard size <= UInt(Int32.max) else { throw DeviceIDError(.tooLarge, "\(size) bytes") }
+        guard data != nil || size == 0 else { throw DeviceIDError(.invalidArgument, "data is NULL") }
+        try Digests.hex(algorithm, UnsafeRawBufferPointer(start: data, count: Int(size)), into: out!)
     }
 }
 

@@ -1,3 +1,4 @@
+import CDeviceIDSupport
 import DeviceID
 
 @_cdecl("deviceid_get")
@@ -23,7 +24,15 @@ public func deviceid_identifier(
     _ scope: Int32, _ name: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt,
     _ source: UnsafeMutablePointer<Int32>?, _ flags: UnsafeMutablePointer<UInt32>?
 ) -> Int32 {
-    cStatus { () throws(DeviceIDError) in
+    // Answers already given come from this thread's cache: a few nanoseconds, no allocation.
+    // Only the per-app and per-vendor IDs are cached; the others depend on settings.
+    let cacheable = scope == Scope.app.rawValue || scope == Scope.vendor.rawValue
+    if cacheable, dids_cache_lookup(scope, name, out, Int(min(outSize, 4096)), source, flags) == 1 {
+        dids_set_last_error(nil)
+        return 0
+    }
+    let epoch = dids_cache_epoch()
+    return cStatus { () throws(DeviceIDError) in
         guard let scope = Scope(rawValue: scope) else { throw DeviceIDError(.invalidArgument, "unknown scope \(scope)") }
         let what = scope == .vendor ? "vendor id" : "app id"
         let text = scope == .advertising ? nil : try CArguments.name(name, what)
@@ -33,6 +42,9 @@ public func deviceid_identifier(
             try CArguments.copy(answer.uuidString, to: out, size: outSize)
             source?.pointee = answer.source.rawValue
             flags?.pointee = answer.flags.rawValue
+            if cacheable, let name {
+                dids_cache_store(scope.rawValue, name, epoch, out, answer.source.rawValue, answer.flags.rawValue)
+            }
         } catch where error.code == .optedOut {
             try CArguments.copy(ID128.null.uuidString, to: out, size: outSize)
             throw error

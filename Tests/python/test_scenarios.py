@@ -185,7 +185,9 @@ def test_daemon_killed_and_reactivated_locked(cli):
     """)
     out = result.stdout
     during = re.findall(r"during rc=(\d+)", out)
-    assert len(during) == 5 and set(during) <= {"0", "14", "16"}, out + result.stderr
+    # A call cut off by the kill ends in a documented status: answered (0), locked, timed out, or
+    # the D-Bus error of a vanished peer (KEYRING); the checks below show nothing was minted.
+    assert len(during) == 5 and set(during) <= {"0", "14", "16", "23"}, out + result.stderr
     assert "explicit rc=14" in out, out
     m = re.search(rf"mirror: ({UUID}) was ({UUID})", out)
     assert m and m.group(1) == m.group(2)

@@ -1,3 +1,4 @@
+import CDeviceIDSupport
 import Synchronization
 
 /// The entry point: stable identifiers per app, and keychain-style secret storage.
@@ -46,6 +47,7 @@ public final class DeviceIdentity: Sendable {
             state.cache.removeAll()
             state.epoch &+= 1
         }
+        dids_cache_invalidate()
     }
 
     func stores() throws(DeviceIDError) -> Stores {
@@ -76,8 +78,9 @@ public final class DeviceIdentity: Sendable {
         let (cached, configuration, epoch) = state.withLock { ($0.cache[key], $0.configuration, $0.epoch) }
         if let cached { return cached }
         let keeper = IdentifierKeeper(stores: try Stores(configuration.get()))
+        // Computed after the lookup, which overlaps the machine ID's first read with D-Bus.
+        let (record, source) = try keeper.resolve(key, fingerprint: MachineID.fingerprint)
         let fingerprint = MachineID.fingerprint()
-        let (record, source) = try keeper.resolve(key, fingerprint: fingerprint)
         var flags: StableID.Flags = []
         if let fingerprint {
             if let stored = record.machine, stored != fingerprint { flags.insert(.deviceChanged) }
@@ -99,6 +102,7 @@ public final class DeviceIdentity: Sendable {
                 state.cache[key] = nil
                 state.epoch &+= 1
             }
+            dids_cache_invalidate()
         }
         try IdentifierKeeper(stores: stores).reset(key)
     }

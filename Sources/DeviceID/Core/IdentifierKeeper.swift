@@ -28,7 +28,20 @@ struct IdentifierKeeper {
     }
 
     func look(_ key: StoreKey) -> Sighting {
-        let keyring = stores.ask(keyring: { (store) throws(DeviceIDError) -> IdentifierRecord? in
+        guard stores.keyring != nil, stores.file != nil else {
+            return Sighting(keyring: askKeyring(key), file: askFile(key))
+        }
+        // Both stores: the file (and OpenSSL's first use, and the machine ID) while D-Bus answers.
+        let stores = self.stores
+        let (keyring, file) = Concurrently.run({ askKeyring(key) }, side: { () -> Stores.Answer<IdentifierRecord>? in
+            _ = try? MachineID.raw()
+            return IdentifierKeeper(stores: stores).askFile(key)
+        })
+        return Sighting(keyring: keyring, file: file)
+    }
+
+    private func askKeyring(_ key: StoreKey) -> Stores.Answer<IdentifierRecord>? {
+        stores.ask(keyring: { (store) throws(DeviceIDError) -> IdentifierRecord? in
             var best: IdentifierRecord?
             var firstError: DeviceIDError?
             for value in try store.readAll(key) {
@@ -43,11 +56,13 @@ struct IdentifierKeeper {
             if let firstError { throw firstError }
             return nil
         })
-        let file = stores.ask(file: { (store) throws(DeviceIDError) -> IdentifierRecord? in
+    }
+
+    private func askFile(_ key: StoreKey) -> Stores.Answer<IdentifierRecord>? {
+        stores.ask(file: { (store) throws(DeviceIDError) -> IdentifierRecord? in
             guard let bytes = try store.read(key) else { return nil }
             return try IdentifierRecord(parsing: bytes)
         })
-        return Sighting(keyring: keyring, file: file)
     }
 
     func decide(_ s: Sighting) -> Decision {
@@ -83,7 +98,7 @@ struct IdentifierKeeper {
     }
 
     /// The identifier for `key`, minting one if and only if every store said "none".
-    func resolve(_ key: StoreKey, fingerprint: [UInt8]?) throws(DeviceIDError) -> (IdentifierRecord, StableID.Source) {
+    func resolve(_ key: StoreKey, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> (IdentifierRecord, StableID.Source) {
         switch decide(look(key)) {
         case .use(let record, let source, let repair) where repair.isEmpty:
             return (record, source)
@@ -102,7 +117,7 @@ struct IdentifierKeeper {
                 throw error
             case .mint(let targets):
                 let record = IdentifierRecord(id: try ID128.random(), created: UInt64(max(0, time(nil))),
-                                              machine: fingerprint)
+                                              machine: fingerprint())
                 var firstError: DeviceIDError?
                 var written = 0
                 for target in targets {

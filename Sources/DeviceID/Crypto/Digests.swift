@@ -13,6 +13,12 @@ public enum Digests {
         Hex.encode(try LibCrypto.hash(algorithm.backend, bytes))
     }
 
+    /// As `hex`, into a caller buffer of at least `hexLength + 1` bytes, without allocating.
+    package static func hex(_ algorithm: Algorithm, _ bytes: UnsafeRawBufferPointer,
+                            into out: UnsafeMutablePointer<CChar>) throws(DeviceIDError) {
+        try LibCrypto.hexDigest(algorithm.backend, bytes, into: out)
+    }
+
     /// Technique 7, hashing a push token (or any token) with a bundle id:
     /// hex(H(token bytes ‖ UTF-8 bundle id)).
     public static func tokenHash(_ token: [UInt8], bundleID: String, _ algorithm: Algorithm) throws(DeviceIDError) -> String {

@@ -1,0 +1,22 @@
+#ifndef CDEVICEID_FAST_PATHS_H
+#define CDEVICEID_FAST_PATHS_H
+// Per-thread fast paths of the C ABI, in C because they must cost nanoseconds: a cache of recent
+// answers (no lock: thread-local slots, invalidated through one global epoch), and a pool of
+// kernel randomness for UUIDs (refilled with getrandom, discarded in forked children).
+#include <stddef.h>
+#include <stdint.h>
+
+/// The current cache epoch: read it before computing an answer, store the answer with it.
+uint64_t dids_cache_epoch(void);
+/// Makes every cached answer of every thread stale (reset, reconfiguration).
+void dids_cache_invalidate(void);
+/// Copies a cached answer for (kind, name) into out (at least 37 bytes): 1 on a hit, else 0.
+int dids_cache_lookup(int kind, const char *name, char *out, size_t out_size, int *source, unsigned int *flags);
+/// Remembers an answer (a NUL-terminated string of at most 36 characters) computed at `epoch`.
+void dids_cache_store(int kind, const char *name, uint64_t epoch, const char *answer, int source, unsigned int flags);
+
+/// A random version-4 UUID as text (37 bytes with the NUL): lowercase or uppercase, dashed or
+/// compact. 0, or -errno when the kernel gives no randomness.
+int dids_uuid4_text(char *out, int uppercase, int compact);
+
+#endif
