@@ -166,6 +166,56 @@ enum LibSecret {
             return items
         }
 
+        /// The object paths of the items carrying `service` and `username`, unlocked and locked.
+        /// Never unlocks anything, and builds no proxy per item.
+        func searchPaths(service name: String, account: String) throws(DeviceIDError) -> (unlocked: [String], locked: [String]) {
+            let attributes = LibSecret.attributes(service: name, account: account)
+            defer { g_hash_table_unref(attributes) }
+            var error: UnsafeMutablePointer<GError>?
+            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            let ok = secret_service_search_for_dbus_paths_sync(service, nil, attributes, cancellable,
+                                                               &unlocked, &locked, &error)
+            defer {
+                g_strfreev(unlocked)
+                g_strfreev(locked)
+            }
+            guard ok != 0 else { throw translate(error, "search failed") }
+            return (strings(unlocked), strings(locked))
+        }
+
+        /// The secret of one unlocked item, by path. A secret that does not come back is an
+        /// error, never "none".
+        func secret(path: String) throws(DeviceIDError) -> [UInt8] {
+            var error: UnsafeMutablePointer<GError>?
+            let table: OpaquePointer? = path.withCString { p in
+                var paths: [UnsafePointer<gchar>?] = [p, nil]
+                return paths.withUnsafeMutableBufferPointer { buffer in
+                    secret_service_get_secrets_for_dbus_paths_sync(service, buffer.baseAddress, cancellable, &error)
+                }
+            }
+            guard let table else { throw translate(error, "cannot load the secret") }
+            defer { g_hash_table_unref(table) }
+            guard let raw = path.withCString({ g_hash_table_lookup(table, $0) }) else {
+                throw DeviceIDError(.keyring, "an item's secret could not be loaded")
+            }
+            let value = OpaquePointer(raw)
+            var length = 0
+            guard let bytes = secret_value_get(value, &length) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: bytes, count: length))
+        }
+
+        private func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+            guard let vector else { return [] }
+            var out = [String]()
+            var i = 0
+            while let p = vector[i] {
+                out.append(String(cString: p))
+                i += 1
+            }
+            return out
+        }
+
         /// Whether the default collection (where DeviceID stores) exists and is unlocked.
         /// Never prompts: ≈ 10 ms on a fresh connection here.
         func defaultCollectionState() throws(DeviceIDError) -> CollectionState {

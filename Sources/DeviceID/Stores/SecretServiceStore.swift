@@ -8,6 +8,19 @@ struct SecretServiceStore: Sendable {
     /// its items from search), throws `.locked` instead.
     func readAll(_ key: StoreKey) throws(DeviceIDError) -> [[UInt8]] {
         try LibSecret.session(timeoutMilliseconds: timeoutMilliseconds) { session throws(DeviceIDError) in
+            // The common case, one unlocked item, by path: no proxy per item.
+            let paths = try session.searchPaths(service: key.service, account: key.account)
+            if paths.unlocked.count == 1 {
+                return [try session.secret(path: paths.unlocked[0])]
+            }
+            if paths.unlocked.isEmpty {
+                if !paths.locked.isEmpty { throw DeviceIDError(.locked, "the matching item is locked") }
+                if try session.defaultCollectionState() == .locked {
+                    throw DeviceIDError(.locked, "the default collection is locked; its items cannot be searched")
+                }
+                return []
+            }
+            // Several copies (several collections): ordered by modification time, newest first.
             let items = try session.search(service: key.service, account: key.account)
             let readable = items.filter { !$0.locked && $0.secret != nil }
                 .sorted { ($0.modified, $0.created) > ($1.modified, $1.created) }
