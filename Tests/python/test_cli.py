@@ -1,5 +1,6 @@
 """The deviceid command: output, exit codes, and agreement with every other door."""
 import json
+import os
 import re
 
 import pytest
@@ -94,3 +95,19 @@ def test_every_language_gives_the_same_id(cli, c_example, swift_example, store, 
     assert from_swift == [from_python, "keyring"]
     looked = run(["secret-tool", "lookup", "service", "deviceid.app", "username", app])
     assert looked.stdout.splitlines()[0] == from_python
+
+
+def test_unreadable_standard_input_is_an_io_error_not_a_crash(cli, store):
+    import subprocess
+
+    directory = os.open("/", os.O_RDONLY)  # read(2) on a directory fails with EISDIR
+    try:
+        result = subprocess.run([cli, "--backend", "file", "secret", "store", "s", "a"], stdin=directory,
+                                capture_output=True, text=True)
+    finally:
+        os.close(directory)
+    assert result.returncode == 18
+    assert result.stderr.startswith("deviceid: ") and "Is a directory" in result.stderr
+    closed = subprocess.run([cli, "--backend", "file", "secret", "store", "s", "a"], stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True)
+    assert closed.returncode == 0, "an empty secret from an empty stdin is allowed"
