@@ -27,20 +27,10 @@ public func deviceid_machine_app_specific(
 
 @_cdecl("deviceid_machine_id_raw")
 public func deviceid_machine_id_raw(_ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt) -> Int32 {
-    cStatus { () throws(DeviceIDError) in
-        let options = try CArguments.format(format)
-        try CArguments.checkUUIDBuffer(out, outSize, compact: options.compact)
-        let id = try MachineID.raw()
-        try CArguments.copy(id.format(uppercase: options.uppercase, dashes: !options.compact), to: out, size: outSize)
-    }
+    cStatus { () throws(DeviceIDError) in try CArguments.copy(try MachineID.raw(), format: format, to: out, size: outSize) }
 }
 
 @_cdecl("deviceid_product_uuid_raw")
 public func deviceid_product_uuid_raw(_ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt) -> Int32 {
-    cStatus { () throws(DeviceIDError) in
-        let options = try CArguments.format(format)
-        try CArguments.checkUUIDBuffer(out, outSize, compact: options.compact)
-        let id = try ProductUUID.raw()
-        try CArguments.copy(id.format(uppercase: options.uppercase, dashes: !options.compact), to: out, size: outSize)
-    }
+    cStatus { () throws(DeviceIDError) in try CArguments.copy(try ProductUUID.raw(), format: format, to: out, size: outSize) }
 }

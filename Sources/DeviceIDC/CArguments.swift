@@ -48,6 +48,13 @@ enum CArguments {
         guard size >= needed else { throw DeviceIDError(.bufferTooSmall, "needs \(needed) bytes, got \(size)") }
     }
 
+    /// Writes `id` in the DEVICEID_FORMAT_* form `bits` asks for.
+    static func copy(_ id: ID128, format bits: UInt32, to out: UnsafeMutablePointer<CChar>?, size: UInt) throws(DeviceIDError) {
+        let options = try format(bits)
+        try checkUUIDBuffer(out, size, compact: options.compact)
+        try copy(id.format(uppercase: options.uppercase, dashes: !options.compact), to: out, size: size)
+    }
+
     /// Caller bytes: NULL only with size 0; at most 2^31 bytes.
     static func bytes(_ data: UnsafeRawPointer?, _ size: UInt) throws(DeviceIDError) -> [UInt8] {
         guard size <= UInt(Int32.max) else { throw DeviceIDError(.tooLarge, "\(size) bytes") }

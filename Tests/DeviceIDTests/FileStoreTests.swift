@@ -6,14 +6,6 @@ import XCTest
 final class FileStoreTests: XCTestCase {
     let key = StoreKey.secret(service: "svc", account: "acct")
 
-    private func code(_ body: () throws -> Void) -> DeviceIDError.Code? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return (error as? DeviceIDError)?.code
-        }
-    }
 
     private func mode(_ path: String) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
@@ -49,8 +41,8 @@ final class FileStoreTests: XCTestCase {
                                                 attributes: [.posixPermissions: 0o700])
         try FileManager.default.createSymbolicLink(atPath: tmp.sub("link"), withDestinationPath: tmp.sub("real"))
         let store = FileStore(path: tmp.sub("link"))
-        XCTAssertEqual(code { _ = try store.read(key) }, .permission)
-        XCTAssertEqual(code { try store.write(key, [1]) }, .permission)
+        XCTAssertEqual(errorCode { _ = try store.read(key) }, .permission)
+        XCTAssertEqual(errorCode { try store.write(key, [1]) }, .permission)
     }
 
     func testGroupOrWorldWritableDirectoryIsRefused() throws {
@@ -59,8 +51,8 @@ final class FileStoreTests: XCTestCase {
             let store = FileStore(path: tmp.sub("store"))
             try store.write(key, [1])
             chmod(store.path, mode_t(bits))
-            XCTAssertEqual(code { _ = try store.read(key) }, .permission, "mode \(String(bits, radix: 8))")
-            XCTAssertEqual(code { try store.write(key, [2]) }, .permission)
+            XCTAssertEqual(errorCode { _ = try store.read(key) }, .permission, "mode \(String(bits, radix: 8))")
+            XCTAssertEqual(errorCode { try store.write(key, [2]) }, .permission)
         }
     }
 
@@ -79,7 +71,7 @@ final class FileStoreTests: XCTestCase {
         let store = FileStore(path: tmp.sub("store"))
         try store.write(key, [1])
         XCTAssertEqual(chown(store.path, 65534, 65534), 0)
-        XCTAssertEqual(code { _ = try store.read(key) }, .permission)
+        XCTAssertEqual(errorCode { _ = try store.read(key) }, .permission)
     }
 
     func testSymlinkedOrForeignFileIsRefused() throws {
@@ -91,12 +83,12 @@ final class FileStoreTests: XCTestCase {
         try FileManager.default.removeItem(atPath: file)
         FileManager.default.createFile(atPath: tmp.sub("elsewhere"), contents: Data([9]))
         try FileManager.default.createSymbolicLink(atPath: file, withDestinationPath: tmp.sub("elsewhere"))
-        XCTAssertEqual(code { _ = try store.read(key) }, .permission)
+        XCTAssertEqual(errorCode { _ = try store.read(key) }, .permission)
 
         try FileManager.default.removeItem(atPath: file)
         try store.write(key, [1])
         chmod(file, 0o666)
-        XCTAssertEqual(code { _ = try store.read(key) }, .permission, "a world-writable file")
+        XCTAssertEqual(errorCode { _ = try store.read(key) }, .permission, "a world-writable file")
     }
 
     func testCorruptAndTruncatedFilesAreReportedNotReplaced() throws {
@@ -107,7 +99,7 @@ final class FileStoreTests: XCTestCase {
         let original = try Data(contentsOf: URL(fileURLWithPath: file))
         for damaged in [original.prefix(10), original.dropLast(), Data(), Data(original.reversed())] {
             try damaged.write(to: URL(fileURLWithPath: file))
-            XCTAssertEqual(code { _ = try store.read(key) }, .corrupt)
+            XCTAssertEqual(errorCode { _ = try store.read(key) }, .corrupt)
             XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: file)), damaged, "the evidence stays")
         }
     }

@@ -23,14 +23,6 @@ final class KeyringTests: XCTestCase {
         DeviceIdentity(configuration: Configuration(backend: backend, timeoutMilliseconds: timeout, storeDirectory: tmp.path))
     }
 
-    private func code(_ body: () throws -> Void) -> DeviceIDError.Code? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return (error as? DeviceIDError)?.code
-        }
-    }
 
     private func keyringRecord(_ app: String) throws -> IdentifierRecord? {
         try Keyring.secretToolLookup(service: "deviceid.app", account: app).map { try IdentifierRecord(parsing: Array($0)) }
@@ -123,7 +115,7 @@ final class KeyringTests: XCTestCase {
     func testCorruptKeyringItemWithoutMirrorIsCorrupt() throws {
         let app = "app-\(unique)"
         try Keyring.secretToolStore(service: "deviceid.app", account: app, Data("garbage".utf8))
-        XCTAssertEqual(code { _ = try self.identity().stableID(for: app) }, .corrupt)
+        XCTAssertEqual(errorCode { _ = try self.identity().stableID(for: app) }, .corrupt)
         XCTAssertEqual(try Keyring.secretToolLookup(service: "deviceid.app", account: app), Data("garbage".utf8),
                        "nothing was replaced")
     }
@@ -131,8 +123,8 @@ final class KeyringTests: XCTestCase {
     func testLockedKeyringWithoutMirrorIsLockedAndMintsNothing() throws {
         let app = "app-\(unique)"
         try Keyring.lock()
-        XCTAssertEqual(code { _ = try self.identity().stableID(for: app) }, .locked)
-        XCTAssertEqual(code { _ = try self.identity(.secretService).stableID(for: app) }, .locked)
+        XCTAssertEqual(errorCode { _ = try self.identity().stableID(for: app) }, .locked)
+        XCTAssertEqual(errorCode { _ = try self.identity(.secretService).stableID(for: app) }, .locked)
         XCTAssertNil(try fileRecord(app), "no ID minted into the mirror either")
         try Keyring.unlock()
         XCTAssertEqual(try identity().stableID(for: app).source, .created)
@@ -145,7 +137,7 @@ final class KeyringTests: XCTestCase {
         let answer = try identity().stableID(for: app)
         XCTAssertEqual(answer.id, first.id)
         XCTAssertEqual(answer.source, .file)
-        XCTAssertEqual(code { _ = try self.identity(.secretService).stableID(for: app) }, .locked)
+        XCTAssertEqual(errorCode { _ = try self.identity(.secretService).stableID(for: app) }, .locked)
     }
 
     func testLockedKeyringRefusesResetAndSecretsWithoutTouchingAnything() throws {
@@ -153,11 +145,11 @@ final class KeyringTests: XCTestCase {
         let first = try identity().stableID(for: app)
         try identity().storeSecret([1], service: "s-\(unique)", account: "a")
         try Keyring.lock()
-        XCTAssertEqual(code { try self.identity().reset(appID: app) }, .locked)
+        XCTAssertEqual(errorCode { try self.identity().reset(appID: app) }, .locked)
         XCTAssertEqual(try fileRecord(app)?.id, first.id, "the mirror was not removed")
-        XCTAssertEqual(code { _ = try self.identity().lookupSecret(service: "s-\(unique)", account: "a") }, .locked)
-        XCTAssertEqual(code { try self.identity().storeSecret([2], service: "s-\(unique)", account: "a") }, .locked)
-        XCTAssertEqual(code { _ = try self.identity().deleteSecret(service: "s-\(unique)", account: "a") }, .locked)
+        XCTAssertEqual(errorCode { _ = try self.identity().lookupSecret(service: "s-\(unique)", account: "a") }, .locked)
+        XCTAssertEqual(errorCode { try self.identity().storeSecret([2], service: "s-\(unique)", account: "a") }, .locked)
+        XCTAssertEqual(errorCode { _ = try self.identity().deleteSecret(service: "s-\(unique)", account: "a") }, .locked)
         try Keyring.unlock()
         XCTAssertEqual(try identity().lookupSecret(service: "s-\(unique)", account: "a"), [1])
         XCTAssertEqual(try identity().stableID(for: app).id, first.id)

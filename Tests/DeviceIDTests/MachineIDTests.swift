@@ -3,14 +3,6 @@ import Foundation
 import XCTest
 
 final class MachineIDTests: XCTestCase {
-    private func code(_ body: () throws -> Void) -> DeviceIDError.Code? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return (error as? DeviceIDError)?.code
-        }
-    }
 
     func testMachineIDFileContents() throws {
         let tmp = TemporaryDirectory()
@@ -34,7 +26,7 @@ final class MachineIDTests: XCTestCase {
             let path = tmp.sub(name)
             if let content { FileManager.default.createFile(atPath: path, contents: Data(content.utf8)) }
             if let expected {
-                XCTAssertEqual(code { _ = try MachineID.raw(path: path) }, expected, name)
+                XCTAssertEqual(errorCode { _ = try MachineID.raw(path: path) }, expected, name)
             } else {
                 XCTAssertEqual(try MachineID.raw(path: path).format(dashes: false), valid, name)
             }
@@ -57,9 +49,9 @@ final class MachineIDTests: XCTestCase {
     }
 
     func testNullAppIDIsRefused() {
-        XCTAssertEqual(code { _ = try MachineID.appSpecific(.null) }, .invalidArgument)
-        XCTAssertEqual(code { _ = try MachineID.appID(from: String(repeating: "0", count: 32)) }, .invalidArgument)
-        XCTAssertEqual(code { _ = try MachineID.appID(from: "") }, .invalidArgument)
+        XCTAssertEqual(errorCode { _ = try MachineID.appSpecific(.null) }, .invalidArgument)
+        XCTAssertEqual(errorCode { _ = try MachineID.appID(from: String(repeating: "0", count: 32)) }, .invalidArgument)
+        XCTAssertEqual(errorCode { _ = try MachineID.appID(from: "") }, .invalidArgument)
     }
 
     /// Reverse-DNS app ids map to SHA-256("deviceid.app-id:" + name)[0..<16], checked with sha256sum.

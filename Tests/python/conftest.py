@@ -69,7 +69,16 @@ def run(args, *, input=None, env=None, timeout=60):
     return subprocess.run(args, input=input, env=merged, capture_output=True, text=text, timeout=timeout)
 
 
+# Helpers every scenario script may use.
+SCENARIO_PRELUDE = """set -u
+keyring_pid() {
+    gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \\
+        --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | awk '{print $2}' | tr -d ',)'
+}
+"""
+
+
 def in_fresh_keyring(script, *, env=None, no_unlock=False, timeout=120):
     """Runs a bash script inside a new private D-Bus session and keyring of its own."""
-    args = [WITH_KEYRING] + (["--no-unlock"] if no_unlock else []) + ["bash", "-c", "set -u\n" + script]
+    args = [WITH_KEYRING] + (["--no-unlock"] if no_unlock else []) + ["bash", "-c", SCENARIO_PRELUDE + script]
     return run(args, env=env, timeout=timeout)

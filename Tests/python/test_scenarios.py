@@ -88,8 +88,7 @@ def test_frozen_daemon_costs_the_deadline_not_libsecrets_timeout(cli):
     result = in_fresh_keyring(f"""
         export DEVICEID_STORE_DIR=$HOME/store
         old=$({cli} get old.app)
-        pid=$(gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
-              --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | awk '{{print $2}}' | tr -d ',)')
+        pid=$(keyring_pid)
         kill -STOP $pid
         start=$(date +%s%N)
         {cli} --timeout 1000 --backend secret-service get new.app; echo "explicit rc=$?"
@@ -170,8 +169,7 @@ def test_daemon_killed_and_reactivated_locked(cli):
         export DEVICEID_STORE_DIR=$HOME/store
         old=$({cli} get old.app)
         for i in 1 2 3 4 5; do
-            pid=$(gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
-                  --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | awk '{{print $2}}' | tr -d ',)')
+            pid=$(keyring_pid)
             timeout 60 {cli} --timeout 3000 get new.app.$i >/dev/null 2>&1 & call=$!
             sleep 0.0$((RANDOM % 9))
             kill -KILL $pid
@@ -200,8 +198,7 @@ def test_wrong_unlock_password_leaves_it_locked(cli):
     result = in_fresh_keyring(f"""
         export DEVICEID_STORE_DIR=$HOME/store
         old=$({cli} get old.app)
-        pid=$(gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
-              --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | awk '{{print $2}}' | tr -d ',)')
+        pid=$(keyring_pid)
         kill -TERM $pid; sleep 0.5
         printf wrong-password | gnome-keyring-daemon --unlock --components=secrets >/dev/null
         gdbus wait --session --timeout 10 org.freedesktop.secrets

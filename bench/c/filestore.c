@@ -3,20 +3,11 @@
  * the store directory). Prints "N min median max" in ns.    filestore DIR N [LOOKUPS] */
 #include <deviceid.h>
 
+#include "bench.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
@@ -38,7 +29,7 @@ int main(int argc, char **argv) {
         if (deviceid_get_ex(app, id, sizeof id, &source, NULL) != 0 || source != DEVICEID_SOURCE_FILE) return 1;
         t[k] = now_ns() - start;
     }
-    qsort(t, lookups, sizeof t[0], cmp);
+    qsort(t, lookups, sizeof t[0], compare_doubles);
     printf("%d %.0f %.0f %.0f\n", n, t[0], t[lookups / 2], t[lookups - 1]);
     return 0;
 }

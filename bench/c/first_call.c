@@ -6,16 +6,12 @@
  */
 #include <deviceid.h>
 
+#include "bench.h"
+
 #include <libsecret/secret.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     if (argc != 3) return 2;

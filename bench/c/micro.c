@@ -4,7 +4,11 @@
  *   micro [SAMPLES]      prints one line per operation: "name min median max"
  */
 #define _GNU_SOURCE
+/* The anchor is OpenSSL's one-shot MD5(), deprecated since 3.0 but what callers use. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <deviceid.h>
+
+#include "bench.h"
 
 #include <openssl/evp.h>
 #include <openssl/md5.h>
@@ -18,17 +22,6 @@
 
 #define ITER 20000
 
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static volatile int sink;
 static int samples = 15;
 
@@ -40,7 +33,7 @@ static int samples = 15;
             for (int i = 0; i < ITER; i++) { body; }                             \
             t[s] = (now_ns() - start) / ITER;                                    \
         }                                                                        \
-        qsort(t, samples, sizeof t[0], cmp);                                     \
+        qsort(t, samples, sizeof t[0], compare_doubles);                                     \
         printf("%s %.1f %.1f %.1f\n", name, t[0], t[samples / 2], t[samples - 1]); \
     } while (0)
 

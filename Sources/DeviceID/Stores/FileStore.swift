@@ -142,19 +142,11 @@ struct FileStore: Sendable {
         return fsync(fd) == 0 ? nil : "cannot fsync"
     }
 
-    /// A regular file, owned by this user, writable by nobody else; read bits for others removed.
+    /// A regular file, privately owned (`PrivateOwnership`).
     private static func checkFile(_ st: stat, _ path: String, fd: Int32) throws(DeviceIDError) {
         guard st.st_mode & S_IFMT == S_IFREG else {
             throw DeviceIDError(.permission, "\(path) is not a regular file")
         }
-        guard st.st_uid == geteuid() else {
-            throw DeviceIDError(.permission, "\(path) is owned by uid \(st.st_uid), not by uid \(geteuid())")
-        }
-        guard st.st_mode & 0o022 == 0 else {
-            throw DeviceIDError(.permission, "\(path) is writable by group or others")
-        }
-        if st.st_mode & 0o077 != 0 && fchmod(fd, 0o600) != 0 {
-            throw SystemCall.error("cannot restrict mode of", path)
-        }
+        try PrivateOwnership.enforce(st, path: path, fd: fd, privateMode: 0o600)
     }
 }

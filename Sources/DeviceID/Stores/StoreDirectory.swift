@@ -70,20 +70,11 @@ final class StoreDirectory {
         }
     }
 
-    /// Owned by the effective user and writable by nobody else. Readable bits for group and
-    /// others are removed rather than refused: tightening one's own directory is always safe.
+    /// Privately owned (`PrivateOwnership`), mode 0700.
     private static func checkOwnership(fd: Int32, path: String) throws(DeviceIDError) {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", path) }
-        guard st.st_uid == geteuid() else {
-            throw DeviceIDError(.permission, "\(path) is owned by uid \(st.st_uid), not by uid \(geteuid())")
-        }
-        guard st.st_mode & 0o022 == 0 else {
-            throw DeviceIDError(.permission, "\(path) is writable by group or others (mode \(String(st.st_mode & 0o7777, radix: 8)))")
-        }
-        if st.st_mode & 0o077 != 0 && fchmod(fd, 0o700) != 0 {
-            throw SystemCall.error("cannot restrict mode of", path)
-        }
+        try PrivateOwnership.enforce(st, path: path, fd: fd, privateMode: 0o700)
     }
 
     /// fsync of the directory, so that a rename inside it survives a crash.
