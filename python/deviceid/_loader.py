@@ -1,7 +1,10 @@
-"""Finds and loads libdeviceid: $DEVICEID_LIBRARY, then ctypes.util.find_library, then the soname."""
+"""Finds and loads libdeviceid: $DEVICEID_LIBRARY, then ctypes.util.find_library, then the soname.
+
+Each is tried only when the one before it failed: find_library runs `ldconfig -p` in a
+subprocess (≈ 10 ms here), which a process that named its library need not pay.
+"""
 
 import ctypes
-import ctypes.util
 import os
 
 SONAME = "libdeviceid.so.1"
@@ -9,19 +12,24 @@ SONAME = "libdeviceid.so.1"
 
 def load() -> ctypes.CDLL:
     tried = []
-    candidates = []
     explicit = os.environ.get("DEVICEID_LIBRARY")
     if explicit:
-        candidates.append(("$DEVICEID_LIBRARY", explicit))
-    found = ctypes.util.find_library("deviceid")
+        try:
+            return ctypes.CDLL(explicit)
+        except OSError as error:
+            tried.append(f"$DEVICEID_LIBRARY {explicit!r}: {error}")
+    from ctypes import util as ctypes_util
+
+    found = ctypes_util.find_library("deviceid")
     if found:
-        candidates.append(("ctypes.util.find_library('deviceid')", found))
+        try:
+            return ctypes.CDLL(found)
+        except OSError as error:
+            tried.append(f"ctypes.util.find_library('deviceid') {found!r}: {error}")
     else:
         tried.append("ctypes.util.find_library('deviceid'): not found")
-    candidates.append(("soname", SONAME))
-    for how, name in candidates:
-        try:
-            return ctypes.CDLL(name)
-        except OSError as error:
-            tried.append(f"{how} {name!r}: {error}")
+    try:
+        return ctypes.CDLL(SONAME)
+    except OSError as error:
+        tried.append(f"soname {SONAME!r}: {error}")
     raise ImportError("cannot load libdeviceid; tried:\n  " + "\n  ".join(tried))
