@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int passed, failed;
 
@@ -51,6 +53,10 @@ static void test_constants(void) {
     CHECK(deviceid_uuid_string_max() == DEVICEID_UUID_STRING_MAX);
     CHECK(deviceid_name_max() == DEVICEID_NAME_MAX);
     CHECK(deviceid_secret_max() == DEVICEID_SECRET_MAX);
+    CHECK(deviceid_mac_string_max() == DEVICEID_MAC_STRING_MAX);
+    CHECK(deviceid_interface_name_max() == DEVICEID_INTERFACE_NAME_MAX);
+    CHECK(deviceid_md5_hex_max() == DEVICEID_MD5_HEX_MAX);
+    CHECK(deviceid_sha256_hex_max() == DEVICEID_SHA256_HEX_MAX);
 
     static const struct { int status; const char *name; } statuses[] = {
         {DEVICEID_OK, "OK"}, {DEVICEID_E_INVALID_ARGUMENT, "INVALID_ARGUMENT"},
@@ -238,6 +244,43 @@ static void test_uuids_and_digests(void) {
     }
 }
 
+/* Writes `content` to root/class/dmi/id/product_uuid, creating the directories; NULL removes it. */
+static int write_product_uuid(const char *root, const char *content) {
+    char path[1024];
+    const char *parts[] = {"/class", "/class/dmi", "/class/dmi/id"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s%s", root, parts[i]);
+        mkdir(path, 0755);
+    }
+    snprintf(path, sizeof path, "%s/class/dmi/id/product_uuid", root);
+    if (content == NULL) return unlink(path);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return -1;
+    fputs(content, f);
+    return fclose(f);
+}
+
+/* The DMI product UUID, from a sysfs tree of the test's own (DEVICEID_SYSFS_ROOT). */
+static void test_product_uuid(const char *dir) {
+    char root[512], out[DEVICEID_UUID_STRING_MAX];
+    snprintf(root, sizeof root, "%s/sysfs", dir);
+    mkdir(root, 0755);
+    CHECK(write_product_uuid(root, "4C4C4544-0042-3510-8052-B4C04F4E4B32\n") == 0);
+    setenv("DEVICEID_SYSFS_ROOT", root, 1);
+    CHECK_STATUS(deviceid_product_uuid_raw(0, out, sizeof out), DEVICEID_OK);
+    CHECK(strcmp(out, "4c4c4544-0042-3510-8052-b4c04f4e4b32") == 0);
+    CHECK_STATUS(deviceid_product_uuid_raw(DEVICEID_FORMAT_UPPERCASE | DEVICEID_FORMAT_COMPACT, out, 33), DEVICEID_OK);
+    CHECK(strcmp(out, "4C4C4544004235108052B4C04F4E4B32") == 0);
+    CHECK_STATUS(deviceid_product_uuid_raw(0, out, 36), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_product_uuid_raw(8, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_product_uuid_raw(0, NULL, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(write_product_uuid(root, "not a uuid") == 0);
+    CHECK_STATUS(deviceid_product_uuid_raw(0, out, sizeof out), DEVICEID_E_CORRUPT);
+    CHECK(write_product_uuid(root, NULL) == 0);
+    CHECK_STATUS(deviceid_product_uuid_raw(0, out, sizeof out), DEVICEID_E_NOT_FOUND);
+    unsetenv("DEVICEID_SYSFS_ROOT");
+}
+
 static void test_machine_and_scopes(void) {
     char out[DEVICEID_UUID_STRING_MAX], raw[DEVICEID_UUID_STRING_MAX], line[64] = {0};
     CHECK_STATUS(deviceid_machine_app_specific(NULL, 0, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
@@ -277,6 +320,11 @@ static void test_machine_and_scopes(void) {
     CHECK(deviceid_advertising_is_limited() == 0);
     CHECK_STATUS(deviceid_advertising_id(out, sizeof out), DEVICEID_OK);
     CHECK(is_canonical_uuid(out));
+    char advertising[DEVICEID_UUID_STRING_MAX];
+    strcpy(advertising, out);
+    CHECK_STATUS(deviceid_advertising_reset(), DEVICEID_OK);
+    CHECK_STATUS(deviceid_advertising_id(out, sizeof out), DEVICEID_OK);
+    CHECK(is_canonical_uuid(out) && strcmp(out, advertising) != 0);
 
     CHECK_STATUS(deviceid_openudid(NULL, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_openudid("com.c.one", out, sizeof out), DEVICEID_OK);
@@ -302,6 +350,7 @@ int main(int argc, char **argv) {
     test_secrets();
     test_uuids_and_digests();
     test_machine_and_scopes();
+    test_product_uuid(argv[1]);
     /* The same again with the keyring (auto backend) where the test run has one. */
     CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_AUTO), DEVICEID_OK);
     test_get();

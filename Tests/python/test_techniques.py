@@ -187,3 +187,19 @@ def test_md5_refused_by_openssl_is_unsupported_not_a_crash(cli, tmp_path):
     assert "OpenSSL refuses MD5" in result.stderr
     result = run([cli, "mac-md5", "--interface", "lo"], env={"OPENSSL_CONF": str(config)})
     assert result.returncode in (1, 22)  # lo has no usable address; never a crash
+
+
+def test_product_uuid_raw_from_a_sysfs_tree(cli, tmp_path):
+    dmi = tmp_path / "class" / "dmi" / "id"
+    dmi.mkdir(parents=True)
+    (dmi / "product_uuid").write_text("4C4C4544-0042-3510-8052-B4C04F4E4B32\n")
+    env = {"DEVICEID_SYSFS_ROOT": str(tmp_path)}
+    assert run([cli, "product-uuid", "raw"], env=env).stdout.strip() == "4c4c4544-0042-3510-8052-b4c04f4e4b32"
+    assert run([cli, "product-uuid", "raw", "--compact", "--uppercase"], env=env).stdout.strip() \
+        == "4C4C4544004235108052B4C04F4E4B32"
+    (dmi / "product_uuid").chmod(0o000)
+    denied = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", cli, "product-uuid", "raw"],
+                 env=env)
+    assert denied.returncode == 19 and "Permission denied" in denied.stderr  # usually root-only
+    (dmi / "product_uuid").unlink()
+    assert run([cli, "product-uuid", "raw"], env=env).returncode == 1
