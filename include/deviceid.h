@@ -93,6 +93,7 @@ size_t deviceid_sha256_hex_max(void);
 #define DEVICEID_E_OPTED_OUT        (-14)  /* the caller opted out of this identifier */
 #define DEVICEID_E_INTERNAL         (-15)  /* a bug in DeviceID; please report it */
 #define DEVICEID_E_INVALID_MACHINE_ID (-16) /* the machine ID is empty, all zeros or malformed */
+#define DEVICEID_E_NO_COLLECTION    (-17)  /* the Secret Service has no default collection (none open) */
 
 /**
  * A one-line English description of `status`; static storage, never NULL. Unknown values give
@@ -141,6 +142,22 @@ int deviceid_set_timeout_ms(unsigned int milliseconds);
  */
 int deviceid_set_store_dir(const char *DEVICEID_NULLABLE path);
 
+/**
+ * Interactive mode, for desktop apps (default off, or DEVICEID_INTERACTIVE=1). When off, DeviceID
+ * never starts anything that can show a dialog: a locked keyring is DEVICEID_E_LOCKED at once,
+ * and a prompt the Secret Service asks for (KeePassXC confirms every write with one) is run only
+ * while it shows nothing, within the deadline of deviceid_set_timeout_ms(). When on, the
+ * Secret Service may show unlock and confirmation dialogs, and a call waits up to `timeout_ms`
+ * (1 to 86400000; 0 for the default, 120000) for the person; a dialog still open then is
+ * dismissed and the call fails with DEVICEID_E_LOCKED. Never waits forever.
+ *
+ * interactive: 1 for on, 0 for off. Returns 0 or DEVICEID_E_INVALID_ARGUMENT.
+ */
+int deviceid_set_interactive(int interactive, unsigned int timeout_ms);
+
+/** 1 when interactive mode is on, 0 when off, or DEVICEID_E_INVALID_ARGUMENT (invalid environment). */
+int deviceid_get_interactive(void);
+
 /* ---- The stable identifier ------------------------------------------------------------------ */
 
 #define DEVICEID_SOURCE_KEYRING 1  /* read from the Secret Service */
@@ -169,6 +186,7 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
 #define DEVICEID_FLAG_DEVICE_CHANGED 1u  /* stored on another machine (clone, restored backup) */
 #define DEVICEID_FLAG_WEAK           2u  /* not known to be unique to this device */
 #define DEVICEID_FLAG_LIMITED        4u  /* advertising tracking limited: the ID reads as zeros */
+#define DEVICEID_FLAG_FILE_ONLY      8u  /* the keyring answered but refused or failed to keep the ID */
 
 /**
  * As deviceid_get(), and stores in `*source` (when not NULL) where the identifier came from (a
@@ -178,6 +196,10 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
  *   machine ID, never the raw value) does not match this machine — a cloned VM image or a restored
  *   backup. The ID is still returned; deviceid_reset() then deviceid_get() re-mints it.
  * - DEVICEID_FLAG_WEAK: no machine ID could be read, so the ID cannot be bound to this machine.
+ * - DEVICEID_FLAG_FILE_ONLY: the ID is kept only in the file store, because the keyring was there
+ *   but refused or failed to store it (locked, no default collection, an error; the reason is in
+ *   deviceid_last_error()). The ID is good; this answer is not remembered, so the next call
+ *   tries the keyring again.
  */
 int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size,
                     int *DEVICEID_NULLABLE source, unsigned int *DEVICEID_NULLABLE flags);

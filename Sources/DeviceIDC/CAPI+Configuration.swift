@@ -39,3 +39,26 @@ public func deviceid_set_store_dir(_ path: UnsafePointer<CChar>?) -> Int32 {
         try reconfigure { $0.storeDirectory = directory }
     }
 }
+
+@_cdecl("deviceid_set_interactive")
+public func deviceid_set_interactive(_ interactive: Int32, _ timeoutMilliseconds: UInt32) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        guard interactive == 0 || interactive == 1 else {
+            throw DeviceIDError(.invalidArgument, "interactive must be 0 or 1, not \(interactive)")
+        }
+        try reconfigure {
+            $0.interactive = interactive == 1
+            $0.interactiveTimeoutMilliseconds = timeoutMilliseconds == 0
+                ? Configuration.defaultInteractiveTimeoutMilliseconds : timeoutMilliseconds
+        }
+    }
+}
+
+@_cdecl("deviceid_get_interactive")
+public func deviceid_get_interactive() -> Int32 {
+    do {
+        return try DeviceIdentity.shared.configuration().interactive ? 1 : 0
+    } catch {
+        return cStatus { () throws(DeviceIDError) in throw error }
+    }
+}

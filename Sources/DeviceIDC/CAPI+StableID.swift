@@ -32,7 +32,8 @@ public func deviceid_identifier(
         return 0
     }
     let epoch = dids_cache_epoch()
-    return cStatus { () throws(DeviceIDError) in
+    var keyringFailure: DeviceIDError?
+    let status = cStatus { () throws(DeviceIDError) in
         guard let scope = Scope(rawValue: scope) else { throw DeviceIDError(.invalidArgument, "unknown scope \(scope)") }
         let what = scope == .vendor ? "vendor id" : "app id"
         let text = scope == .advertising ? nil : try CArguments.name(name, what)
@@ -40,9 +41,10 @@ public func deviceid_identifier(
         do throws(DeviceIDError) {
             let answer = try DeviceIdentity.shared.identifier(scope: scope, name: text)
             try CArguments.copy(answer.uuidString, to: out, size: outSize)
+            keyringFailure = answer.keyringFailure
             source?.pointee = answer.source.rawValue
             flags?.pointee = answer.flags.rawValue
-            if cacheable, let name {
+            if cacheable, answer.isSettled, let name {
                 dids_cache_store(scope.rawValue, name, epoch, out, answer.source.rawValue, answer.flags.rawValue)
             }
         } catch where error.code == .optedOut {
@@ -50,6 +52,9 @@ public func deviceid_identifier(
             throw error
         }
     }
+    // DEVICEID_FLAG_FILE_ONLY's reason, for deviceid_last_error().
+    if status == 0, let keyringFailure { dids_set_last_error("kept only in the file store: \(keyringFailure)") }
+    return status
 }
 
 @_cdecl("deviceid_identifier_reset")

@@ -10,13 +10,19 @@ extension Commands {
                 ("id", Output.quote(id.uuidString)), ("source", Output.quote(id.source.description)),
                 ("device_changed", String(id.deviceChanged)), ("weak", String(id.isWeak)),
                 ("limited", String(id.flags.contains(.limited))),
-            ]) + "\n")
+                ("file_only", String(id.flags.contains(.fileOnly))),
+            ] + (id.keyringFailure.map { [("keyring_error", Output.quote($0.description))] } ?? [])) + "\n")
         } else {
             output.write(id.uuidString + "\n")
             if id.deviceChanged {
                 output.write("deviceid: note: this ID was stored on another machine (clone or restored backup); "
                              + "`reset` re-mints it\n", to: STDERR_FILENO)
             }
+        }
+        // Said on stderr in both forms: a script reading stdout still gets the ID.
+        if let failure = id.keyringFailure {
+            output.write("deviceid: note: kept only in the file store; the keyring will be tried again: \(failure)\n",
+                         to: STDERR_FILENO)
         }
     }
 

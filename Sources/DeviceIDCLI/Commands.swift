@@ -36,6 +36,8 @@ struct Commands {
           --backend auto|secret-service|file   (default: $DEVICEID_BACKEND, else auto)
           --timeout MS                          deadline for each keyring conversation
           --store-dir DIR                       file store directory (absolute)
+          --interactive[=MS]                    let the keyring ask to unlock or confirm, waiting
+                                                up to MS (default 120000) for the person
           --json                                machine-readable output and errors
           --interface IF, --bundle ID, --uppercase, --compact   for the techniques above
 
@@ -133,19 +135,20 @@ struct Commands {
         if output.json {
             let checks = diagnosis.checks.map {
                 Output.object([("name", Output.quote($0.name)), ("ok", $0.ok ? "true" : "false"),
-                               ("detail", Output.quote($0.detail))])
+                               ("essential", $0.essential ? "true" : "false"), ("detail", Output.quote($0.detail))])
             }
             output.write(Output.object([
                 ("backend", Output.quote(diagnosis.backend.description)),
                 ("checks", "[" + checks.joined(separator: ",") + "]"),
                 ("answering", Output.quote(diagnosis.answeringStores)),
+                ("healthy", diagnosis.healthy ? "true" : "false"),
             ]) + "\n")
         } else {
             for check in diagnosis.checks {
-                output.write("\(check.ok ? "ok  " : "FAIL") \(check.name): \(check.detail)\n")
+                output.write("\(check.ok ? "ok  " : check.essential ? "FAIL" : "note") \(check.name): \(check.detail)\n")
             }
             output.write("identifiers are kept in: \(diagnosis.answeringStores)\n")
         }
-        return diagnosis.answeringStores == "none" ? ExitCode.of(DeviceIDError(.unavailable)) : ExitCode.success
+        return diagnosis.healthy ? ExitCode.success : ExitCode.of(DeviceIDError(.unavailable))
     }
 }

@@ -6,6 +6,8 @@ struct Invocation {
     var backend: Configuration.Backend?
     var timeoutMilliseconds: UInt32?
     var storeDirectory: String?
+    var interactive = false
+    var interactiveTimeoutMilliseconds: UInt32?
     var uppercase = false
     var compact = false
     var interface: String?
@@ -47,6 +49,14 @@ struct Invocation {
                     throw UsageError(message: "--timeout takes milliseconds from 1 to \(Configuration.maximumTimeoutMilliseconds), not '\(v)'")
                 }
                 timeoutMilliseconds = ms
+            case "--interactive":
+                interactive = true
+                if let inline {
+                    guard let ms = UInt32(inline), ms > 0, ms <= Configuration.maximumTimeoutMilliseconds else {
+                        throw UsageError(message: "--interactive=MS takes milliseconds from 1 to \(Configuration.maximumTimeoutMilliseconds), not '\(inline)'")
+                    }
+                    interactiveTimeoutMilliseconds = ms
+                }
             case "--uppercase": uppercase = true
             case "--compact": compact = true
             case "--interface": interface = try value()

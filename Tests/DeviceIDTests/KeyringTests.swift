@@ -24,8 +24,12 @@ final class KeyringTests: XCTestCase {
     }
 
 
+    private let keyring = SecretServiceStore(deadline: .init(milliseconds: 5000))
+
     private func keyringRecord(_ app: String) throws -> IdentifierRecord? {
-        try Keyring.secretToolLookup(service: "deviceid.app", account: app).map { try IdentifierRecord(parsing: Array($0)) }
+        try keyring.items(.identifier(scope: "app", name: app)).first.map {
+            try IdentifierRecord.fromKeyring(secret: $0.secret, attributes: $0.attributes).record
+        }
     }
 
     private func fileRecord(_ app: String) throws -> IdentifierRecord? {
@@ -105,11 +109,37 @@ final class KeyringTests: XCTestCase {
         let key = StoreKey.identifier(scope: "app", name: app)
         let old = IdentifierRecord(id: try ID128.random(), created: 1000)
         let new = IdentifierRecord(id: try ID128.random(), created: 2000)
-        try SecretServiceStore(timeoutMilliseconds: 5000).write(key, new.serialized())
+        try keyring.write(key, new.keyringSecret, extra: new.keyringAttributes)
         try FileStore(path: tmp.path).write(key, old.serialized())
         let answer = try identity().stableID(for: app)
         XCTAssertEqual(answer.id, old.id)
         XCTAssertEqual(try keyringRecord(app)?.id, old.id)
+    }
+
+    func testTheKeyringItemIsTheIDAloneAndItsFieldsAreAttributes() throws {
+        let app = "app-\(unique)"
+        let id = try identity().stableID(for: app)
+        XCTAssertEqual(try Keyring.secretToolLookup(service: "deviceid.app", account: app), Data(id.uuidString.utf8),
+                       "secret-tool lookup prints exactly the ID")
+        let record = try XCTUnwrap(try keyringRecord(app))
+        XCTAssertEqual(record, try fileRecord(app), "the same creation time and fingerprint as the mirror")
+        XCTAssertNotNil(record.created)
+        XCTAssertEqual(record.machine, MachineID.fingerprint())
+    }
+
+    /// 0.1.0 kept the whole text record as the secret. Such an item is read with nothing lost, and
+    /// rewritten in the current form.
+    func testAn010ItemIsReadAndRewrittenWithNothingLost() throws {
+        let app = "app-\(unique)"
+        let old = IdentifierRecord(id: try ID128.random(), created: 1_764_425_600, machine: Array(0..<16))
+        let text = "\(old.id.uuidString)\ncreated=1764425600\nmachine=000102030405060708090a0b0c0d0e0f\n"
+        try Keyring.secretToolStore(service: "deviceid.app", account: app, Data(text.utf8))
+        let answer = try identity(.secretService).stableID(for: app)
+        XCTAssertEqual(answer.id, old.id)
+        XCTAssertTrue(answer.deviceChanged, "the 0.1.0 fingerprint was kept and compared")
+        XCTAssertEqual(try Keyring.secretToolLookup(service: "deviceid.app", account: app), Data(old.id.uuidString.utf8))
+        XCTAssertEqual(try keyringRecord(app), old, "creation time and fingerprint moved to attributes")
+        XCTAssertEqual(try keyring.items(.identifier(scope: "app", name: app)).count, 1, "the old item is gone")
     }
 
     func testCorruptKeyringItemWithoutMirrorIsCorrupt() throws {

@@ -67,6 +67,7 @@ static void test_constants(void) {
         {DEVICEID_E_TOO_LARGE, "TOO_LARGE"}, {DEVICEID_E_UNSUPPORTED, "UNSUPPORTED"},
         {DEVICEID_E_KEYRING, "KEYRING"}, {DEVICEID_E_OPTED_OUT, "OPTED_OUT"},
         {DEVICEID_E_INTERNAL, "INTERNAL"}, {DEVICEID_E_INVALID_MACHINE_ID, "INVALID_MACHINE_ID"},
+        {DEVICEID_E_NO_COLLECTION, "NO_COLLECTION"},
     };
     size_t n = sizeof statuses / sizeof statuses[0];
     for (size_t i = 0; i < n; i++) {
@@ -90,6 +91,15 @@ static void test_configuration(const char *dir) {
     CHECK_STATUS(deviceid_set_timeout_ms(0), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_set_timeout_ms(86400001u), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_set_timeout_ms(3000), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_interactive(), 0);
+    CHECK_STATUS(deviceid_set_interactive(2, 0), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_interactive(-1, 0), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_interactive(1, 86400001u), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_get_interactive(), 0);
+    CHECK_STATUS(deviceid_set_interactive(1, 0), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_interactive(), 1);
+    CHECK_STATUS(deviceid_set_interactive(0, 1000), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_interactive(), 0);
     CHECK_STATUS(deviceid_set_store_dir("relative/path"), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_set_store_dir("\xff\xfe"), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_set_store_dir(NULL), DEVICEID_OK);

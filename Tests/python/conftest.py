@@ -1,20 +1,14 @@
 """Shared fixtures. scripts/test runs this suite inside scripts/with-keyring with the library,
 CLI and examples installed in a private prefix, and exports where they are."""
 import os
-import pathlib
 import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from harness import ROOT, run, tool  # noqa: F401  (re-exported to the tests)
+
 WITH_KEYRING = str(ROOT / "scripts" / "with-keyring")
 KEYRING_CONTROL = str(ROOT / "scripts" / "keyring-control")
-
-
-def tool(name):
-    value = os.environ.get(name)
-    assert value, f"{name} is not set: run the suite through scripts/test"
-    return value
 
 
 @pytest.fixture(scope="session")
@@ -54,19 +48,6 @@ def store(tmp_path, monkeypatch):
     yield directory
     deviceid.set_store_dir(None)
     deviceid.set_backend("auto")
-
-
-def run(args, *, input=None, env=None, timeout=60):
-    """Runs a command; returns CompletedProcess with text stdout/stderr (bytes when input is bytes)."""
-    merged = dict(os.environ)
-    if env:
-        for key, value in env.items():
-            if value is None:
-                merged.pop(key, None)
-            else:
-                merged[key] = value
-    text = not isinstance(input, bytes)
-    return subprocess.run(args, input=input, env=merged, capture_output=True, text=text, timeout=timeout)
 
 
 # Helpers every scenario script may use.

@@ -76,6 +76,13 @@ def test_configuration_errors(store):
         deviceid.set_timeout_ms(0)
     with pytest.raises(deviceid.InvalidArgumentError):
         deviceid.set_store_dir("relative")
+    with pytest.raises(deviceid.InvalidArgumentError):
+        deviceid.set_interactive(True, 86_400_001)
+    assert deviceid.get_interactive() is False
+    deviceid.set_interactive(True)
+    assert deviceid.get_interactive() is True
+    deviceid.set_interactive(False)
+    assert deviceid.get_interactive() is False
     deviceid.set_backend("secret-service")
     assert deviceid.get_backend() == "secret-service"
 

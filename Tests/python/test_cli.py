@@ -39,7 +39,7 @@ def test_get_text_and_json(cli, store):
     as_json = run([cli, "--json", "--backend=file", "get", "com.example.cli"])
     parsed = json.loads(as_json.stdout)
     assert parsed == {"app_id": "com.example.cli", "id": text.stdout.strip(), "source": "file",
-                      "device_changed": False, "weak": False, "limited": False}
+                      "device_changed": False, "weak": False, "limited": False, "file_only": False}
 
 
 def test_reset_then_new_id(cli, store):
@@ -77,11 +77,16 @@ def test_doctor_reports_each_store(cli, store, keyring):
     report = json.loads(result.stdout)
     names = {c["name"]: c["ok"] for c in report["checks"]}
     assert names == {"configuration": True, "session bus": True, "secret service": True,
-                     "default collection": True, "file store": True}
-    assert report["answering"] == "keyring+file"
+                     "default collection": True, "keyring round trip": True, "file store": True}
+    assert report["answering"] == "keyring+file" and report["healthy"] is True
+    assert "provided by GNOME Keyring" in result.stdout
+    assert run(["secret-tool", "search", "service", "deviceid.doctor"]).stdout == "", "the probe item is gone"
     run([KEYRING_CONTROL, "lock"])
-    locked = json.loads(run([cli, "--json", "doctor"]).stdout)
-    assert locked["answering"] == "file"
+    locked = run([cli, "--json", "doctor"])
+    assert locked.returncode == 15, "a locked keyring fails the doctor: new IDs could not be minted"
+    report = json.loads(locked.stdout)
+    assert report["answering"] == "file" and report["healthy"] is False
+    assert {c["name"]: c["ok"] for c in report["checks"]}["default collection"] is False
 
 
 def test_every_language_gives_the_same_id(cli, c_example, swift_example, store, keyring):

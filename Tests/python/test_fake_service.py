@@ -2,6 +2,7 @@
 (Tests/fakes/fake-secret-service) on a private bus; libsecret is pointed at it with
 SECRET_SERVICE_BUS_NAME. Each fault must end in its documented status within the deadline, and
 nothing may be minted over an item that could not be read."""
+import json
 import re
 import time
 
@@ -70,3 +71,21 @@ def test_service_vanishing_mid_call_is_not_none(cli, tmp_path):
     assert got["first"] == "16", "no answer mid-call is TIMED_OUT: silence is not 'none'"
     assert got["files"] == "0", "nothing minted"
     assert got["gone"] == "15", "once gone, the service is unavailable"
+
+
+def test_a_keyring_that_refuses_the_write_is_reported_and_tried_again(cli, tmp_path):
+    """Nothing silent: auto keeps the ID in the file store only, and says so each time, in the
+    CLI's JSON, on stderr and through Python's StableID, until the keyring takes it."""
+    out, _ = with_fake("error:CreateItem", f"""
+        {cli} --json --timeout 2000 get app 2>"{tmp_path}/first.err"
+        {cli} --json --timeout 2000 get app 2>/dev/null
+        python3 -c 'import deviceid; i = deviceid.get_info("app"); print("py", i.file_only, i.source, i.keyring_error)'
+    """, tmp_path)
+    first, second, python = out.splitlines()[:3]
+    first, second = json.loads(first), json.loads(second)
+    assert first["source"] == "created" and first["file_only"] is True
+    assert "CreateItem" in first["keyring_error"] or "cannot store the item" in first["keyring_error"]
+    assert "kept only in the file store" in (tmp_path / "first.err").read_text()
+    assert second["id"] == first["id"] and second["source"] == "file" and second["file_only"] is True, \
+        "the next call tried the keyring again (and it refused again)"
+    assert python.startswith("py True file kept only in the file store: ")

@@ -16,7 +16,7 @@ from _thread import _local as _ThreadLocal  # threading.local, without importing
 from . import _native
 from ._errors import (  # noqa: F401  (re-exported)
     BufferTooSmallError, CorruptError, DeviceIDError, InternalError, InvalidArgumentError, InvalidMachineIDError,
-    IOFailureError, KeyringError, LockedError, NoMemoryError, NotFoundError, OptedOutError,
+    IOFailureError, KeyringError, LockedError, NoCollectionError, NoMemoryError, NotFoundError, OptedOutError,
     PermissionDeniedError, TimedOutError, TooLargeError, UnavailableError, UnsupportedError,
 )
 
@@ -30,18 +30,21 @@ BACKENDS = {"auto": 0, "secret-service": 1, "file": 2}
 SOURCES = {1: "keyring", 2: "file", 3: "created"}
 
 
-FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED = 1, 2, 4
+FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED, FLAG_FILE_ONLY = 1, 2, 4, 8
 SCOPES = {"app": 1, "vendor": 2, "advertising": 3, "openudid": 4}
 NULL_UUID = "00000000-0000-0000-0000-000000000000"
 
 
 from collections import namedtuple  # noqa: E402
 
-StableID = namedtuple("StableID", "id source device_changed weak limited", defaults=(False, False, False))
+StableID = namedtuple("StableID", "id source device_changed weak limited file_only keyring_error",
+                      defaults=(False, False, False, False, None))
 StableID.__doc__ = """An identifier, where it came from ("keyring", "file" or "created"), and how far to trust it.
 
 device_changed: it was stored on another machine (cloned image, restored backup).
 weak: not known to be unique to this device. limited: advertising tracking is limited.
+file_only: the keyring answered but refused or failed to keep the ID (keyring_error says why);
+the ID is good, and the next call tries the keyring again.
 """
 
 MACAddress = namedtuple("MACAddress", "address interface permanent weak")
@@ -90,9 +93,11 @@ def identifier(scope: str, name: str | None = None) -> StableID:
     flags = ctypes.c_uint(0)
     raw_name = None if name is None else _text(name, "name")
     _native.identifier(SCOPES[scope], raw_name, out, len(out), ctypes.byref(source), ctypes.byref(flags))
+    file_only = bool(flags.value & FLAG_FILE_ONLY)
     return StableID(out.value.decode("ascii"), SOURCES.get(source.value, "unknown"),
                     bool(flags.value & FLAG_DEVICE_CHANGED), bool(flags.value & FLAG_WEAK),
-                    bool(flags.value & FLAG_LIMITED))
+                    bool(flags.value & FLAG_LIMITED), file_only,
+                    _native.last_error().decode("utf-8", "replace") if file_only else None)
 
 
 def vendor_id(vendor: str) -> str:
@@ -272,6 +277,19 @@ def set_timeout_ms(milliseconds: int) -> None:
     if not isinstance(milliseconds, int) or not 0 < milliseconds <= 86_400_000:
         raise InvalidArgumentError("invalid argument: timeout must be 1 to 86400000 ms")
     _native.set_timeout_ms(milliseconds)
+
+
+def set_interactive(interactive: bool, timeout_ms: int = 0) -> None:
+    """Interactive mode, for desktop apps: the keyring may show unlock and confirmation dialogs,
+    and a call waits up to timeout_ms (0: 120000) for the person. Off by default (or
+    DEVICEID_INTERACTIVE=1): then no dialog is ever started."""
+    if not isinstance(timeout_ms, int) or not 0 <= timeout_ms <= 86_400_000:
+        raise InvalidArgumentError("invalid argument: timeout must be 0 to 86400000 ms")
+    _native.set_interactive(1 if interactive else 0, timeout_ms)
+
+
+def get_interactive() -> bool:
+    return _native.get_interactive() == 1
 
 
 def set_store_dir(path: str | None) -> None:

@@ -77,13 +77,17 @@ class InvalidMachineIDError(DeviceIDError):
     status, name = -16, "INVALID_MACHINE_ID"
 
 
+class NoCollectionError(DeviceIDError):
+    status, name = -17, "NO_COLLECTION"
+
+
 BY_STATUS = {
     cls.status: cls
     for cls in (
         InvalidArgumentError, BufferTooSmallError, NotFoundError, LockedError, UnavailableError,
         TimedOutError, CorruptError, IOFailureError, PermissionDeniedError, NoMemoryError,
         TooLargeError, UnsupportedError, KeyringError, OptedOutError, InternalError,
-        InvalidMachineIDError,
+        InvalidMachineIDError, NoCollectionError,
     )
 }
 

@@ -48,6 +48,8 @@ sha256_hex_max = _declare("deviceid_sha256_hex_max", c_size_t, [])
 set_backend = _declare("deviceid_set_backend", c_int, [c_int], check=True)
 get_backend = _declare("deviceid_get_backend", c_int, [], check=True)
 set_timeout_ms = _declare("deviceid_set_timeout_ms", c_int, [c_uint], check=True)
+set_interactive = _declare("deviceid_set_interactive", c_int, [c_int, c_uint], check=True)
+get_interactive = _declare("deviceid_get_interactive", c_int, [], check=True)
 set_store_dir = _declare("deviceid_set_store_dir", c_int, [c_char_p], check=True)
 
 # The stable identifier.

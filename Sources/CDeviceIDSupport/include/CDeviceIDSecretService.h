@@ -1,13 +1,22 @@
 #ifndef CDEVICEID_SECRET_SERVICE_H
 #define CDEVICEID_SECRET_SERVICE_H
-// A SecretService subclass that refuses every prompt. libsecret hands prompts (unlock, create a
-// collection) to the service's prompt vfuncs and then waits for the prompt's Completed signal —
-// forever when it never comes, and cancelling that wait hangs too. DeviceID never shows a prompt,
-// so its service answers each one at once with SECRET_ERROR_IS_LOCKED. Swift cannot subclass a
-// GObject type, hence this C.
+// A SecretService subclass whose prompts run the way the Secret Service specification means them
+// and end at the caller's deadline.
+//
+// A prompt is not always a person: KeePassXC answers every CreateItem and Item.Delete with one,
+// and KWallet every Unlock, and they complete at once when run with Prompt(""). libsecret's own
+// prompter instead waits for Completed forever, and cancelling that wait hangs (libsecret 0.20).
+// Here a prompt is run with an empty window id and awaited on a private main context until it
+// completes or the call's GCancellable is cancelled (DeviceID's deadline); then it is dismissed
+// and the call fails with SECRET_ERROR_IS_LOCKED, counted by dids_service_expired_prompts().
+// Whether a path that can show a dialog is started at all is decided by the Swift caller.
+// Swift cannot subclass a GObject type, hence this C.
 #include <glib-object.h>
 
-/// The GType of the non-prompting SecretService subclass.
-GType dids_non_prompting_service_get_type(void);
+/// The GType of DeviceID's SecretService subclass.
+GType dids_service_get_type(void);
+
+/// How many prompts of `service` (a dids_service instance) were dismissed at their deadline.
+unsigned int dids_service_expired_prompts(void *service);
 
 #endif

@@ -26,6 +26,8 @@ public struct Configuration: Sendable, Equatable {
     }
 
     public static let defaultTimeoutMilliseconds: UInt32 = 5000
+    /// How long an interactive call waits for the person to answer an unlock or confirmation.
+    public static let defaultInteractiveTimeoutMilliseconds: UInt32 = 120_000
     /// The longest deadline accepted, a day; longer ones are surely mistakes.
     public static let maximumTimeoutMilliseconds: UInt32 = 86_400_000
 
@@ -34,16 +36,32 @@ public struct Configuration: Sendable, Equatable {
     public var timeoutMilliseconds: UInt32
     /// The file store's directory; nil for the default (`$DEVICEID_STORE_DIR`, else XDG).
     public var storeDirectory: String?
+    /// Interactive mode, for desktop apps: the Secret Service may show unlock and confirmation
+    /// dialogs, and a call waits up to `interactiveTimeoutMilliseconds` for the person. Off by
+    /// default: then no dialog is ever started, and a locked keyring is `.locked` at once.
+    public var interactive: Bool
+    public var interactiveTimeoutMilliseconds: UInt32
 
     public init(backend: Backend = .auto,
                 timeoutMilliseconds: UInt32 = Configuration.defaultTimeoutMilliseconds,
-                storeDirectory: String? = nil) {
+                storeDirectory: String? = nil,
+                interactive: Bool = false,
+                interactiveTimeoutMilliseconds: UInt32 = Configuration.defaultInteractiveTimeoutMilliseconds) {
         self.backend = backend
         self.timeoutMilliseconds = timeoutMilliseconds
         self.storeDirectory = storeDirectory
+        self.interactive = interactive
+        self.interactiveTimeoutMilliseconds = interactiveTimeoutMilliseconds
     }
 
-    /// The configuration that `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS` and `DEVICEID_STORE_DIR` ask for.
+    /// The bounds of one conversation with the Secret Service.
+    var keyringDeadline: LibSecret.Deadline {
+        LibSecret.Deadline(milliseconds: timeoutMilliseconds,
+                           promptMilliseconds: interactive ? interactiveTimeoutMilliseconds : nil)
+    }
+
+    /// The configuration that `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS` and `DEVICEID_INTERACTIVE`
+    /// ask for (`DEVICEID_STORE_DIR` is read where the store directory is chosen).
     public static func fromEnvironment() throws(DeviceIDError) -> Configuration {
         var configuration = Configuration()
         if let name = Environment.value(Environment.backend) {
@@ -60,12 +78,20 @@ public struct Configuration: Sendable, Equatable {
             }
             configuration.timeoutMilliseconds = ms
         }
+        if let text = Environment.value(Environment.interactive) {
+            guard text == "0" || text == "1" else {
+                throw DeviceIDError(.invalidArgument, "\(Environment.interactive)=\(text) is not 0 or 1")
+            }
+            configuration.interactive = text == "1"
+        }
         return configuration
     }
 
     func validated() throws(DeviceIDError) -> Configuration {
-        guard timeoutMilliseconds > 0, timeoutMilliseconds <= Self.maximumTimeoutMilliseconds else {
-            throw DeviceIDError(.invalidArgument, "the timeout must be from 1 to \(Self.maximumTimeoutMilliseconds) ms")
+        for ms in [timeoutMilliseconds, interactiveTimeoutMilliseconds] {
+            guard ms > 0, ms <= Self.maximumTimeoutMilliseconds else {
+                throw DeviceIDError(.invalidArgument, "a timeout must be from 1 to \(Self.maximumTimeoutMilliseconds) ms")
+            }
         }
         if let dir = storeDirectory, !dir.hasPrefix("/") {
             throw DeviceIDError(.invalidArgument, "the store directory must be an absolute path")

@@ -79,18 +79,22 @@ public final class DeviceIdentity: Sendable {
         if let cached { return cached }
         let keeper = IdentifierKeeper(stores: try Stores(configuration.get()))
         // Computed after the lookup, which overlaps the machine ID's first read with D-Bus.
-        let (record, source) = try keeper.resolve(key, fingerprint: MachineID.fingerprint)
+        let resolution = try keeper.resolve(key, fingerprint: MachineID.fingerprint)
+        let record = resolution.record
         let fingerprint = MachineID.fingerprint()
-        var flags: StableID.Flags = []
+        var flags: StableID.Flags = resolution.keyringFailure == nil ? [] : .fileOnly
         if let fingerprint {
             if let stored = record.machine, stored != fingerprint { flags.insert(.deviceChanged) }
         } else {
             // No machine ID: the ID cannot be bound to this machine, so a clone would go unnoticed.
             flags.insert(.weak)
         }
-        let answer = StableID(id: record.id, source: source, flags: flags)
-        state.withLock { state in
-            if state.epoch == epoch { state.cache[key] = answer }
+        let answer = StableID(id: record.id, source: resolution.source, flags: flags,
+                              keyringFailure: resolution.keyringFailure)
+        if answer.isSettled {
+            state.withLock { state in
+                if state.epoch == epoch { state.cache[key] = answer }
+            }
         }
         return answer
     }

@@ -1,82 +1,103 @@
 import Glibc
 
-/// What `deviceid doctor` reports: every store, whether it answers, and what would answer.
+/// What `deviceid doctor` reports: every store, whether it works, and what would answer.
 public struct Diagnosis: Sendable {
     public struct Check: Sendable {
         public let name: String
         public let ok: Bool
         public let detail: String
+        /// A failed essential check means calls will fail, or keep IDs where they were not meant
+        /// to be (`StableID.Flags.fileOnly`). A failed non-essential one is the designed fallback
+        /// (no Secret Service on a server in auto mode).
+        public let essential: Bool
+
+        init(_ name: String, ok: Bool, _ detail: String, essential: Bool = true) {
+            self.name = name
+            self.ok = ok
+            self.detail = detail
+            self.essential = essential
+        }
     }
 
     public let backend: Configuration.Backend
     public let checks: [Check]
-    /// Which store answers for identifiers now ("keyring+file", "file", …), or why none does.
+    /// Which store answers for identifiers now ("keyring+file", "file", …), or "none".
     public let answeringStores: String
+
+    /// True when every essential check passed: the verdict `deviceid doctor` exits with.
+    public var healthy: Bool { checks.allSatisfy { $0.ok || !$0.essential } && answeringStores != "none" }
 }
 
 extension DeviceIdentity {
-    /// Inspects the bus, the Secret Service and the file store without changing anything
-    /// (the file store's directory is not created).
+    /// Checks the bus, the Secret Service (who provides it, its default collection, and a probe
+    /// item created, read back and deleted there) and the file store (not created if absent).
     public func diagnose() -> Diagnosis {
         var checks = [Diagnosis.Check]()
         let configuration: Configuration
         do {
             configuration = try self.configuration()
         } catch {
-            return Diagnosis(backend: .auto,
-                             checks: [.init(name: "configuration", ok: false, detail: error.description)],
+            return Diagnosis(backend: .auto, checks: [.init("configuration", ok: false, error.description)],
                              answeringStores: "none")
         }
-        checks.append(.init(name: "configuration", ok: true,
-                            detail: "backend \(configuration.backend), timeout \(configuration.timeoutMilliseconds) ms"))
+        checks.append(.init("configuration", ok: true,
+                            "backend \(configuration.backend), timeout \(configuration.timeoutMilliseconds) ms"
+                                + (configuration.interactive ? ", interactive" : "")))
         var answering = [String]()
-
-        if configuration.backend != .file {
-            if let problem = LibSecret.sessionBusProblem() {
-                checks.append(.init(name: "session bus", ok: false, detail: problem))
-            } else {
-                let address = Environment.value("DBUS_SESSION_BUS_ADDRESS") ?? "$XDG_RUNTIME_DIR/bus"
-                checks.append(.init(name: "session bus", ok: true, detail: address))
-                let keyring = SecretServiceStore(timeoutMilliseconds: configuration.timeoutMilliseconds)
-                do {
-                    let state = try keyring.defaultCollectionState()
-                    checks.append(.init(name: "secret service", ok: true, detail: "answers"))
-                    switch state {
-                    case .unlocked:
-                        checks.append(.init(name: "default collection", ok: true, detail: "unlocked"))
-                        answering.append("keyring")
-                    case .locked:
-                        checks.append(.init(name: "default collection", ok: false,
-                                            detail: "locked (DeviceID never prompts; unlock it by logging in)"))
-                    case .missing:
-                        checks.append(.init(name: "default collection", ok: false, detail: "missing"))
-                    }
-                } catch {
-                    checks.append(.init(name: "secret service", ok: false, detail: error.description))
-                }
-            }
+        let stores: Stores
+        do {
+            stores = try Stores(configuration)
+        } catch {
+            checks.append(.init("file store", ok: false, error.description))
+            return Diagnosis(backend: configuration.backend, checks: checks, answeringStores: "none")
         }
-
-        if configuration.backend != .secretService {
-            do {
-                let path: String
-                if let chosen = configuration.storeDirectory { path = chosen } else { path = try StoreDirectory.defaultPath() }
-                if let directory = try StoreDirectory(path: path, create: false) {
-                    var st = stat()
-                    fstat(directory.fd, &st)
-                    let writable = faccessat(directory.fd, ".", W_OK, AT_EACCESS) == 0
-                    checks.append(.init(name: "file store", ok: writable,
-                                        detail: "\(path) (owner uid \(st.st_uid), mode \(String(st.st_mode & 0o7777, radix: 8))\(writable ? "" : ", not writable"))"))
-                    if writable { answering.append("file") }
-                } else {
-                    checks.append(.init(name: "file store", ok: true, detail: "\(path) (not created yet)"))
-                    answering.append("file")
-                }
-            } catch {
-                checks.append(.init(name: "file store", ok: false, detail: error.description))
-            }
+        if let keyring = stores.keyring {
+            if diagnose(keyring, required: stores.keyringRequired, into: &checks) { answering.append("keyring") }
+        }
+        if let file = stores.file {
+            let check = file.diagnose()
+            checks.append(check)
+            if check.ok { answering.append("file") }
         }
         return Diagnosis(backend: configuration.backend, checks: checks,
                          answeringStores: answering.isEmpty ? "none" : answering.joined(separator: "+"))
+    }
+
+    /// Appends the keyring's checks; true when it can keep identifiers now.
+    private func diagnose(_ keyring: SecretServiceStore, required: Bool, into checks: inout [Diagnosis.Check]) -> Bool {
+        if let problem = LibSecret.sessionBusProblem() {
+            checks.append(.init("session bus", ok: false, problem, essential: required))
+            return false
+        }
+        let address = Environment.value("DBUS_SESSION_BUS_ADDRESS") ?? "$XDG_RUNTIME_DIR/bus"
+        checks.append(.init("session bus", ok: true, address))
+        let key = StoreKey.identifier(scope: "doctor", name: "probe")
+        let value = Array("deviceid doctor probe \((try? ID128.random())?.uuidString ?? "")".utf8)
+        let probe: SecretServiceStore.Probe
+        do {
+            probe = try keyring.probe(key, value: value)
+        } catch {
+            // Unreachable is the designed fallback in auto mode; anything else is a real fault.
+            checks.append(.init("secret service", ok: false, error.description,
+                                essential: required || error.code != .unavailable))
+            return false
+        }
+        checks.append(.init("secret service", ok: true, "provided by \(probe.provider)"))
+        switch probe.collection {
+        case .unlocked:
+            checks.append(.init("default collection", ok: true, "unlocked"))
+        case .locked:
+            checks.append(.init("default collection", ok: false,
+                                "locked (unlock it, or use interactive mode to be asked)"))
+        case .missing:
+            checks.append(.init("default collection", ok: false,
+                                "missing: no keyring, database or wallet is open and set as default"))
+        }
+        if let failure = probe.roundTrip {
+            checks.append(.init("keyring round trip", ok: false, "cannot create, read and delete an item: \(failure)"))
+            return false
+        }
+        checks.append(.init("keyring round trip", ok: true, "created, read back and deleted a probe item"))
+        return true
     }
 }

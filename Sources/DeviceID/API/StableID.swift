@@ -34,17 +34,30 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         public static let weak = Flags(rawValue: 1 << 1)
         /// Advertising tracking is limited: the ID reads as all zeros.
         public static let limited = Flags(rawValue: 1 << 2)
+        /// Kept only in the file store: the keyring answered but refused or failed to store the ID
+        /// (locked, no default collection, an error; `keyringFailure` says which). The ID is
+        /// good; the next call tries the keyring again.
+        public static let fileOnly = Flags(rawValue: 1 << 3)
+
+        /// Answers with these flags may change on the next call, so they are not remembered.
+        public static let provisional: Flags = [.fileOnly]
     }
 
     public let id: ID128
     public let source: Source
     public let flags: Flags
+    /// Why the keyring does not hold the ID, when `flags` has `.fileOnly`.
+    public let keyringFailure: DeviceIDError?
 
-    public init(id: ID128, source: Source, flags: Flags = []) {
+    public init(id: ID128, source: Source, flags: Flags = [], keyringFailure: DeviceIDError? = nil) {
         self.id = id
         self.source = source
         self.flags = flags
+        self.keyringFailure = keyringFailure
     }
+
+    /// Whether the process may answer from memory next time (see `Flags.provisional`).
+    public var isSettled: Bool { flags.isDisjoint(with: .provisional) }
 
     public var uuidString: String { id.uuidString }
     public var description: String { id.uuidString }

@@ -11,6 +11,9 @@ import Glibc
 ///    error. Nothing is minted: silence is not "none".
 /// 3. Every store that is there said "none": under the cross-process lock, look again, then mint
 ///    and write to each of them. Concurrent first runs, threads or processes, get one ID.
+/// 4. Nothing silent: when the keyring was there but refused or failed a write (of a new ID, or of
+///    a repair), the answer carries that failure (`Resolution.keyringFailure`); the next call
+///    tries again. A keyring item in 0.1.0's form is rewritten in the current one.
 struct IdentifierKeeper {
     let stores: Stores
 
@@ -19,6 +22,16 @@ struct IdentifierKeeper {
     struct Sighting {
         var keyring: Stores.Answer<IdentifierRecord>?
         var file: Stores.Answer<IdentifierRecord>?
+        /// The keyring's copy is in 0.1.0's form.
+        var keyringIsLegacy = false
+    }
+
+    /// What `resolve` found or made.
+    struct Resolution {
+        var record: IdentifierRecord
+        var source: StableID.Source
+        /// Why the keyring does not hold the ID although it answered: it refused or failed the write.
+        var keyringFailure: DeviceIDError?
     }
 
     enum Decision {
@@ -29,24 +42,28 @@ struct IdentifierKeeper {
 
     func look(_ key: StoreKey) -> Sighting {
         guard stores.keyring != nil, stores.file != nil else {
-            return Sighting(keyring: askKeyring(key), file: askFile(key))
+            let (keyring, legacy) = askKeyring(key)
+            return Sighting(keyring: keyring, file: askFile(key), keyringIsLegacy: legacy)
         }
         // Both stores: the file (and OpenSSL's first use, and the machine ID) while D-Bus answers.
         let stores = self.stores
-        let (keyring, file) = Concurrently.run({ askKeyring(key) }, side: { () -> Stores.Answer<IdentifierRecord>? in
+        let ((keyring, legacy), file) = Concurrently.run({ askKeyring(key) }, side: { () -> Stores.Answer<IdentifierRecord>? in
             _ = try? MachineID.raw()
             return IdentifierKeeper(stores: stores).askFile(key)
         })
-        return Sighting(keyring: keyring, file: file)
+        return Sighting(keyring: keyring, file: file, keyringIsLegacy: legacy)
     }
 
-    private func askKeyring(_ key: StoreKey) -> Stores.Answer<IdentifierRecord>? {
-        stores.ask(keyring: { (store) throws(DeviceIDError) -> IdentifierRecord? in
+    /// The keyring's record (the preferred one of several copies), and whether it is in 0.1.0's form.
+    private func askKeyring(_ key: StoreKey) -> (Stores.Answer<IdentifierRecord>?, Bool) {
+        var legacy = false
+        let answer = stores.ask(keyring: { (store) throws(DeviceIDError) -> IdentifierRecord? in
             var best: IdentifierRecord?
             var firstError: DeviceIDError?
-            for value in try store.readAll(key) {
+            for item in try store.items(key) {
                 do throws(DeviceIDError) {
-                    let record = try IdentifierRecord(parsing: value)
+                    let (record, isLegacy) = try IdentifierRecord.fromKeyring(secret: item.secret, attributes: item.attributes)
+                    legacy = legacy || isLegacy
                     best = best.map { $0.preferred(over: record) } ?? record
                 } catch {
                     firstError = firstError ?? DeviceIDError(.corrupt, "keyring item: \(error.detail)")
@@ -56,6 +73,7 @@ struct IdentifierKeeper {
             if let firstError { throw firstError }
             return nil
         })
+        return (answer, legacy)
     }
 
     private func askFile(_ key: StoreKey) -> Stores.Answer<IdentifierRecord>? {
@@ -66,13 +84,14 @@ struct IdentifierKeeper {
     }
 
     func decide(_ s: Sighting) -> Decision {
+        let rewrite: [Target] = s.keyringIsLegacy ? [.keyring] : []
         switch (s.keyring?.value, s.file?.value) {
         case let (k?, f?):
-            if k.id == f.id { return .use(k, .keyring, repair: []) }
+            if k.id == f.id { return .use(k, .keyring, repair: rewrite) }
             let winner = k.preferred(over: f)
-            return winner == k ? .use(k, .keyring, repair: [.file]) : .use(f, .file, repair: [.keyring])
+            return winner == k ? .use(k, .keyring, repair: [.file] + rewrite) : .use(f, .file, repair: [.keyring])
         case let (k?, nil):
-            return .use(k, .keyring, repair: Self.receives(s.file) ? [.file] : [])
+            return .use(k, .keyring, repair: (Self.receives(s.file) ? [.file] : []) + rewrite)
         case let (nil, f?):
             return .use(f, .file, repair: Self.receives(s.keyring) ? [.keyring] : [])
         case (nil, nil):
@@ -98,26 +117,35 @@ struct IdentifierKeeper {
     }
 
     /// The identifier for `key`, minting one if and only if every store said "none".
-    func resolve(_ key: StoreKey, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> (IdentifierRecord, StableID.Source) {
+    func resolve(_ key: StoreKey, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
         switch decide(look(key)) {
         case .use(let record, let source, let repair) where repair.isEmpty:
-            return (record, source)
+            return Resolution(record: record, source: source)
         case .fail(let error):
             throw error
         default:
             break
         }
-        return try stores.lockDirectory.withLock { () throws(DeviceIDError) -> (IdentifierRecord, StableID.Source) in
+        return try stores.lockDirectory.withLock { () throws(DeviceIDError) -> Resolution in
             switch decide(look(key)) {
             case .use(let record, let source, let repair):
-                // Best effort: the answer stands even if a copy cannot be written now.
-                for target in repair { try? write(record, key, to: target) }
-                return (record, source)
+                // The answer stands even if a copy cannot be written now; a keyring that refused
+                // is reported with it.
+                var resolution = Resolution(record: record, source: source)
+                for target in repair {
+                    do throws(DeviceIDError) {
+                        try write(record, key, to: target)
+                    } catch where target == .keyring {
+                        resolution.keyringFailure = error
+                    } catch {}
+                }
+                return resolution
             case .fail(let error):
                 throw error
             case .mint(let targets):
                 let record = IdentifierRecord(id: try ID128.random(), created: UInt64(max(0, time(nil))),
                                               machine: fingerprint())
+                var resolution = Resolution(record: record, source: .created)
                 var firstError: DeviceIDError?
                 var written = 0
                 for target in targets {
@@ -126,10 +154,11 @@ struct IdentifierKeeper {
                         written += 1
                     } catch {
                         firstError = firstError ?? error
+                        if target == .keyring { resolution.keyringFailure = error }
                     }
                 }
                 if written == 0, let firstError { throw firstError }
-                return (record, .created)
+                return resolution
             }
         }
     }
@@ -151,7 +180,7 @@ struct IdentifierKeeper {
 
     private func write(_ record: IdentifierRecord, _ key: StoreKey, to target: Target) throws(DeviceIDError) {
         switch target {
-        case .keyring: try stores.keyring?.write(key, record.serialized())
+        case .keyring: try stores.keyring?.write(key, record.keyringSecret, extra: record.keyringAttributes)
         case .file: try stores.file?.write(key, record.serialized())
         }
     }

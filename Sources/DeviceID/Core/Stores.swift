@@ -17,7 +17,7 @@ struct Stores: Sendable {
             directory = try StoreDirectory.defaultPath()
         }
         let fileStore = FileStore(path: directory)
-        let keyringStore = SecretServiceStore(timeoutMilliseconds: configuration.timeoutMilliseconds)
+        let keyringStore = SecretServiceStore(deadline: configuration.keyringDeadline)
         switch configuration.backend {
         case .auto:
             keyring = keyringStore
@@ -61,7 +61,8 @@ struct Stores: Sendable {
         }
     }
 
-    /// Asks the keyring, classifying "not there" apart from "there but silent".
+    /// Asks the keyring, classifying "not there" apart from "there but silent". A Secret Service
+    /// without a default collection is there: it may hold the ID where nothing can be read now.
     func ask<Value>(keyring body: (SecretServiceStore) throws(DeviceIDError) -> Value?) -> Answer<Value>? {
         guard let keyring else { return nil }
         do {

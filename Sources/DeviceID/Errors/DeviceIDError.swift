@@ -3,7 +3,7 @@
 /// `code` maps 1:1 to the negative `DEVICEID_E_*` statuses of `include/deviceid.h` and to the
 /// exception classes of the Python package; `detail` says what happened in words, for people.
 /// Neither ever contains secret material.
-public struct DeviceIDError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible {
     public let code: Code
     public let detail: String
 
@@ -53,12 +53,15 @@ public struct DeviceIDError: Error, Sendable, Equatable, CustomStringConvertible
         public static let `internal` = Code(rawValue: -15)
         /// The machine ID is empty, all zeros or malformed.
         public static let invalidMachineID = Code(rawValue: -16)
+        /// The Secret Service has no default collection (no keyring, database or wallet is open
+        /// and set as default), so nothing can be kept there and "none" cannot be believed.
+        public static let noCollection = Code(rawValue: -17)
 
         /// Every code, in ABI order.
         public static let all: [Code] = [
             .invalidArgument, .bufferTooSmall, .notFound, .locked, .unavailable, .timedOut,
             .corrupt, .io, .permission, .noMemory, .tooLarge, .unsupported, .keyring, .optedOut,
-            .internal, .invalidMachineID,
+            .internal, .invalidMachineID, .noCollection,
         ]
 
         /// The stable symbolic name, shared by Swift, C (`DEVICEID_E_<NAME>`) and Python.
@@ -86,6 +89,7 @@ public struct DeviceIDError: Error, Sendable, Equatable, CustomStringConvertible
             case .optedOut: "OPTED_OUT"
             case .internal: "INTERNAL"
             case .invalidMachineID: "INVALID_MACHINE_ID"
+            case .noCollection: "NO_COLLECTION"
             default: "UNKNOWN"
             }
         }
@@ -109,6 +113,7 @@ public struct DeviceIDError: Error, Sendable, Equatable, CustomStringConvertible
             case .optedOut: "opted out"
             case .internal: "internal error"
             case .invalidMachineID: "the machine ID is empty, all zeros or malformed"
+            case .noCollection: "the Secret Service has no default collection"
             default: "unknown status"
             }
         }

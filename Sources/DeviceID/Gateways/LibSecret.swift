@@ -2,32 +2,39 @@ import CDeviceIDSupport
 import CLibSecret
 import Glibc
 
-/// The only file that calls libsecret and GLib.
+/// The gateway to libsecret and GLib: sessions with the Secret Service, each under one deadline.
 ///
-/// Rules learned on real gnome-keyring (see shared/FACTS.md and README "Backends"):
-/// - never pass an unlock or prompt flag: with a display an unlock prompt blocks forever, and
-///   cancelling it hangs;
-/// - a locked collection makes lookups return nothing and no error, so the caller asks the
-///   default collection whether it is locked before believing "not found";
+/// Rules learned on real gnome-keyring, KeePassXC and KWallet (README "Backends"):
+/// - the lock state of the default collection is asked first, and a path that could show an
+///   unlock dialog is started only in interactive mode, or where the provider says no dialog
+///   will appear (`Session.unlockWithoutDialog`): KeePassXC's search on a locked database waits
+///   for an unlock dialog, and gnome-keyring's unlock prompt blocks forever with a display;
+/// - prompts are run, not refused (KeePassXC confirms every create and delete with a prompt that
+///   completes at once) and dismissed at the deadline (`bounded_prompts.c`);
 /// - never autolaunch a bus; never let GLib `exit()` the caller's process when the bus goes away;
 /// - every session is bounded by a deadline that cancels its GCancellable.
 ///
 /// Sessions are serialized: libsecret keeps process-wide singletons (the service proxy, the bus).
 enum LibSecret {
-    struct Item {
-        var secret: [UInt8]?
-        var locked: Bool
-        var created: UInt64
-        var modified: UInt64
-    }
-
     enum CollectionState: Equatable {
         case unlocked, locked, missing
     }
 
+    /// How long one session may take.
+    struct Deadline: Sendable, Equatable {
+        /// The bound of each D-Bus call, and of the whole session when not interactive.
+        var milliseconds: UInt32
+        /// Interactive mode: how long a prompt may wait for the person, who may be shown unlock
+        /// and confirmation dialogs. nil: no dialog is ever started.
+        var promptMilliseconds: UInt32?
+
+        var interactive: Bool { promptMilliseconds != nil }
+        var session: UInt32 { promptMilliseconds ?? milliseconds }
+    }
+
     private static let lock = PThreadMutex()
-    // Both guarded by `lock`: the session bus connection last seen, and DeviceID's own
-    // (non-prompting) service proxy on it, kept between sessions like libsecret's singleton.
+    // Both guarded by `lock`: the session bus connection last seen, and DeviceID's own service
+    // proxy on it (bounded prompts), kept between sessions like libsecret's singleton.
     nonisolated(unsafe) private static var bus: OpaquePointer?
     nonisolated(unsafe) private static var cachedService: UnsafeMutablePointer<SecretService>?
 
@@ -48,7 +55,7 @@ enum LibSecret {
 
     /// Runs `body` against the Secret Service with one deadline for all of it.
     static func session<T>(
-        timeoutMilliseconds: UInt32,
+        _ deadline: Deadline,
         _ body: (Session) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
         if let problem = sessionBusProblem() { throw DeviceIDError(.unavailable, problem) }
@@ -56,20 +63,29 @@ enum LibSecret {
             guard let cancellable = g_cancellable_new() else { throw DeviceIDError(.noMemory) }
             defer { g_object_unref(cancellable) }
             let cancellableAddress = UInt(bitPattern: cancellable)
-            let watchdog = Watchdog(milliseconds: timeoutMilliseconds) {
+            let watchdog = Watchdog(milliseconds: deadline.session) {
                 g_cancellable_cancel(UnsafeMutablePointer<GCancellable>(bitPattern: cancellableAddress))
             }
             guard watchdog.isArmed else { throw DeviceIDError(.noMemory, "cannot start the deadline thread") }
             defer { watchdog.finish() }
+            var service: UnsafeMutablePointer<SecretService>?
+            var expiredBefore: UInt32 = 0
             do throws(DeviceIDError) {
-                let service = try openService(cancellable, timeoutMilliseconds)
-                defer { g_object_unref(service) }
-                return try body(Session(service: service, cancellable: cancellable))
+                let opened = try openService(cancellable, deadline.milliseconds)
+                service = opened
+                expiredBefore = dids_service_expired_prompts(opened)
+                defer { g_object_unref(opened) }
+                return try body(Session(service: opened, cancellable: cancellable, deadline: deadline))
             } catch {
+                if let service, dids_service_expired_prompts(service) != expiredBefore {
+                    throw DeviceIDError(.locked, "a confirmation or unlock is waiting for the user: the Secret "
+                        + "Service's prompt did not complete within \(deadline.session) ms"
+                        + (deadline.interactive ? "" : " (DeviceID shows no dialog unless interactive mode is on)"))
+                }
                 if g_cancellable_is_cancelled(cancellable) != 0 {
                     // The proxy may be half-way through a call that never finished; start afresh.
                     dropService()
-                    throw DeviceIDError(.timedOut, "the Secret Service did not answer within \(timeoutMilliseconds) ms")
+                    throw DeviceIDError(.timedOut, "the Secret Service did not answer within \(deadline.session) ms")
                 }
                 throw error
             }
@@ -98,21 +114,24 @@ enum LibSecret {
         }
         if let cachedService {
             g_object_ref(UnsafeMutableRawPointer(cachedService))
+            g_dbus_proxy_set_default_timeout(proxy(cachedService), Int32(clamping: timeout))
             return cachedService
         }
         // Not secret_service_get_sync(): its singleton hands prompts to libsecret's own prompter,
-        // which waits forever for a prompt that never completes. Ours refuses every prompt.
+        // which waits forever for a prompt that never completes. Ours is bounded by the deadline.
         // A NULL bus name honours SECRET_SERVICE_BUS_NAME, as the singleton does.
-        let raw = secret_service_open_sync(dids_non_prompting_service_get_type(), nil, SECRET_SERVICE_NONE,
-                                           cancellable, &error)
+        let raw = secret_service_open_sync(dids_service_get_type(), nil, SECRET_SERVICE_NONE, cancellable, &error)
         guard let service = raw else {
             throw translate(error, "cannot reach the Secret Service", unavailable: true)
         }
-        g_dbus_proxy_set_default_timeout(UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self),
-                                         Int32(clamping: timeout))
+        g_dbus_proxy_set_default_timeout(proxy(service), Int32(clamping: timeout))
         g_object_ref(UnsafeMutableRawPointer(service))
         cachedService = service
         return service
+    }
+
+    fileprivate static func proxy(_ service: UnsafeMutablePointer<SecretService>) -> UnsafeMutablePointer<GDBusProxy> {
+        UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
     }
 
     /// Forgets the cached proxy (and its secret-transfer session); the next session opens anew.
@@ -121,187 +140,9 @@ enum LibSecret {
         cachedService = nil
     }
 
-    /// One bounded conversation with the Secret Service.
-    struct Session {
-        fileprivate let service: UnsafeMutablePointer<SecretService>
-        fileprivate let cancellable: UnsafeMutablePointer<GCancellable>
-
-        /// Every item carrying `service` and `username` attributes, locked ones included, with the
-        /// secrets of unlocked ones. Never unlocks anything.
-        func search(service name: String, account: String) throws(DeviceIDError) -> [Item] {
-            let attributes = LibSecret.attributes(service: name, account: account)
-            defer { g_hash_table_unref(attributes) }
-            var error: UnsafeMutablePointer<GError>?
-            let flags = SecretSearchFlags(rawValue: SECRET_SEARCH_ALL.rawValue | SECRET_SEARCH_LOAD_SECRETS.rawValue)
-            let list = secret_service_search_sync(service, nil, attributes, flags, cancellable, &error)
-            if let error { throw translate(error, "search failed") }
-            defer { g_list_free_full(list, g_object_unref) }
-            var items = [Item]()
-            var node = list
-            while let current = node {
-                if let raw = current.pointee.data {
-                    let item = raw.assumingMemoryBound(to: SecretItem.self)
-                    var secret: [UInt8]?
-                    let locked = secret_item_get_locked(item) != 0
-                    if !locked {
-                        // An unlocked item whose secret did not load (GetSecrets failed) is not
-                        // "none": believing so would mint a new ID over an existing one.
-                        guard let value = secret_item_get_secret(item) else {
-                            throw DeviceIDError(.keyring, "an item's secret could not be loaded")
-                        }
-                        var length = 0
-                        if let bytes = secret_value_get(value, &length) {
-                            secret = Array(UnsafeRawBufferPointer(start: bytes, count: length))
-                        } else {
-                            secret = []
-                        }
-                        secret_value_unref(UnsafeMutableRawPointer(value))
-                    }
-                    items.append(Item(secret: secret, locked: locked,
-                                      created: UInt64(secret_item_get_created(item)),
-                                      modified: UInt64(secret_item_get_modified(item))))
-                }
-                node = current.pointee.next
-            }
-            return items
-        }
-
-        /// The object paths of the items carrying `service` and `username`, unlocked and locked.
-        /// Never unlocks anything, and builds no proxy per item.
-        func searchPaths(service name: String, account: String) throws(DeviceIDError) -> (unlocked: [String], locked: [String]) {
-            let attributes = LibSecret.attributes(service: name, account: account)
-            defer { g_hash_table_unref(attributes) }
-            var error: UnsafeMutablePointer<GError>?
-            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-            var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-            let ok = secret_service_search_for_dbus_paths_sync(service, nil, attributes, cancellable,
-                                                               &unlocked, &locked, &error)
-            defer {
-                g_strfreev(unlocked)
-                g_strfreev(locked)
-            }
-            guard ok != 0 else { throw translate(error, "search failed") }
-            return (strings(unlocked), strings(locked))
-        }
-
-        /// The secret of one unlocked item, by path. A secret that does not come back is an
-        /// error, never "none".
-        func secret(path: String) throws(DeviceIDError) -> [UInt8] {
-            var error: UnsafeMutablePointer<GError>?
-            let table: OpaquePointer? = path.withCString { p in
-                var paths: [UnsafePointer<gchar>?] = [p, nil]
-                return paths.withUnsafeMutableBufferPointer { buffer in
-                    secret_service_get_secrets_for_dbus_paths_sync(service, buffer.baseAddress, cancellable, &error)
-                }
-            }
-            guard let table else { throw translate(error, "cannot load the secret") }
-            defer { g_hash_table_unref(table) }
-            guard let raw = path.withCString({ g_hash_table_lookup(table, $0) }) else {
-                throw DeviceIDError(.keyring, "an item's secret could not be loaded")
-            }
-            let value = OpaquePointer(raw)
-            var length = 0
-            guard let bytes = secret_value_get(value, &length) else { return [] }
-            return Array(UnsafeRawBufferPointer(start: bytes, count: length))
-        }
-
-        private func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
-            guard let vector else { return [] }
-            var out = [String]()
-            var i = 0
-            while let p = vector[i] {
-                out.append(String(cString: p))
-                i += 1
-            }
-            return out
-        }
-
-        /// Whether the default collection (where DeviceID stores) exists and is unlocked.
-        /// Never prompts: ≈ 10 ms on a fresh connection here.
-        func defaultCollectionState() throws(DeviceIDError) -> CollectionState {
-            try withDefaultCollection { collection throws(DeviceIDError) in
-                guard let collection else { return .missing }
-                return secret_collection_get_locked(collection) != 0 ? .locked : .unlocked
-            }
-        }
-
-        /// Stores `value` in the default collection, replacing the item with the same attributes.
-        func store(service name: String, account: String, label: String, value: [UInt8]) throws(DeviceIDError) {
-            try withDefaultCollection { collection throws(DeviceIDError) in
-                guard let collection else {
-                    throw DeviceIDError(.unavailable, "the Secret Service has no default collection")
-                }
-                guard secret_collection_get_locked(collection) == 0 else {
-                    throw DeviceIDError(.locked, "the default collection is locked")
-                }
-                let attributes = LibSecret.attributes(service: name, account: account)
-                defer { g_hash_table_unref(attributes) }
-                // text/plain is what secret-tool stores; anything else is declared as bytes.
-                let isText = !value.contains(0) && String(validating: value, as: UTF8.self) != nil
-                // secret_value_new copies into non-pageable memory; a NUL is appended so that even an
-                // empty secret has a valid pointer.
-                let secret = (value + [0]).withUnsafeBytes { bytes in
-                    secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: CChar.self),
-                                     bytes.count - 1, isText ? "text/plain" : "application/octet-stream")
-                }
-                defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
-                var error: UnsafeMutablePointer<GError>?
-                let item = secret_item_create_sync(collection, nil, attributes, label, secret,
-                                                   SECRET_ITEM_CREATE_REPLACE, cancellable, &error)
-                if let item { g_object_unref(item) }
-                if let error { throw translate(error, "cannot store the item") }
-            }
-        }
-
-        /// Deletes every unlocked item with these attributes; returns how many.
-        /// Throws `.locked`, deleting nothing, when a matching item is locked.
-        func delete(service name: String, account: String) throws(DeviceIDError) -> Int {
-            let attributes = LibSecret.attributes(service: name, account: account)
-            defer { g_hash_table_unref(attributes) }
-            var error: UnsafeMutablePointer<GError>?
-            let flags = SecretSearchFlags(rawValue: SECRET_SEARCH_ALL.rawValue)
-            let list = secret_service_search_sync(service, nil, attributes, flags, cancellable, &error)
-            if let error { throw translate(error, "search failed") }
-            defer { g_list_free_full(list, g_object_unref) }
-            var items = [UnsafeMutablePointer<SecretItem>]()
-            var node = list
-            while let current = node {
-                if let raw = current.pointee.data { items.append(raw.assumingMemoryBound(to: SecretItem.self)) }
-                node = current.pointee.next
-            }
-            if items.contains(where: { secret_item_get_locked($0) != 0 }) {
-                throw DeviceIDError(.locked, "a matching item is locked")
-            }
-            for item in items {
-                if secret_item_delete_sync(item, cancellable, &error) == 0 {
-                    throw translate(error, "cannot delete the item")
-                }
-            }
-            return items.count
-        }
-
-        private func withDefaultCollection<T>(
-            _ body: (UnsafeMutablePointer<SecretCollection>?) throws(DeviceIDError) -> T
-        ) throws(DeviceIDError) -> T {
-            var error: UnsafeMutablePointer<GError>?
-            let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE,
-                                                              cancellable, &error)
-            if let error { throw translate(error, "cannot read the default collection") }
-            defer { if let collection { g_object_unref(collection) } }
-            return try body(collection)
-        }
-    }
-
-    private static func attributes(service: String, account: String) -> OpaquePointer {
-        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
-        g_hash_table_insert(table, g_strdup("service"), g_strdup(service))
-        g_hash_table_insert(table, g_strdup("username"), g_strdup(account))
-        return table
-    }
-
     /// A GError as a DeviceIDError (and frees it). Only GLib's message is kept: it never carries
     /// secret material.
-    private static func translate(
+    static func translate(
         _ error: UnsafeMutablePointer<GError>?, _ context: String, unavailable: Bool = false
     ) -> DeviceIDError {
         guard let error else { return DeviceIDError(.keyring, context) }
@@ -336,5 +177,268 @@ enum LibSecret {
             }
         }
         return DeviceIDError(unavailable ? .unavailable : .keyring, detail)
+    }
+
+    /// A GHashTable of string attributes, as libsecret's calls take them.
+    fileprivate static func attributeTable(_ pairs: [(String, String)]) -> OpaquePointer {
+        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
+        for (key, value) in pairs { g_hash_table_insert(table, g_strdup(key), g_strdup(value)) }
+        return table
+    }
+}
+
+extension LibSecret {
+    /// One bounded conversation with the Secret Service.
+    struct Session {
+        fileprivate let service: UnsafeMutablePointer<SecretService>
+        fileprivate let cancellable: UnsafeMutablePointer<GCancellable>
+        let deadline: Deadline
+
+        private static let serviceInterface = "org.freedesktop.Secret.Service"
+        private static let collectionInterface = "org.freedesktop.Secret.Collection"
+        private static let itemInterface = "org.freedesktop.Secret.Item"
+        private static let propertiesInterface = "org.freedesktop.DBus.Properties"
+
+        private var busName: String {
+            g_dbus_proxy_get_name(LibSecret.proxy(service)).map { String(cString: $0) } ?? "org.freedesktop.secrets"
+        }
+
+        /// One D-Bus method call, bounded by the call deadline and the session's cancellable.
+        /// `parameters` is consumed. Returns the reply tuple (a new reference). D-Bus may start
+        /// (activate) the destination, as libsecret's own calls let it.
+        private func call(_ destination: String, _ path: String, _ interface: String, _ method: String,
+                          _ parameters: OpaquePointer?, _ context: String) throws(DeviceIDError) -> OpaquePointer {
+            let connection = g_dbus_proxy_get_connection(LibSecret.proxy(service))
+            var error: UnsafeMutablePointer<GError>?
+            let reply = g_dbus_connection_call_sync(connection, destination, path, interface, method, parameters, nil,
+                                                    G_DBUS_CALL_FLAGS_NONE,
+                                                    Int32(clamping: deadline.milliseconds), cancellable, &error)
+            guard let reply else { throw LibSecret.translate(error, context) }
+            return reply
+        }
+
+        /// A property of an object of the Secret Service (a new reference, unwrapped from `v`).
+        private func property(_ path: String, _ interface: String, _ name: String) throws(DeviceIDError) -> OpaquePointer? {
+            let reply = try call(busName, path, Self.propertiesInterface, "Get",
+                                 GVariantValues.strings([interface, name]), "cannot read \(name)")
+            defer { g_variant_unref(reply) }
+            return GVariantValues.child(reply, 0)
+        }
+
+        // MARK: The default collection and its lock
+
+        /// Whether the default collection (where DeviceID stores) exists and is unlocked, and its
+        /// object path. Two D-Bus messages; never prompts, never searches.
+        func defaultCollection() throws(DeviceIDError) -> (state: CollectionState, path: String) {
+            let reply = try call(busName, "/org/freedesktop/secrets", Self.serviceInterface, "ReadAlias",
+                                 GVariantValues.strings(["default"]), "cannot read the default collection")
+            defer { g_variant_unref(reply) }
+            let value = GVariantValues.child(reply, 0)
+            defer { if let value { g_variant_unref(value) } }
+            guard let path = GVariantValues.string(value), path != "/" else { return (.missing, "/") }
+            let locked = try property(path, Self.collectionInterface, "Locked")
+            defer { if let locked { g_variant_unref(locked) } }
+            guard let isLocked = GVariantValues.bool(locked) else {
+                throw DeviceIDError(.keyring, "the default collection did not say whether it is locked")
+            }
+            return (isLocked ? .locked : .unlocked, path)
+        }
+
+        /// The default collection's path, once it is usable: missing is `.noCollection`; locked is
+        /// unlocked where that shows no dialog or where the caller is interactive, else `.locked`.
+        func usableDefaultCollection() throws(DeviceIDError) -> String {
+            let (state, path) = try defaultCollection()
+            switch state {
+            case .unlocked:
+                return path
+            case .missing:
+                throw DeviceIDError(.noCollection, "\(provider()) has no keyring, database or wallet open "
+                    + "and set as the default collection")
+            case .locked:
+                if deadline.interactive || unlockShowsNoDialog(path) {
+                    try unlock(path)
+                    return path
+                }
+                throw DeviceIDError(.locked, "the default collection is locked (\(provider())); "
+                    + "DeviceID shows no unlock dialog unless interactive mode is on")
+            }
+        }
+
+        /// KWallet keeps a collection "locked" for each client until it asks to unlock it, and
+        /// answers with a prompt that completes without a dialog when kwalletd has the wallet open
+        /// already. Other providers' unlock prompts ask the person.
+        private func unlockShowsNoDialog(_ path: String) -> Bool {
+            guard let daemon = kwalletDaemon() else { return false }
+            guard let label = try? property(path, Self.collectionInterface, "Label") else { return false }
+            defer { g_variant_unref(label) }
+            guard let wallet = GVariantValues.string(label),
+                  let reply = try? call(daemon, "/modules/" + daemon.dropFirst("org.kde.".count),
+                                        "org.kde.KWallet", "isOpen", GVariantValues.strings([wallet]), "isOpen")
+            else { return false }
+            defer { g_variant_unref(reply) }
+            let open = GVariantValues.child(reply, 0)
+            defer { if let open { g_variant_unref(open) } }
+            return GVariantValues.bool(open) == true
+        }
+
+        private func unlock(_ path: String) throws(DeviceIDError) {
+            var error: UnsafeMutablePointer<GError>?
+            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            let count = path.withCString { p in
+                var paths: [UnsafePointer<gchar>?] = [p, nil]
+                return paths.withUnsafeMutableBufferPointer { buffer in
+                    secret_service_unlock_dbus_paths_sync(service, buffer.baseAddress, cancellable, &unlocked, &error)
+                }
+            }
+            g_strfreev(unlocked)
+            if count < 0 || error != nil { throw LibSecret.translate(error, "cannot unlock the default collection") }
+            guard count > 0 else { throw DeviceIDError(.locked, "the default collection stayed locked") }
+        }
+
+        // MARK: Who provides the Secret Service
+
+        private func nameOwner(_ name: String) -> String? {
+            guard let reply = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                        "GetNameOwner", GVariantValues.strings([name]), "GetNameOwner")
+            else { return nil }
+            defer { g_variant_unref(reply) }
+            let owner = GVariantValues.child(reply, 0)
+            defer { if let owner { g_variant_unref(owner) } }
+            return GVariantValues.string(owner)
+        }
+
+        /// kwalletd's bus name when kwalletd is what serves the Secret Service.
+        private func kwalletDaemon() -> String? {
+            guard let owner = nameOwner(busName) else { return nil }
+            return ["org.kde.kwalletd6", "org.kde.kwalletd5"].first { nameOwner($0) == owner }
+        }
+
+        /// The program serving the Secret Service, recognized by the other names its connection
+        /// owns: "GNOME Keyring", "KeePassXC", "KWallet", or its unique bus name.
+        func provider() -> String {
+            guard let owner = nameOwner(busName) else { return "no owner of \(busName)" }
+            let known = [("org.gnome.keyring", "GNOME Keyring"), ("org.keepassxc.KeePassXC.MainWindow", "KeePassXC"),
+                         ("org.kde.kwalletd6", "KWallet"), ("org.kde.kwalletd5", "KWallet")]
+            return known.first { nameOwner($0.0) == owner }?.1 ?? "unknown provider \(owner)"
+        }
+
+        // MARK: Items
+
+        /// The object paths of the items carrying these attributes, unlocked and locked.
+        /// Never unlocks anything, and builds no proxy per item.
+        func searchPaths(_ attributes: [(String, String)]) throws(DeviceIDError) -> (unlocked: [String], locked: [String]) {
+            let table = LibSecret.attributeTable(attributes)
+            defer { g_hash_table_unref(table) }
+            var error: UnsafeMutablePointer<GError>?
+            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            let ok = secret_service_search_for_dbus_paths_sync(service, nil, table, cancellable, &unlocked, &locked, &error)
+            defer {
+                g_strfreev(unlocked)
+                g_strfreev(locked)
+            }
+            guard ok != 0 else { throw LibSecret.translate(error, "search failed") }
+            return (strings(unlocked), strings(locked))
+        }
+
+        /// The secrets of unlocked items, by path, in the same order. A secret that does not come
+        /// back is an error, never "none"; one over `limit` bytes is `.tooLarge` and not copied.
+        func secrets(_ paths: [String], limit: Int) throws(DeviceIDError) -> [[UInt8]] {
+            var error: UnsafeMutablePointer<GError>?
+            let table: OpaquePointer? = withCStrings(paths) { vector in
+                secret_service_get_secrets_for_dbus_paths_sync(service, vector, cancellable, &error)
+            }
+            guard let table else { throw LibSecret.translate(error, "cannot load the secret") }
+            defer { g_hash_table_unref(table) }
+            var out = [[UInt8]]()
+            for path in paths {
+                guard let raw = path.withCString({ g_hash_table_lookup(table, $0) }) else {
+                    throw DeviceIDError(.keyring, "an item's secret could not be loaded")
+                }
+                var length = 0
+                guard let bytes = secret_value_get(OpaquePointer(raw), &length) else {
+                    out.append([])
+                    continue
+                }
+                guard length <= limit else {
+                    throw DeviceIDError(.tooLarge, "a stored secret is \(length) bytes; the limit is \(limit)")
+                }
+                out.append(Array(UnsafeRawBufferPointer(start: bytes, count: length)))
+            }
+            return out
+        }
+
+        /// An item's attributes and modification time (one D-Bus message).
+        func itemProperties(_ path: String) throws(DeviceIDError) -> (attributes: [String: String], modified: UInt64) {
+            let reply = try call(busName, path, Self.propertiesInterface, "GetAll",
+                                 GVariantValues.strings([Self.itemInterface]), "cannot read an item")
+            defer { g_variant_unref(reply) }
+            let all = GVariantValues.child(reply, 0)
+            defer { if let all { g_variant_unref(all) } }
+            var attributes = [String: String]()
+            var modified: UInt64 = 0
+            for (name, value) in GVariantValues.dictionary(all) {
+                if name == "Attributes" { attributes = GVariantValues.stringDictionary(value) }
+                if name == "Modified" { modified = GVariantValues.uint64(value) ?? 0 }
+                g_variant_unref(value)
+            }
+            return (attributes, modified)
+        }
+
+        /// Creates an item in the collection at `path`, replacing one with the same attributes;
+        /// returns the new item's path. A prompt (KeePassXC asks one for every item) is run.
+        func createItem(in collection: String, label: String, attributes: [(String, String)],
+                        value: [UInt8]) throws(DeviceIDError) -> String {
+            let properties = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                                   { g_variant_unref(OpaquePointer($0)) })!
+            defer { g_hash_table_unref(properties) }
+            g_hash_table_insert(properties, g_strdup("org.freedesktop.Secret.Item.Label"),
+                                UnsafeMutableRawPointer(g_variant_ref_sink(g_variant_new_string(label))))
+            g_hash_table_insert(properties, g_strdup("org.freedesktop.Secret.Item.Attributes"),
+                                UnsafeMutableRawPointer(g_variant_ref_sink(GVariantValues.attributes(attributes))))
+            // text/plain is what secret-tool stores; anything else is declared as bytes.
+            let isText = !value.contains(0) && String(validating: value, as: UTF8.self) != nil
+            // secret_value_new copies into non-pageable memory. An empty secret still needs a
+            // valid pointer, which withUnsafeBytes does not promise: one byte stands in.
+            let secret: OpaquePointer = value.isEmpty
+                ? secret_value_new("", 0, "text/plain")
+                : value.withUnsafeBytes { bytes in
+                    secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count,
+                                     isText ? "text/plain" : "application/octet-stream")
+                }
+            defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
+            var error: UnsafeMutablePointer<GError>?
+            guard let created = secret_service_create_item_dbus_path_sync(
+                service, collection, properties, secret, SECRET_ITEM_CREATE_REPLACE, cancellable, &error)
+            else { throw LibSecret.translate(error, "cannot store the item") }
+            defer { g_free(created) }
+            return String(cString: created)
+        }
+
+        /// Deletes one item by path. A prompt (KeePassXC confirms deletions) is run.
+        func deleteItem(_ path: String) throws(DeviceIDError) {
+            var error: UnsafeMutablePointer<GError>?
+            if secret_service_delete_item_dbus_path_sync(service, path, cancellable, &error) == 0 {
+                throw LibSecret.translate(error, "cannot delete the item")
+            }
+        }
+
+        private func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+            guard let vector else { return [] }
+            var out = [String]()
+            var i = 0
+            while let p = vector[i] {
+                out.append(String(cString: p))
+                i += 1
+            }
+            return out
+        }
+
+        private func withCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<gchar>?>) -> R) -> R {
+            let copies = strings.map { strdup($0) }
+            defer { copies.forEach { free($0) } }
+            var vector: [UnsafePointer<gchar>?] = copies.map { UnsafePointer($0) } + [nil]
+            return vector.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+        }
     }
 }

@@ -1,7 +1,6 @@
 /// One persisted identifier, as stored in both the keyring and the file store.
 ///
-/// Text, so that `secret-tool lookup service deviceid.app username APP` prints something a person
-/// can read:
+/// In the file store (and in 0.1.0's keyring items) it is text:
 ///
 ///     1b4e28ba-2fa1-4d2b-883f-0016d3cca427
 ///     created=1764425600
@@ -10,7 +9,8 @@
 /// The first line is the canonical lowercase UUID. Optional `key=value` lines follow; `created`
 /// (seconds since the epoch) settles which copy wins when two stores disagree, `machine` is the
 /// fingerprint of the machine the record was made on (never the raw machine ID). Unknown keys are
-/// kept for newer versions; anything malformed makes the whole record corrupt.
+/// kept for newer versions; anything malformed makes the whole record corrupt. The keyring keeps
+/// the same fields in another shape (`keyringSecret`, `keyringAttributes`).
 struct IdentifierRecord: Equatable, Sendable {
     var id: ID128
     var created: UInt64?
@@ -25,11 +25,18 @@ struct IdentifierRecord: Equatable, Sendable {
     /// Upper bound of a record's size; larger stored values are corrupt by definition.
     static let maximumSize = 4096
 
+    /// The fields after the ID, as `key=value` lines or keyring attributes carry them.
+    var fields: [(String, String)] {
+        var out = [(String, String)]()
+        if let created { out.append(("created", String(created))) }
+        if let machine { out.append(("machine", Hex.encode(machine))) }
+        return out + extra
+    }
+
+    /// The text form, kept in the file store (and in the keyring by 0.1.0).
     func serialized() -> [UInt8] {
         var text = id.uuidString + "\n"
-        if let created { text += "created=\(created)\n" }
-        if let machine { text += "machine=\(Hex.encode(machine))\n" }
-        for (key, value) in extra { text += "\(key)=\(value)\n" }
+        for (key, value) in fields { text += "\(key)=\(value)\n" }
         return Array(text.utf8)
     }
 
@@ -39,7 +46,7 @@ struct IdentifierRecord: Equatable, Sendable {
         self.machine = machine
     }
 
-    /// Parses a stored record; throws `.corrupt` for anything that is not exactly this format.
+    /// Parses the text form; throws `.corrupt` for anything that is not exactly this format.
     init(parsing bytes: [UInt8]) throws(DeviceIDError) {
         guard bytes.count <= Self.maximumSize else {
             throw DeviceIDError(.corrupt, "stored identifier record is \(bytes.count) bytes")
@@ -47,19 +54,27 @@ struct IdentifierRecord: Equatable, Sendable {
         var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         // One optional trailing newline.
         if lines.last?.isEmpty == true { lines.removeLast() }
-        guard let first = lines.first, first.count == ID128.stringLength,
-              let id = ID128(parsingUTF8: Array(first)), id.uuidString.utf8.elementsEqual(first)
+        guard let first = lines.first else {
+            throw DeviceIDError(.corrupt, "stored identifier is not a canonical lowercase UUID")
+        }
+        var fields = [(ArraySlice<UInt8>, ArraySlice<UInt8>)]()
+        for line in lines.dropFirst() {
+            guard let eq = line.firstIndex(of: UInt8(ascii: "=")) else {
+                throw DeviceIDError(.corrupt, "stored identifier record has a line without '='")
+            }
+            fields.append((line[line.startIndex..<eq], line[line.index(after: eq)...]))
+        }
+        try self.init(id: Array(first), fields: fields)
+    }
+
+    private init(id text: [UInt8], fields: [(ArraySlice<UInt8>, ArraySlice<UInt8>)]) throws(DeviceIDError) {
+        guard text.count == ID128.stringLength, let id = ID128(parsingUTF8: text), id.uuidString.utf8.elementsEqual(text)
         else {
             throw DeviceIDError(.corrupt, "stored identifier is not a canonical lowercase UUID")
         }
         self.id = id
         var seen = Set<String>()
-        for line in lines.dropFirst() {
-            guard let eq = line.firstIndex(of: UInt8(ascii: "=")) else {
-                throw DeviceIDError(.corrupt, "stored identifier record has a line without '='")
-            }
-            let keyBytes = line[line.startIndex..<eq]
-            let valueBytes = line[line.index(after: eq)...]
+        for (keyBytes, valueBytes) in fields {
             guard !keyBytes.isEmpty,
                   keyBytes.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || $0 == UInt8(ascii: "-") }),
                   valueBytes.allSatisfy({ $0 >= 0x21 && $0 < 0x7F })
@@ -86,6 +101,35 @@ struct IdentifierRecord: Equatable, Sendable {
                 extra.append((key, value))
             }
         }
+    }
+
+    // MARK: The keyring form
+
+    /// In the keyring the item's secret is the UUID text alone, so that `secret-tool lookup
+    /// service deviceid.app username APP` prints exactly the ID; the other fields are attributes
+    /// named with this prefix ("deviceid-created", "deviceid-machine").
+    static let attributePrefix = "deviceid-"
+
+    var keyringSecret: [UInt8] { Array(id.uuidString.utf8) }
+
+    var keyringAttributes: [(String, String)] {
+        fields.map { (Self.attributePrefix + $0.0, $0.1) }
+    }
+
+    /// Reads a keyring item. `isLegacy` is true for 0.1.0's form (the whole text record as the
+    /// secret), which is still read and should be rewritten. Attributes of other programs
+    /// (`service`, `username`, KeePassXC's `Title`, …) are ignored.
+    static func fromKeyring(secret: [UInt8], attributes: [String: String]) throws(DeviceIDError)
+        -> (record: IdentifierRecord, isLegacy: Bool) {
+        guard secret.count <= maximumSize else {
+            throw DeviceIDError(.corrupt, "stored identifier record is \(secret.count) bytes")
+        }
+        if secret.contains(UInt8(ascii: "\n")) {
+            return (try IdentifierRecord(parsing: secret), true)
+        }
+        let fields = attributes.filter { $0.key.hasPrefix(attributePrefix) }.sorted { $0.key < $1.key }
+            .map { (ArraySlice($0.key.utf8.dropFirst(attributePrefix.utf8.count)), ArraySlice($0.value.utf8)) }
+        return (try IdentifierRecord(id: secret, fields: fields), false)
     }
 
     /// Of two copies of one identifier found in two stores, the one to keep: the older, so that

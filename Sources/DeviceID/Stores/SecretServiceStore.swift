@@ -1,64 +1,103 @@
 /// The keyring backend: items in the Secret Service's default collection, filed under the
 /// `service` and `username` attributes so that `secret-tool` and DeviceID read each other's items.
 struct SecretServiceStore: Sendable {
-    let timeoutMilliseconds: UInt32
+    let deadline: LibSecret.Deadline
 
-    /// Every readable value stored under `key`, most recently modified first. Empty means the
-    /// keyring positively has none: a locked match, or a locked default collection (which hides
-    /// its items from search), throws `.locked` instead.
-    func readAll(_ key: StoreKey) throws(DeviceIDError) -> [[UInt8]] {
-        try LibSecret.session(timeoutMilliseconds: timeoutMilliseconds) { session throws(DeviceIDError) in
-            // The common case, one unlocked item, by path: no proxy per item.
-            let paths = try session.searchPaths(service: key.service, account: key.account)
-            if paths.unlocked.count == 1 {
-                return [try session.secret(path: paths.unlocked[0])]
-            }
+    /// One stored item: its secret, and the attributes beyond `service` and `username`.
+    struct Item {
+        var secret: [UInt8]
+        var attributes: [String: String]
+    }
+
+    /// The largest secret read or written.
+    static let maximumSecretSize = FileEnvelope.maximumValueSize
+
+    private static func attributes(_ key: StoreKey) -> [(String, String)] {
+        [("service", key.service), ("username", key.account)]
+    }
+
+    /// Every readable item stored under `key`, most recently modified first. Empty means the
+    /// keyring positively has none. The default collection's lock is asked first: locked throws
+    /// `.locked` (its items are hidden from search, and KeePassXC's search would wait for an unlock
+    /// dialog), missing throws `.noCollection`, and a locked match elsewhere throws `.locked`.
+    func items(_ key: StoreKey) throws(DeviceIDError) -> [Item] {
+        try LibSecret.session(deadline) { session throws(DeviceIDError) in
+            _ = try session.usableDefaultCollection()
+            let paths = try session.searchPaths(Self.attributes(key))
             if paths.unlocked.isEmpty {
                 if !paths.locked.isEmpty { throw DeviceIDError(.locked, "the matching item is locked") }
-                if try session.defaultCollectionState() == .locked {
-                    throw DeviceIDError(.locked, "the default collection is locked; its items cannot be searched")
-                }
                 return []
             }
-            // Several copies (several collections): ordered by modification time, newest first.
-            let items = try session.search(service: key.service, account: key.account)
-            let readable = items.filter { !$0.locked && $0.secret != nil }
-                .sorted { ($0.modified, $0.created) > ($1.modified, $1.created) }
-            if !readable.isEmpty { return readable.compactMap(\.secret) }
-            if items.contains(where: \.locked) {
-                throw DeviceIDError(.locked, "the matching item is locked")
+            let secrets = try session.secrets(paths.unlocked, limit: Self.maximumSecretSize)
+            var found = [(item: Item, modified: UInt64)]()
+            for (path, secret) in zip(paths.unlocked, secrets) {
+                let properties = try session.itemProperties(path)
+                found.append((Item(secret: secret, attributes: properties.attributes), properties.modified))
             }
-            if try session.defaultCollectionState() == .locked {
-                throw DeviceIDError(.locked, "the default collection is locked; its items cannot be searched")
-            }
-            return []
+            return found.sorted { $0.modified > $1.modified }.map(\.item)
         }
     }
 
+    /// The newest item's secret, or nil when there is none.
     func read(_ key: StoreKey) throws(DeviceIDError) -> [UInt8]? {
-        try readAll(key).first
+        try items(key).first?.secret
     }
 
-    func write(_ key: StoreKey, _ value: [UInt8]) throws(DeviceIDError) {
+    /// Stores `value` in the default collection with `extra` attributes, replacing what was stored
+    /// under `key`: the new item is created first, then every other match is deleted, so that an
+    /// interruption leaves an item behind, never none. The clean-up is best effort: once the new
+    /// item exists the value is stored, and readers prefer the newest item anyway.
+    func write(_ key: StoreKey, _ value: [UInt8], extra: [(String, String)] = []) throws(DeviceIDError) {
         let label = key.kind == .identifier
             ? "DeviceID \(key.service.dropFirst(StoreKey.reservedPrefix.count)) identifier for \(key.account)"
             : "\(key.service) (\(key.account))"
-        try LibSecret.session(timeoutMilliseconds: timeoutMilliseconds) { session throws(DeviceIDError) in
-            try session.store(service: key.service, account: key.account, label: label, value: value)
+        try LibSecret.session(deadline) { session throws(DeviceIDError) in
+            let collection = try session.usableDefaultCollection()
+            let created = try session.createItem(in: collection, label: label,
+                                                 attributes: Self.attributes(key) + extra, value: value)
+            guard let others = try? session.searchPaths(Self.attributes(key)).unlocked else { return }
+            for path in others where path != created { try? session.deleteItem(path) }
         }
     }
 
+    /// Deletes every item stored under `key`; false when there was none. A locked match fails
+    /// the call before anything is deleted.
     @discardableResult
     func delete(_ key: StoreKey) throws(DeviceIDError) -> Bool {
-        try LibSecret.session(timeoutMilliseconds: timeoutMilliseconds) { session throws(DeviceIDError) in
-            try session.delete(service: key.service, account: key.account) > 0
+        try LibSecret.session(deadline) { session throws(DeviceIDError) in
+            _ = try session.usableDefaultCollection()
+            let paths = try session.searchPaths(Self.attributes(key))
+            if !paths.locked.isEmpty { throw DeviceIDError(.locked, "a matching item is locked") }
+            for path in paths.unlocked { try session.deleteItem(path) }
+            return !paths.unlocked.isEmpty
         }
     }
 
-    /// The state of the default collection, for `doctor`.
-    func defaultCollectionState() throws(DeviceIDError) -> LibSecret.CollectionState {
-        try LibSecret.session(timeoutMilliseconds: timeoutMilliseconds) { session throws(DeviceIDError) in
-            try session.defaultCollectionState()
+    /// What `doctor` reports of the keyring: who provides it, the default collection, and whether
+    /// an item can be created, read back and deleted there.
+    struct Probe {
+        var provider: String
+        var collection: LibSecret.CollectionState
+        /// nil when the round trip worked.
+        var roundTrip: DeviceIDError?
+    }
+
+    func probe(_ key: StoreKey, value: [UInt8]) throws(DeviceIDError) -> Probe {
+        let (provider, state) = try LibSecret.session(deadline) { session throws(DeviceIDError) in
+            (session.provider(), try session.defaultCollection().state)
         }
+        var probe = Probe(provider: provider, collection: state, roundTrip: nil)
+        do throws(DeviceIDError) {
+            try write(key, value)
+            let back = try read(key)
+            let deleted = try delete(key)
+            if back != value { throw DeviceIDError(.keyring, "the probe item read back differently") }
+            let remaining = try read(key)
+            if !deleted || remaining != nil { throw DeviceIDError(.keyring, "the probe item was not deleted") }
+        } catch {
+            _ = try? delete(key)
+            probe.roundTrip = error
+        }
+        return probe
     }
 }

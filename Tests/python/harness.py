@@ -1,0 +1,26 @@
+"""What every Python test suite of the project shares (this one and Tests/providers): where the
+repository is, the tools scripts/test built, and running a command."""
+import os
+import pathlib
+import subprocess
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def tool(name):
+    value = os.environ.get(name)
+    assert value, f"{name} is not set: run the suite through scripts/test"
+    return value
+
+
+def run(args, *, input=None, env=None, timeout=60):
+    """Runs a command; returns CompletedProcess with text stdout/stderr (bytes when input is bytes)."""
+    merged = dict(os.environ)
+    if env:
+        for key, value in env.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+    text = not isinstance(input, bytes)
+    return subprocess.run(args, input=input, env=merged, capture_output=True, text=text, timeout=timeout)
