@@ -1,0 +1,138 @@
+"""One set of cases for GNOME Keyring, KeePassXC and KWallet (see conftest.py)."""
+import json
+import re
+import time
+import uuid
+
+import pytest
+
+from conftest import KEYRING_CONTROL, NAMES, run
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def unique(prefix):
+    return f"{prefix}.{uuid.uuid4().hex[:12]}"
+
+
+def secret_tool_lookup(service, account):
+    result = run(["secret-tool", "lookup", "service", service, "username", account])
+    return result.stdout if result.returncode == 0 else None
+
+
+def id_files(store):
+    return sorted(p.name for p in store.glob("id-*")) if store.exists() else []
+
+
+def test_get_twice_gives_one_id_in_the_keyring_and_the_mirror(cli, store):
+    app = unique("com.example.app")
+    first = run([cli, "--json", "get", app])
+    second = run([cli, "--json", "get", app])
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    first, second = json.loads(first.stdout), json.loads(second.stdout)
+    assert UUID.match(first["id"]) and second["id"] == first["id"]
+    assert (first["source"], second["source"]) == ("created", "keyring")
+    assert first["file_only"] is False and second["file_only"] is False
+    assert secret_tool_lookup("deviceid.app", app) == first["id"], "secret-tool prints exactly the ID"
+    assert run([cli, "--backend", "file", "get", app]).stdout.strip() == first["id"], "mirrored"
+    assert run([cli, "--backend", "secret-service", "get", app]).stdout.strip() == first["id"]
+    assert len(id_files(store)) == 1
+
+
+def test_secrets_interoperate_with_secret_tool_both_ways(cli, store):
+    service = unique("example.service")
+    stored = run([cli, "secret", "store", service, "alice"], input="from deviceid")
+    assert stored.returncode == 0, stored.stderr
+    assert secret_tool_lookup(service, "alice") == "from deviceid"
+    tool = run(["secret-tool", "store", "--label=t", "service", service, "username", "bob"], input="from secret-tool")
+    assert tool.returncode == 0, tool.stderr
+    assert run([cli, "secret", "lookup", service, "bob"]).stdout == "from secret-tool"
+    # Deleted by DeviceID, gone for secret-tool; cleared by secret-tool, gone for DeviceID.
+    assert run([cli, "secret", "delete", service, "bob"]).returncode == 0
+    assert secret_tool_lookup(service, "bob") is None
+    assert run(["secret-tool", "clear", "service", service, "username", "alice"]).returncode == 0
+    assert run([cli, "secret", "lookup", service, "alice"]).returncode == 1, "not found"
+    assert run([cli, "secret", "delete", service, "alice"]).returncode == 1
+
+
+def test_an_item_kept_by_010_is_read_and_rewritten_with_nothing_lost(cli, store):
+    app = unique("com.example.old")
+    old = str(uuid.uuid4())
+    text = f"{old}\ncreated=1764425600\nmachine=000102030405060708090a0b0c0d0e0f\n"
+    assert run(["secret-tool", "store", f"--label=DeviceID app identifier for {app}",
+                "service", "deviceid.app", "username", app], input=text).returncode == 0
+    got = json.loads(run([cli, "--json", "--backend", "secret-service", "get", app]).stdout)
+    assert got["id"] == old and got["device_changed"] is True, "the 0.1.0 fingerprint was kept"
+    assert secret_tool_lookup("deviceid.app", app) == old, "rewritten: the secret is the ID alone"
+    search = run(["secret-tool", "search", "--all", "service", "deviceid.app", "username", app])
+    listing = search.stdout + search.stderr  # secret-tool prints the attributes on stderr
+    assert listing.count("attribute.deviceid-created = 1764425600") == 1, listing
+    assert "attribute.deviceid-machine = 000102030405060708090a0b0c0d0e0f" in listing
+    assert f"label = DeviceID app identifier for {app}" in listing, "readable in a keyring browser"
+    assert run([cli, "get", app]).stdout.strip() == old
+
+
+@pytest.fixture
+def kept_then_locked(cli, store):
+    """An ID made while the keyring was unlocked; then the default collection is locked for the
+    test, and unlocked after it."""
+    app = unique("com.example.kept")
+    made = run([cli, "get", app])
+    assert made.returncode == 0, made.stderr
+    assert run([KEYRING_CONTROL, "lock"]).stdout.strip() == "locked"
+    yield app, made.stdout.strip()
+    assert run([KEYRING_CONTROL, "unlock"]).returncode == 0
+
+
+def test_locked_is_locked_at_once_and_mints_nothing(cli, store, provider, kept_then_locked):
+    old_app, old_id = kept_then_locked
+    new_app = unique("com.example.new")
+    for args in (["get", new_app], ["--backend", "secret-service", "get", new_app],
+                 ["--json", "get", new_app], ["secret", "lookup", "example.service", "alice"]):
+        start = time.monotonic()
+        result = run([cli] + args)
+        elapsed = time.monotonic() - start
+        assert result.returncode == 14, (args, result.stderr)
+        assert elapsed < 0.5, f"{args}: {elapsed:.2f} s: LOCKED must come at once, not at the deadline"
+        assert NAMES[provider] in result.stderr
+    assert len(id_files(store)) == 1, "nothing minted"
+    mirror = run([cli, "get", old_app])
+    assert mirror.returncode == 0 and mirror.stdout.strip() == old_id, "the mirror still answers"
+    doctor = run([cli, "--json", "doctor"])
+    assert doctor.returncode == 15 and json.loads(doctor.stdout)["healthy"] is False
+
+
+def test_after_an_unlock_new_ids_are_kept_again(cli, store):
+    """Runs after the locked case: the keyring is usable again, for this process and the next."""
+    app = unique("com.example.later")
+    first = json.loads(run([cli, "--json", "get", app]).stdout)
+    assert first["source"] == "created" and first["file_only"] is False
+    assert secret_tool_lookup("deviceid.app", app) == first["id"]
+
+
+def test_doctor_names_the_provider_and_proves_a_round_trip(cli, store, provider):
+    result = run([cli, "--json", "doctor"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["secret service"]["detail"] == f"provided by {NAMES[provider]}"
+    assert checks["keyring round trip"]["ok"] is True
+    assert report["answering"] == "keyring+file" and report["healthy"] is True
+    assert secret_tool_lookup("deviceid.doctor", "probe") is None, "the probe item was deleted"
+
+
+@pytest.mark.no_collection
+def test_no_default_collection_is_named_in_every_mode(cli, store, provider):
+    app = unique("com.example.none")
+    for args in (["get", app], ["--backend", "secret-service", "get", app],
+                 ["secret", "lookup", "s", "a"], ["secret", "delete", "s", "a"]):
+        result = run([cli] + args)
+        assert result.returncode == 27, (args, result.stdout, result.stderr)
+        assert "no default collection" in result.stderr and NAMES[provider] in result.stderr
+    stored = run([cli, "secret", "store", "s", "a"], input="x")
+    assert stored.returncode == 27, stored.stderr
+    assert id_files(store) == [], "nothing minted"
+    doctor = run([cli, "--json", "doctor"])
+    assert doctor.returncode == 15
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["default collection"]["ok"] is False and "missing" in checks["default collection"]["detail"]
