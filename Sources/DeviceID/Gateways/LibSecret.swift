@@ -33,15 +33,38 @@ enum LibSecret {
     }
 
     private static let lock = PThreadMutex()
-    // Both guarded by `lock`: the session bus connection last seen, and DeviceID's own service
-    // proxy on it (bounded prompts), kept between sessions like libsecret's singleton.
+    // All guarded by `lock`: the session bus connection last seen, and DeviceID's own service
+    // proxy on it (bounded prompts), kept between sessions like libsecret's singleton; and the
+    // process that first started GLib's D-Bus machinery.
     nonisolated(unsafe) private static var bus: OpaquePointer?
     nonisolated(unsafe) private static var cachedService: UnsafeMutablePointer<SecretService>?
+    nonisolated(unsafe) private static var gdbusProcess: pid_t = 0
+
+    /// A forked child inherits the session lock as it was (perhaps held by a thread mid-call in
+    /// the parent) and GLib's D-Bus objects, whose worker thread it does not have: the lock is
+    /// made free and the objects forgotten (not released: their owner thread is gone).
+    private static let forkHandler: Void = ForkedChild.onFork {
+        LibSecret.lock.reinitializeInChild()
+        LibSecret.bus = nil
+        LibSecret.cachedService = nil
+    }
+
+    /// GLib runs every D-Bus connection of a process on one worker thread, started once and never
+    /// again (gdbusprivate.c), so in a child forked after it started no connection — old or new —
+    /// ever gets an answer: measured, a new one times out in its handshake. Such a child must
+    /// not wait for the deadline on every call.
+    private static func gdbusUnusableHere() -> DeviceIDError? {
+        guard gdbusProcess != 0, gdbusProcess != getpid() else { return nil }
+        return DeviceIDError(.keyring, "this process was forked from one that had used the Secret Service: "
+            + "GLib's D-Bus does not work in such a child")
+    }
 
     /// Why no session bus would be reached without autolaunching one, or nil when one may be.
     static func sessionBusProblem() -> String? {
         if let address = Environment.value("DBUS_SESSION_BUS_ADDRESS") {
-            if address.hasPrefix("autolaunch:") {
+            // GLib tries the addresses of the list in order: an autolaunch: entry anywhere would run
+            // dbus-launch when the ones before it fail.
+            if address.split(separator: ";").contains(where: { $0.hasPrefix("autolaunch:") }) {
                 return "DBUS_SESSION_BUS_ADDRESS asks for autolaunch, which DeviceID never does"
             }
             return nil
@@ -59,7 +82,11 @@ enum LibSecret {
         _ body: (Session) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
         if let problem = sessionBusProblem() { throw DeviceIDError(.unavailable, problem) }
+        _ = forkHandler
         return try lock.withLock { () throws(DeviceIDError) -> T in
+            if let problem = gdbusUnusableHere() { throw problem }
+            try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: "a Secret Service conversation")
+            try Headroom.requireAddressSpace(threads: Headroom.keyringThreads, for: "a Secret Service conversation")
             guard let cancellable = g_cancellable_new() else { throw DeviceIDError(.noMemory) }
             defer { g_object_unref(cancellable) }
             let cancellableAddress = UInt(bitPattern: cancellable)
@@ -96,6 +123,7 @@ enum LibSecret {
         _ cancellable: UnsafeMutablePointer<GCancellable>, _ timeout: UInt32
     ) throws(DeviceIDError) -> UnsafeMutablePointer<SecretService> {
         var error: UnsafeMutablePointer<GError>?
+        if gdbusProcess == 0 { gdbusProcess = getpid() }
         guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
             throw translate(error, "cannot connect to the session bus", unavailable: true)
         }
@@ -147,7 +175,7 @@ enum LibSecret {
     ) -> DeviceIDError {
         guard let error else { return DeviceIDError(.keyring, context) }
         defer { g_error_free(error) }
-        let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
+        let message = MachineID.redacted(error.pointee.message.map { String(cString: $0) } ?? "no message")
         let detail = "\(context): \(message)"
         let domain = error.pointee.domain
         let code = error.pointee.code
@@ -396,8 +424,9 @@ extension LibSecret {
                                 UnsafeMutableRawPointer(g_variant_ref_sink(g_variant_new_string(label))))
             g_hash_table_insert(properties, g_strdup("org.freedesktop.Secret.Item.Attributes"),
                                 UnsafeMutableRawPointer(g_variant_ref_sink(GVariantValues.attributes(attributes))))
-            // text/plain is what secret-tool stores; anything else is declared as bytes.
-            let isText = !value.contains(0) && String(validating: value, as: UTF8.self) != nil
+            // text/plain is what secret-tool stores; anything else is declared as bytes. Checked
+            // without making a String, which would be one more copy of the secret.
+            let isText = !value.contains(0) && UTF8Validation.isValid(value)
             // secret_value_new copies into non-pageable memory. An empty secret still needs a
             // valid pointer, which withUnsafeBytes does not promise: one byte stands in.
             let secret: OpaquePointer = value.isEmpty

@@ -28,7 +28,7 @@ struct FileStore: Sendable {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", "\(path)/\(name)") }
-        try Self.checkFile(st, "\(path)/\(name)", fd: fd)
+        try Self.checkFile(st, "\(path)/\(name)")
         guard st.st_size <= FileEnvelope.maximumFileSize else {
             throw DeviceIDError(.corrupt, "\(path)/\(name) is \(st.st_size) bytes, larger than any item")
         }
@@ -97,20 +97,35 @@ struct FileStore: Sendable {
         return true
     }
 
-    /// Runs `body` holding the store's cross-process lock (`flock` on `.lock` in the directory).
-    /// Threads of one process exclude each other too: each call opens its own descriptor.
+    /// Threads of this process take turns here before taking the file lock.
+    private static let threads = PThreadMutex()
+    private static let forkHandler: Void = ForkedChild.onFork { FileStore.threads.reinitializeInChild() }
+
+    /// Runs `body` holding the store's cross-process lock: a POSIX record lock (`fcntl F_SETLKW`)
+    /// on `.lock` in the directory, and an in-process mutex, since record locks exclude processes
+    /// but not threads. Not `flock`: a flock belongs to the open file description, which a child
+    /// forked meanwhile shares, so a sleeping child would hold the store locked; record locks
+    /// belong to the process and are never inherited.
     func withLock<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
-        guard let dir = try StoreDirectory(path: path, create: true) else {
-            throw DeviceIDError(.internal, "store directory vanished while being created")
+        _ = Self.forkHandler
+        return try Self.threads.withLock { () throws(DeviceIDError) -> T in
+            guard let dir = try StoreDirectory(path: path, create: true) else {
+                throw DeviceIDError(.internal, "store directory vanished while being created")
+            }
+            let fd = SystemCall.retrying { openat(dir.fd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            guard fd >= 0 else { throw SystemCall.error("cannot open lock file", "\(path)/.lock") }
+            // Closing any descriptor of the file drops the process's record lock: this is the
+            // only one, and it lives exactly as long as the lock.
+            defer { close(fd) }
+            var request = flock()
+            request.l_type = Int16(F_WRLCK)
+            request.l_whence = Int16(SEEK_SET)
+            guard SystemCall.retrying({ fcntl(fd, F_SETLKW, &request) }) == 0 else {
+                throw SystemCall.error("cannot lock", "\(path)/.lock")
+            }
+            Self.removeStaleTemporaries(dir)
+            return try body()
         }
-        let fd = SystemCall.retrying { openat(dir.fd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-        guard fd >= 0 else { throw SystemCall.error("cannot open lock file", "\(path)/.lock") }
-        defer { close(fd) }
-        guard SystemCall.retrying({ flock(fd, LOCK_EX) }) == 0 else {
-            throw SystemCall.error("cannot lock", "\(path)/.lock")
-        }
-        Self.removeStaleTemporaries(dir)
-        return try body()
     }
 
     /// Temporary files of writers that died (SIGKILL, power loss) before their rename. Only old
@@ -142,11 +157,15 @@ struct FileStore: Sendable {
         return fsync(fd) == 0 ? nil : "cannot fsync"
     }
 
-    /// A regular file, privately owned (`PrivateOwnership`).
-    private static func checkFile(_ st: stat, _ path: String, fd: Int32) throws(DeviceIDError) {
+    /// A regular file with one name, privately owned (`PrivateOwnership`). A second link would
+    /// let a read reach a file that is not the store's (a hard link to /etc/hostname, say).
+    private static func checkFile(_ st: stat, _ path: String) throws(DeviceIDError) {
         guard st.st_mode & S_IFMT == S_IFREG else {
             throw DeviceIDError(.permission, "\(path) is not a regular file")
         }
-        try PrivateOwnership.enforce(st, path: path, fd: fd, privateMode: 0o600)
+        guard st.st_nlink == 1 else {
+            throw DeviceIDError(.permission, "\(path) has \(st.st_nlink) hard links; a store item has one")
+        }
+        try PrivateOwnership.check(st, path: path)
     }
 }

@@ -1,0 +1,94 @@
+"""A library lives in other people's processes, and those fork: Python multiprocessing (fork is
+Debian 12's default), prefork servers. Children must get their answers at normal speed and never
+hold a lock the parent or other processes need."""
+import multiprocessing
+import os
+import threading
+import time
+
+import deviceid
+from conftest import run
+
+
+def _child_get(app):
+    start = time.monotonic()
+    try:
+        value = deviceid.get(app)
+    except deviceid.DeviceIDError as error:
+        value = f"{error.name}: {error}"
+    return value, time.monotonic() - start
+
+
+def _child_get_on_new_thread(app):
+    # A thread of its own: nothing the forking thread cached answers for it.
+    result = []
+    thread = threading.Thread(target=lambda: result.append(_child_get(app)))
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+def test_multiprocessing_fork_children_answer_at_once_with_the_parents_id(store, keyring):
+    app = f"fork.mp.{time.time_ns()}"
+    other = f"fork.mp.other.{time.time_ns()}"
+    parent_id = deviceid.get(app)
+    other_id = run([os.environ["DEVICEID_TEST_CLI"], "get", other]).stdout.strip()  # made by another process
+    context = multiprocessing.get_context("fork")
+    with context.Pool(4) as pool:
+        answers = pool.map(_child_get_on_new_thread, [app] * 4 + [other] * 4)
+    for value, elapsed in answers[:4]:
+        assert value == parent_id and elapsed < 1.0, (value, elapsed)
+    for value, elapsed in answers[4:]:
+        assert value == other_id and elapsed < 1.0, (value, elapsed)
+
+
+def test_a_forked_child_never_waits_out_the_deadline(store, keyring):
+    """What the child cannot reach (GLib's D-Bus does not survive fork) it says at once."""
+    deviceid.lookup_secret("fork.svc", "nobody")  # the parent has used the keyring
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        value, elapsed = pool.apply(_child_get_on_new_thread, (f"fork.new.{time.time_ns()}",))
+    assert elapsed < 1.0, (value, elapsed)
+
+
+def _sleep_holding_nothing(seconds):
+    time.sleep(seconds)
+
+
+def test_a_sleeping_child_holds_no_store_lock(tmp_path, monkeypatch):
+    """The file store's lock is a record lock, which children never inherit: a child forked while
+    another thread held it must not block anyone."""
+    directory = tmp_path / "store"
+    monkeypatch.setenv("DEVICEID_STORE_DIR", str(directory))
+    deviceid.set_store_dir(str(directory))
+    deviceid.set_backend("file")
+    try:
+        stop = threading.Event()
+
+        def churn():
+            while not stop.is_set():
+                deviceid.reset("fork.lock")  # takes the store lock every time
+
+        worker = threading.Thread(target=churn)
+        worker.start()
+        children = []
+        for _ in range(20):
+            pid = os.fork()
+            if pid == 0:
+                _sleep_holding_nothing(8)
+                os._exit(0)
+            children.append(pid)
+            time.sleep(0.005)
+        stop.set()
+        worker.join()
+        start = time.monotonic()
+        result = run([os.environ["DEVICEID_TEST_CLI"], "--backend", "file", "reset", "fork.lock"])
+        elapsed = time.monotonic() - start
+        deviceid.reset("fork.lock")
+        assert result.returncode == 0 and elapsed < 2.0, f"{elapsed:.1f} s: a sleeping child held the lock"
+    finally:
+        for pid in children:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        deviceid.set_backend("auto")
+        deviceid.set_store_dir(None)
