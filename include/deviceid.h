@@ -187,6 +187,7 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
 #define DEVICEID_FLAG_WEAK           2u  /* not known to be unique to this device */
 #define DEVICEID_FLAG_LIMITED        4u  /* advertising tracking limited: the ID reads as zeros */
 #define DEVICEID_FLAG_FILE_ONLY      8u  /* the keyring answered but refused or failed to keep the ID */
+#define DEVICEID_FLAG_REPAIRED      16u  /* a corrupt copy in one store was replaced from the other */
 
 /**
  * As deviceid_get(), and stores in `*source` (when not NULL) where the identifier came from (a
@@ -200,6 +201,8 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
  *   but refused or failed to store it (locked, no default collection, an error; the reason is in
  *   deviceid_last_error()). The ID is good; this answer is not remembered, so the next call
  *   tries the keyring again.
+ * - DEVICEID_FLAG_REPAIRED: one store held a corrupt copy of the ID; it was replaced with the other
+ *   store's valid copy (the same ID). Reported by the call that repaired it.
  */
 int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size,
                     int *DEVICEID_NULLABLE source, unsigned int *DEVICEID_NULLABLE flags);

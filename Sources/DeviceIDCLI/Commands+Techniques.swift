@@ -11,6 +11,7 @@ extension Commands {
                 ("device_changed", String(id.deviceChanged)), ("weak", String(id.isWeak)),
                 ("limited", String(id.flags.contains(.limited))),
                 ("file_only", String(id.flags.contains(.fileOnly))),
+                ("repaired", String(id.flags.contains(.repaired))),
             ] + (id.keyringFailure.map { [("keyring_error", Output.quote($0.description))] } ?? [])) + "\n")
         } else {
             output.write(id.uuidString + "\n")
@@ -20,6 +21,10 @@ extension Commands {
             }
         }
         // Said on stderr in both forms: a script reading stdout still gets the ID.
+        if id.flags.contains(.repaired) {
+            output.write("deviceid: note: a corrupt copy of this ID in one store was replaced with the other store's\n",
+                         to: STDERR_FILENO)
+        }
         if let failure = id.keyringFailure {
             output.write("deviceid: note: kept only in the file store; the keyring will be tried again: \(failure)\n",
                          to: STDERR_FILENO)

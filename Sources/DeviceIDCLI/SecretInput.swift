@@ -8,21 +8,29 @@ enum SecretInput {
         isatty(STDIN_FILENO) == 1 ? try readLine() : try readAll()
     }
 
-    private static func readAll() throws(DeviceIDError) -> [UInt8] {
+    /// Room for the largest secret and one byte more, reserved at once: an array that grows
+    /// leaves copies of its earlier contents in freed memory.
+    private static func buffer() -> [UInt8] {
         var bytes = [UInt8]()
+        bytes.reserveCapacity(DeviceIdentity.maximumSecretSize + 4096 + 1)
+        return bytes
+    }
+
+    private static func readAll() throws(DeviceIDError) -> [UInt8] {
+        var bytes = buffer()
         var chunk = [UInt8](repeating: 0, count: 4096)
         defer { chunk.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress!, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                bytes.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } }
+                wipe(&bytes)
                 throw DeviceIDError(.io, "cannot read the secret from standard input: \(String(cString: strerror(errno)))")
             }
             if n == 0 { return bytes }
             bytes += chunk[0..<n]
             if bytes.count > DeviceIdentity.maximumSecretSize {
-                bytes.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) }
+                wipe(&bytes)
                 throw DeviceIDError(.tooLarge, "the secret is longer than \(DeviceIdentity.maximumSecretSize) bytes")
             }
         }
@@ -41,14 +49,20 @@ enum SecretInput {
             if haveTerminal { tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
             Output.write([10], to: STDERR_FILENO)
         }
-        var bytes = [UInt8]()
+        var bytes = buffer()
         var byte: UInt8 = 0
+        defer { byte = 0 }
         while Glibc.read(STDIN_FILENO, &byte, 1) == 1 && byte != UInt8(ascii: "\n") {
             bytes.append(byte)
             guard bytes.count <= DeviceIdentity.maximumSecretSize else {
+                wipe(&bytes)
                 throw DeviceIDError(.tooLarge, "the secret is longer than \(DeviceIdentity.maximumSecretSize) bytes")
             }
         }
         return bytes
     }
+}
+
+private func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } }
 }

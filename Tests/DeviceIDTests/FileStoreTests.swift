@@ -35,14 +35,19 @@ final class FileStoreTests: XCTestCase {
         XCTAssertEqual(names.filter { $0.hasPrefix(".tmp") }, [])
     }
 
-    func testSymlinkedDirectoryIsRefused() throws {
+    /// A link is followed only when root or this user owns it (TrustedPath), wherever it stands.
+    func testOwnSymlinkIsFollowedAndAForeignOneRefused() throws {
+        try XCTSkipUnless(geteuid() == 0, "chown to another user needs root") // CI runs as root
         let tmp = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: tmp.sub("real"), withIntermediateDirectories: false,
                                                 attributes: [.posixPermissions: 0o700])
         try FileManager.default.createSymbolicLink(atPath: tmp.sub("link"), withDestinationPath: tmp.sub("real"))
-        let store = FileStore(path: tmp.sub("link"))
+        let store = FileStore(path: tmp.sub("link") + "/store")
+        try store.write(key, [1])
+        XCTAssertEqual(try FileStore(path: tmp.sub("real") + "/store").read(key), [1])
+        XCTAssertEqual(lchown(tmp.sub("link"), 65534, 65534), 0)
         XCTAssertEqual(errorCode { _ = try store.read(key) }, .permission)
-        XCTAssertEqual(errorCode { try store.write(key, [1]) }, .permission)
+        XCTAssertEqual(errorCode { try store.write(key, [2]) }, .permission)
     }
 
     func testGroupOrWorldWritableDirectoryIsRefused() throws {
@@ -56,13 +61,14 @@ final class FileStoreTests: XCTestCase {
         }
     }
 
-    func testReadableDirectoryIsTightened() throws {
+    /// Nothing DeviceID did not create is chmodded: a directory readable by others is used as it is.
+    func testReadableDirectoryIsUsedAsItIs() throws {
         let tmp = TemporaryDirectory()
         let store = FileStore(path: tmp.sub("store"))
         try store.write(key, [1])
         chmod(store.path, 0o755)
         XCTAssertEqual(try store.read(key), [1])
-        XCTAssertEqual(try mode(store.path), 0o700)
+        XCTAssertEqual(try mode(store.path), 0o755)
     }
 
     func testForeignOwnedDirectoryIsRefused() throws {

@@ -39,7 +39,7 @@ def test_get_text_and_json(cli, store):
     as_json = run([cli, "--json", "--backend=file", "get", "com.example.cli"])
     parsed = json.loads(as_json.stdout)
     assert parsed == {"app_id": "com.example.cli", "id": text.stdout.strip(), "source": "file",
-                      "device_changed": False, "weak": False, "limited": False, "file_only": False}
+                      "device_changed": False, "weak": False, "limited": False, "file_only": False, "repaired": False}
 
 
 def test_reset_then_new_id(cli, store):

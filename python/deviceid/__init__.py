@@ -30,21 +30,22 @@ BACKENDS = {"auto": 0, "secret-service": 1, "file": 2}
 SOURCES = {1: "keyring", 2: "file", 3: "created"}
 
 
-FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED, FLAG_FILE_ONLY = 1, 2, 4, 8
+FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED, FLAG_FILE_ONLY, FLAG_REPAIRED = 1, 2, 4, 8, 16
 SCOPES = {"app": 1, "vendor": 2, "advertising": 3, "openudid": 4}
 NULL_UUID = "00000000-0000-0000-0000-000000000000"
 
 
 from collections import namedtuple  # noqa: E402
 
-StableID = namedtuple("StableID", "id source device_changed weak limited file_only keyring_error",
-                      defaults=(False, False, False, False, None))
+StableID = namedtuple("StableID", "id source device_changed weak limited file_only keyring_error repaired",
+                      defaults=(False, False, False, False, None, False))
 StableID.__doc__ = """An identifier, where it came from ("keyring", "file" or "created"), and how far to trust it.
 
 device_changed: it was stored on another machine (cloned image, restored backup).
 weak: not known to be unique to this device. limited: advertising tracking is limited.
 file_only: the keyring answered but refused or failed to keep the ID (keyring_error says why);
-the ID is good, and the next call tries the keyring again.
+the ID is good, and the next call tries the keyring again. repaired: a corrupt copy in one store
+was replaced with the other store's valid one.
 """
 
 MACAddress = namedtuple("MACAddress", "address interface permanent weak")
@@ -97,7 +98,8 @@ def identifier(scope: str, name: str | None = None) -> StableID:
     return StableID(out.value.decode("ascii"), SOURCES.get(source.value, "unknown"),
                     bool(flags.value & FLAG_DEVICE_CHANGED), bool(flags.value & FLAG_WEAK),
                     bool(flags.value & FLAG_LIMITED), file_only,
-                    _native.last_error().decode("utf-8", "replace") if file_only else None)
+                    _native.last_error().decode("utf-8", "replace") if file_only else None,
+                    bool(flags.value & FLAG_REPAIRED))
 
 
 def vendor_id(vendor: str) -> str:

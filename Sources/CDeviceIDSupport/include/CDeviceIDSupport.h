@@ -1,7 +1,8 @@
 #ifndef CDEVICEID_SUPPORT_H
 #define CDEVICEID_SUPPORT_H
 // C shims for what Swift cannot import: the SIOCETHTOOL ioctl (variadic ioctl, flexible array
-// member). Internal to libdeviceid: the prefix keeps them out of the exported deviceid_* set.
+// member), secure_getenv (_GNU_SOURCE). Internal to libdeviceid: the prefix keeps them out of
+// the exported deviceid_* set.
 #include <stddef.h>
 #include <sys/random.h>
 
@@ -12,6 +13,9 @@
 /// Returns the address length (6 for Ethernet) and fills `out`, 0 when the driver reports none,
 /// or -errno (-EOPNOTSUPP when the driver has no ethtool support).
 int dids_permanent_address(const char *ifname, unsigned char *out, size_t out_size);
+
+/// secure_getenv(3): NULL in a set-user-ID, set-group-ID or capability-raised process.
+const char *dids_secure_getenv(const char *name);
 
 #endif
 

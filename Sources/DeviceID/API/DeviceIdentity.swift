@@ -83,6 +83,7 @@ public final class DeviceIdentity: Sendable {
         let record = resolution.record
         let fingerprint = MachineID.fingerprint()
         var flags: StableID.Flags = resolution.keyringFailure == nil ? [] : .fileOnly
+        if resolution.repairedCorrupt { flags.insert(.repaired) }
         if let fingerprint {
             if let stored = record.machine, stored != fingerprint { flags.insert(.deviceChanged) }
         } else {

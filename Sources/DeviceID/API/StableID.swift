@@ -39,8 +39,12 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         /// good; the next call tries the keyring again.
         public static let fileOnly = Flags(rawValue: 1 << 3)
 
+        /// One store held a corrupt copy of the ID, and it was replaced with the other store's
+        /// valid copy (the same ID). Said once, by the call that repaired it.
+        public static let repaired = Flags(rawValue: 1 << 4)
+
         /// Answers with these flags may change on the next call, so they are not remembered.
-        public static let provisional: Flags = [.fileOnly]
+        public static let provisional: Flags = [.fileOnly, .repaired]
     }
 
     public let id: ID128

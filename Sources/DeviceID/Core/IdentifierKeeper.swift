@@ -32,6 +32,8 @@ struct IdentifierKeeper {
         var source: StableID.Source
         /// Why the keyring does not hold the ID although it answered: it refused or failed the write.
         var keyringFailure: DeviceIDError?
+        /// A store held a corrupt copy, which was replaced with the other store's valid one.
+        var repairedCorrupt = false
     }
 
     enum Decision {
@@ -127,14 +129,17 @@ struct IdentifierKeeper {
             break
         }
         return try stores.lockDirectory.withLock { () throws(DeviceIDError) -> Resolution in
-            switch decide(look(key)) {
+            let sighting = look(key)
+            switch decide(sighting) {
             case .use(let record, let source, let repair):
                 // The answer stands even if a copy cannot be written now; a keyring that refused
-                // is reported with it.
+                // is reported with it, and so is a corrupt copy that was replaced.
                 var resolution = Resolution(record: record, source: source)
                 for target in repair {
                     do throws(DeviceIDError) {
                         try write(record, key, to: target)
+                        let answer = target == .keyring ? sighting.keyring : sighting.file
+                        if case .failed(let error)? = answer, error.code == .corrupt { resolution.repairedCorrupt = true }
                     } catch where target == .keyring {
                         resolution.keyringFailure = error
                     } catch {}

@@ -56,9 +56,17 @@ enum LibCrypto {
         return out
     }
 
+    /// The digest of a collection, hashed in place when its storage is contiguous (arrays and
+    /// their slices): a copy would leave the bytes — often an envelope holding a secret — in freed
+    /// memory. Other collections are copied, and the copy wiped.
     static func hash<C: Collection>(_ algorithm: Algorithm, _ bytes: C) throws(DeviceIDError) -> [UInt8] where C.Element == UInt8 {
-        let contiguous = Array(bytes)
-        return try contiguous.withUnsafeBytes { buffer in
+        let direct = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(DeviceIDError) in try hash(algorithm, UnsafeRawBufferPointer(buffer)) }
+        }
+        if let direct { return try direct.get() }
+        var copy = Array(bytes)
+        defer { wipe(&copy) }
+        return try copy.withUnsafeBytes { buffer in
             Result { () throws(DeviceIDError) in try hash(algorithm, buffer) }
         }.get()
     }

@@ -72,6 +72,10 @@ struct IdentifierRecord: Equatable, Sendable {
         else {
             throw DeviceIDError(.corrupt, "stored identifier is not a canonical lowercase UUID")
         }
+        // DeviceID mints only version-4 UUIDs; all zeros is the LIMITED/OPTED_OUT sentinel.
+        guard !id.isNull, id.version == 4, id.isRFC9562Variant else {
+            throw DeviceIDError(.corrupt, "stored identifier is not a version-4 UUID")
+        }
         self.id = id
         var seen = Set<String>()
         for (keyBytes, valueBytes) in fields {

@@ -38,9 +38,13 @@ struct SecretServiceStore: Sendable {
         }
     }
 
-    /// The newest item's secret, or nil when there is none.
+    /// The newest item's secret, or nil when there is none. The others' secrets are wiped.
     func read(_ key: StoreKey) throws(DeviceIDError) -> [UInt8]? {
-        try items(key).first?.secret
+        var found = try items(key)
+        guard !found.isEmpty else { return nil }
+        let newest = found.removeFirst().secret
+        for i in found.indices { wipe(&found[i].secret) }
+        return newest
     }
 
     /// Stores `value` in the default collection with `extra` attributes, replacing what was stored

@@ -1,8 +1,8 @@
 import Glibc
 
-/// The file store's directory, opened safely: never through a symlink, owned by this user,
-/// mode 0700. Every file operation is relative to the open descriptor (`openat`, `renameat`), so
-/// the checks made here hold for the files too.
+/// The file store's directory, opened safely: reached through `TrustedPath`, owned by this user
+/// and writable by nobody else. Every file operation is relative to the open descriptor
+/// (`openat`, `renameat`), so the checks made here hold for the files too.
 final class StoreDirectory {
     let path: String
     let fd: Int32
@@ -29,25 +29,16 @@ final class StoreDirectory {
         throw DeviceIDError(.unavailable, "no home directory to keep the file store in; set \(Environment.storeDirectory)")
     }
 
-    /// Opens the directory, creating it (and missing parents, mode 0700) when `create` is set.
-    /// Returns nil when it does not exist and `create` is false.
+    /// Opens the directory through `TrustedPath`, creating it (and missing parents, 0700) when
+    /// `create` is set. Returns nil when it does not exist and `create` is false.
     init?(path: String, create: Bool) throws(DeviceIDError) {
         self.path = path
-        var fd = Self.openNoFollow(path)
-        if fd < 0 && errno == ENOENT {
-            guard create else { return nil }
-            try Self.makeDirectories(path)
-            fd = Self.openNoFollow(path)
-        }
-        guard fd >= 0 else {
-            if errno == ENOTDIR || errno == ELOOP {
-                throw DeviceIDError(.permission, "\(path) is a symbolic link or not a directory")
-            }
-            throw SystemCall.error("cannot open store directory", path)
-        }
+        guard let fd = try TrustedPath.openDirectory(path, create: create) else { return nil }
         self.fd = fd
-        do {
-            try Self.checkOwnership(fd: fd, path: path)
+        var st = stat()
+        do throws(DeviceIDError) {
+            guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", path) }
+            try PrivateOwnership.check(st, path: path)
         } catch {
             close(fd)
             throw error
@@ -55,27 +46,6 @@ final class StoreDirectory {
     }
 
     deinit { close(fd) }
-
-    private static func openNoFollow(_ path: String) -> Int32 {
-        SystemCall.retrying { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-    }
-
-    private static func makeDirectories(_ path: String) throws(DeviceIDError) {
-        var prefix = ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += "/" + component
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-                throw SystemCall.error("cannot create", prefix)
-            }
-        }
-    }
-
-    /// Privately owned (`PrivateOwnership`), mode 0700.
-    private static func checkOwnership(fd: Int32, path: String) throws(DeviceIDError) {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", path) }
-        try PrivateOwnership.enforce(st, path: path, fd: fd, privateMode: 0o700)
-    }
 
     /// fsync of the directory, so that a rename inside it survives a crash.
     func sync() throws(DeviceIDError) {

@@ -1,6 +1,13 @@
+import CDeviceIDSupport
 import Glibc
 
 /// Reads of the process environment, in one place so that tests and docs agree on the names.
+///
+/// Through `secure_getenv`: in a set-user-ID, set-group-ID or capability-raised process
+/// (`AT_SECURE`) no variable is read at all, so the user who started it cannot choose where it
+/// creates directories or which file it reads as the machine ID. There the home directory comes
+/// from the password database of the effective user (`StoreDirectory.defaultPath`), and the
+/// session bus is not looked for.
 enum Environment {
     static let backend = "DEVICEID_BACKEND"
     static let storeDirectory = "DEVICEID_STORE_DIR"
@@ -11,7 +18,7 @@ enum Environment {
 
     /// The value of `name`, or nil when it is unset or empty.
     static func value(_ name: String) -> String? {
-        guard let raw = getenv(name) else { return nil }
+        guard let raw = dids_secure_getenv(name) else { return nil }
         let value = String(cString: raw)
         return value.isEmpty ? nil : value
     }
