@@ -2,7 +2,8 @@
 // DeviceID: a stable, private device identifier for Linux, kept in the user's keyring.
 //
 // Layers (one folder each):
-//   CLibSecret, CLibCrypto   system libraries, found through pkg-config
+//   CLibSecret, CLibCrypto,  system libraries, found through pkg-config (libdbus: the Secret
+//   CLibDBus                 Service client of forked children, where GLib's D-Bus cannot run)
 //   CDeviceIDSupport         C shims for what Swift cannot import (ethtool ioctl)
 //   DeviceID                 the Swift library (`import DeviceID`)
 //   DeviceIDC                the @_cdecl thunks behind include/deviceid.h -> libdeviceid.so
@@ -32,10 +33,15 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
         .target(name: "CDeviceIDSupport", dependencies: ["CLibSecret"]),
         .target(
             name: "DeviceID",
-            dependencies: ["CLibSecret", "CLibCrypto", "CDeviceIDSupport"]
+            dependencies: ["CLibSecret", "CLibCrypto", "CLibDBus", "CDeviceIDSupport"]
         ),
         .target(
             name: "DeviceIDC",

@@ -5,6 +5,7 @@
 typedef struct {
     SecretService parent;
     volatile gint expired;
+    volatile gint may_dismiss;
 } DidsService;
 
 typedef struct {
@@ -17,6 +18,10 @@ G_DEFINE_TYPE(DidsService, dids_service, SECRET_TYPE_SERVICE)
 
 unsigned int dids_service_expired_prompts(void *service) {
     return (unsigned int)g_atomic_int_get(&((DidsService *)service)->expired);
+}
+
+void dids_service_set_may_dismiss(void *service, int may_dismiss) {
+    g_atomic_int_set(&((DidsService *)service)->may_dismiss, may_dismiss);
 }
 
 struct wait {
@@ -38,30 +43,6 @@ static void on_completed(GDBusConnection *connection, const gchar *sender, const
 static void on_cancelled(GCancellable *cancellable, gpointer data) {
     (void)cancellable;
     g_main_context_wakeup(((struct wait *)data)->context);
-}
-
-static gchar *name_owner(GDBusConnection *connection, const gchar *name) {
-    GVariant *reply = g_dbus_connection_call_sync(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                                  "org.freedesktop.DBus", "GetNameOwner", g_variant_new("(s)", name),
-                                                  G_VARIANT_TYPE("(s)"), G_DBUS_CALL_FLAGS_NONE, 1000, NULL, NULL);
-    if (!reply) return NULL;
-    gchar *owner = NULL;
-    g_variant_get(reply, "(s)", &owner);
-    g_variant_unref(reply);
-    return owner;
-}
-
-/* gnome-keyring 42 aborts (and comes back locked) when a client dismisses its unlock prompt
-   while the prompter is showing (measured with gnome-keyring 42.1 under Xvfb: the daemon exits
-   at Prompt.Dismiss). There the dialog is left to the person: entering the password later only
-   unlocks the keyring, which is harmless. */
-static gboolean may_dismiss(GDBusConnection *connection, const gchar *service) {
-    gchar *provider = name_owner(connection, service);
-    gchar *gnome_keyring = name_owner(connection, "org.gnome.keyring");
-    gboolean allowed = !(provider && gnome_keyring && g_strcmp0(provider, gnome_keyring) == 0);
-    g_free(provider);
-    g_free(gnome_keyring);
-    return allowed;
 }
 
 /* Runs `prompt` and waits for its Completed signal until `cancellable` is cancelled. */
@@ -94,7 +75,7 @@ static GVariant *run_prompt(DidsService *self, SecretPrompt *prompt, GCancellabl
         if (started || g_cancellable_is_cancelled(cancellable)) {
             /* Whatever the prompt shows (an unlock dialog, a confirmation) must not outlive the call.
                No reply is awaited: the deadline has passed. */
-            if (may_dismiss(connection, name))
+            if (g_atomic_int_get(&self->may_dismiss))
                 g_dbus_connection_call(connection, name, path, PROMPT_INTERFACE, "Dismiss", NULL, NULL,
                                        G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, NULL, NULL, NULL);
             g_atomic_int_inc(&self->expired);
@@ -168,4 +149,4 @@ static void dids_service_class_init(DidsServiceClass *klass) {
     service->prompt_finish = prompt_finish;
 }
 
-static void dids_service_init(DidsService *self) { (void)self; }
+static void dids_service_init(DidsService *self) { self->may_dismiss = 1; }

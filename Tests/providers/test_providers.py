@@ -136,3 +136,31 @@ def test_no_default_collection_is_named_in_every_mode(cli, store, provider):
     assert doctor.returncode == 15
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
     assert checks["default collection"]["ok"] is False and "missing" in checks["default collection"]["detail"]
+
+
+def _forked_child_work(app, service):
+    import deviceid
+    minted = deviceid.get_info(app)
+    deviceid.store_secret(service, "acct", b"from a forked child")
+    secret = deviceid.lookup_secret(service, "acct")
+    deleted = deviceid.delete_secret(service, "acct")
+    return minted.id, minted.source, secret, deleted
+
+
+def test_a_forked_child_reaches_the_provider_too(store):
+    """GLib's D-Bus does not survive fork: a child of a process that used it goes through libdbus,
+    with the same prompts and lock rules (KeePassXC confirms every write with a prompt, KWallet's
+    unlock is one)."""
+    import multiprocessing
+
+    import deviceid
+
+    deviceid.set_store_dir(str(store))
+    deviceid.lookup_secret("example.parent", "x")  # the parent has used the keyring through GLib
+    app, service = unique("com.example.forked"), unique("example.forked")
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        minted, source, secret, deleted = pool.apply(_forked_child_work, (app, service))
+    assert (source, secret, deleted) == ("created", b"from a forked child", True)
+    assert secret_tool_lookup("deviceid.app", app) == minted
+    assert secret_tool_lookup(service, "acct") is None
+    assert deviceid.get(app) == minted

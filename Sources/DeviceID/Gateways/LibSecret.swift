@@ -51,12 +51,10 @@ enum LibSecret {
 
     /// GLib runs every D-Bus connection of a process on one worker thread, started once and never
     /// again (gdbusprivate.c), so in a child forked after it started no connection — old or new —
-    /// ever gets an answer: measured, a new one times out in its handshake. Such a child must
-    /// not wait for the deadline on every call.
-    private static func gdbusUnusableHere() -> DeviceIDError? {
-        guard gdbusProcess != 0, gdbusProcess != getpid() else { return nil }
-        return DeviceIDError(.keyring, "this process was forked from one that had used the Secret Service: "
-            + "GLib's D-Bus does not work in such a child")
+    /// ever gets an answer: measured, a new one times out in its handshake. Such a child talks to
+    /// the Secret Service through libdbus instead (`LibDBus`).
+    private static func gdbusUnusableHere() -> Bool {
+        lock.withLock { gdbusProcess != 0 && gdbusProcess != getpid() }
     }
 
     /// Why no session bus would be reached without autolaunching one, or nil when one may be.
@@ -79,12 +77,12 @@ enum LibSecret {
     /// Runs `body` against the Secret Service with one deadline for all of it.
     static func session<T>(
         _ deadline: Deadline,
-        _ body: (Session) throws(DeviceIDError) -> T
+        _ body: (any SecretServiceWire) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
         if let problem = sessionBusProblem() { throw DeviceIDError(.unavailable, problem) }
         _ = forkHandler
+        if gdbusUnusableHere() { return try LibDBus.session(deadline, body) }
         return try lock.withLock { () throws(DeviceIDError) -> T in
-            if let problem = gdbusUnusableHere() { throw problem }
             try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: "a Secret Service conversation")
             try Headroom.requireAddressSpace(threads: Headroom.keyringThreads, for: "a Secret Service conversation")
             guard let cancellable = g_cancellable_new() else { throw DeviceIDError(.noMemory) }
@@ -102,12 +100,13 @@ enum LibSecret {
                 service = opened
                 expiredBefore = dids_service_expired_prompts(opened)
                 defer { g_object_unref(opened) }
-                return try body(Session(service: opened, cancellable: cancellable, deadline: deadline))
+                let session = Session(service: opened, cancellable: cancellable, deadline: deadline)
+                // Only interactive calls may leave a dialog open at their deadline.
+                if deadline.interactive { dids_service_set_may_dismiss(opened, session.mayDismissPrompts() ? 1 : 0) }
+                return try body(session)
             } catch {
                 if let service, dids_service_expired_prompts(service) != expiredBefore {
-                    throw DeviceIDError(.locked, "a confirmation or unlock is waiting for the user: the Secret "
-                        + "Service's prompt did not complete within \(deadline.session) ms"
-                        + (deadline.interactive ? "" : " (DeviceID shows no dialog unless interactive mode is on)"))
+                    throw LibSecret.promptExpired(deadline)
                 }
                 if g_cancellable_is_cancelled(cancellable) != 0 {
                     // The proxy may be half-way through a call that never finished; start afresh.
@@ -216,18 +215,13 @@ enum LibSecret {
 }
 
 extension LibSecret {
-    /// One bounded conversation with the Secret Service.
-    struct Session {
+    /// One bounded conversation with the Secret Service, through libsecret and GLib.
+    struct Session: SecretServiceWire {
         fileprivate let service: UnsafeMutablePointer<SecretService>
         fileprivate let cancellable: UnsafeMutablePointer<GCancellable>
         let deadline: Deadline
 
-        private static let serviceInterface = "org.freedesktop.Secret.Service"
-        private static let collectionInterface = "org.freedesktop.Secret.Collection"
-        private static let itemInterface = "org.freedesktop.Secret.Item"
-        private static let propertiesInterface = "org.freedesktop.DBus.Properties"
-
-        private var busName: String {
+        var busName: String {
             g_dbus_proxy_get_name(LibSecret.proxy(service)).map { String(cString: $0) } ?? "org.freedesktop.secrets"
         }
 
@@ -247,69 +241,46 @@ extension LibSecret {
 
         /// A property of an object of the Secret Service (a new reference, unwrapped from `v`).
         private func property(_ path: String, _ interface: String, _ name: String) throws(DeviceIDError) -> OpaquePointer? {
-            let reply = try call(busName, path, Self.propertiesInterface, "Get",
+            let reply = try call(busName, path, SecretServiceNames.properties, "Get",
                                  GVariantValues.strings([interface, name]), "cannot read \(name)")
             defer { g_variant_unref(reply) }
             return GVariantValues.child(reply, 0)
         }
 
-        // MARK: The default collection and its lock
+        // MARK: SecretServiceWire
 
-        /// Whether the default collection (where DeviceID stores) exists and is unlocked, and its
-        /// object path. Two D-Bus messages; never prompts, never searches.
-        func defaultCollection() throws(DeviceIDError) -> (state: CollectionState, path: String) {
-            let reply = try call(busName, "/org/freedesktop/secrets", Self.serviceInterface, "ReadAlias",
-                                 GVariantValues.strings(["default"]), "cannot read the default collection")
+        func readAlias(_ name: String) throws(DeviceIDError) -> String {
+            let reply = try call(busName, SecretServiceNames.servicePath, SecretServiceNames.service, "ReadAlias",
+                                 GVariantValues.strings([name]), "cannot read the \(name) collection")
             defer { g_variant_unref(reply) }
             let value = GVariantValues.child(reply, 0)
             defer { if let value { g_variant_unref(value) } }
-            guard let path = GVariantValues.string(value), path != "/" else { return (.missing, "/") }
-            let locked = try property(path, Self.collectionInterface, "Locked")
-            defer { if let locked { g_variant_unref(locked) } }
-            guard let isLocked = GVariantValues.bool(locked) else {
-                throw DeviceIDError(.keyring, "the default collection did not say whether it is locked")
-            }
-            return (isLocked ? .locked : .unlocked, path)
+            return GVariantValues.string(value) ?? "/"
         }
 
-        /// The default collection's path, once it is usable: missing is `.noCollection`; locked is
-        /// unlocked where that shows no dialog or where the caller is interactive, else `.locked`.
-        func usableDefaultCollection() throws(DeviceIDError) -> String {
-            let (state, path) = try defaultCollection()
-            switch state {
-            case .unlocked:
-                return path
-            case .missing:
-                throw DeviceIDError(.noCollection, "\(provider()) has no keyring, database or wallet open "
-                    + "and set as the default collection")
-            case .locked:
-                if deadline.interactive || unlockShowsNoDialog(path) {
-                    try unlock(path)
-                    return path
-                }
-                throw DeviceIDError(.locked, "the default collection is locked (\(provider())); "
-                    + "DeviceID shows no unlock dialog unless interactive mode is on")
-            }
+        func boolProperty(_ path: String, _ interface: String, _ name: String) throws(DeviceIDError) -> Bool? {
+            let value = try property(path, interface, name)
+            defer { if let value { g_variant_unref(value) } }
+            return GVariantValues.bool(value)
         }
 
-        /// KWallet keeps a collection "locked" for each client until it asks to unlock it, and
-        /// answers with a prompt that completes without a dialog when kwalletd has the wallet open
-        /// already. Other providers' unlock prompts ask the person.
-        private func unlockShowsNoDialog(_ path: String) -> Bool {
-            guard let daemon = kwalletDaemon() else { return false }
-            guard let label = try? property(path, Self.collectionInterface, "Label") else { return false }
-            defer { g_variant_unref(label) }
-            guard let wallet = GVariantValues.string(label),
-                  let reply = try? call(daemon, "/modules/" + daemon.dropFirst("org.kde.".count),
-                                        "org.kde.KWallet", "isOpen", GVariantValues.strings([wallet]), "isOpen")
-            else { return false }
+        func stringProperty(_ path: String, _ interface: String, _ name: String) throws(DeviceIDError) -> String? {
+            let value = try property(path, interface, name)
+            defer { if let value { g_variant_unref(value) } }
+            return GVariantValues.string(value)
+        }
+
+        func booleanCall(_ destination: String, _ path: String, _ interface: String, _ method: String,
+                         _ argument: String) -> Bool? {
+            guard let reply = try? call(destination, path, interface, method, GVariantValues.strings([argument]), method)
+            else { return nil }
             defer { g_variant_unref(reply) }
-            let open = GVariantValues.child(reply, 0)
-            defer { if let open { g_variant_unref(open) } }
-            return GVariantValues.bool(open) == true
+            let value = GVariantValues.child(reply, 0)
+            defer { if let value { g_variant_unref(value) } }
+            return GVariantValues.bool(value)
         }
 
-        private func unlock(_ path: String) throws(DeviceIDError) {
+        func unlock(_ path: String) throws(DeviceIDError) -> Bool {
             var error: UnsafeMutablePointer<GError>?
             var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
             let count = path.withCString { p in
@@ -320,12 +291,10 @@ extension LibSecret {
             }
             g_strfreev(unlocked)
             if count < 0 || error != nil { throw LibSecret.translate(error, "cannot unlock the default collection") }
-            guard count > 0 else { throw DeviceIDError(.locked, "the default collection stayed locked") }
+            return count > 0
         }
 
-        // MARK: Who provides the Secret Service
-
-        private func nameOwner(_ name: String) -> String? {
+        func nameOwner(_ name: String) -> String? {
             guard let reply = try? call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                         "GetNameOwner", GVariantValues.strings([name]), "GetNameOwner")
             else { return nil }
@@ -333,21 +302,6 @@ extension LibSecret {
             let owner = GVariantValues.child(reply, 0)
             defer { if let owner { g_variant_unref(owner) } }
             return GVariantValues.string(owner)
-        }
-
-        /// kwalletd's bus name when kwalletd is what serves the Secret Service.
-        private func kwalletDaemon() -> String? {
-            guard let owner = nameOwner(busName) else { return nil }
-            return ["org.kde.kwalletd6", "org.kde.kwalletd5"].first { nameOwner($0) == owner }
-        }
-
-        /// The program serving the Secret Service, recognized by the other names its connection
-        /// owns: "GNOME Keyring", "KeePassXC", "KWallet", or its unique bus name.
-        func provider() -> String {
-            guard let owner = nameOwner(busName) else { return "no owner of \(busName)" }
-            let known = [("org.gnome.keyring", "GNOME Keyring"), ("org.keepassxc.KeePassXC.MainWindow", "KeePassXC"),
-                         ("org.kde.kwalletd6", "KWallet"), ("org.kde.kwalletd5", "KWallet")]
-            return known.first { nameOwner($0.0) == owner }?.1 ?? "unknown provider \(owner)"
         }
 
         // MARK: Items
@@ -398,8 +352,8 @@ extension LibSecret {
 
         /// An item's attributes and modification time (one D-Bus message).
         func itemProperties(_ path: String) throws(DeviceIDError) -> (attributes: [String: String], modified: UInt64) {
-            let reply = try call(busName, path, Self.propertiesInterface, "GetAll",
-                                 GVariantValues.strings([Self.itemInterface]), "cannot read an item")
+            let reply = try call(busName, path, SecretServiceNames.properties, "GetAll",
+                                 GVariantValues.strings([SecretServiceNames.item]), "cannot read an item")
             defer { g_variant_unref(reply) }
             let all = GVariantValues.child(reply, 0)
             defer { if let all { g_variant_unref(all) } }
