@@ -1,12 +1,13 @@
 """One set of cases for GNOME Keyring, KeePassXC and KWallet (see conftest.py)."""
 import json
+import os
 import re
 import time
 import uuid
 
 import pytest
 
-from conftest import KEYRING_CONTROL, NAMES, run
+from conftest import KEYRING_CONTROL, NAMES, envelope, run
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
@@ -53,6 +54,26 @@ def test_secrets_interoperate_with_secret_tool_both_ways(cli, store):
     assert run(["secret-tool", "clear", "service", service, "username", "alice"]).returncode == 0
     assert run([cli, "secret", "lookup", service, "alice"]).returncode == 1, "not found"
     assert run([cli, "secret", "delete", service, "alice"]).returncode == 1
+
+
+def test_an_upgrade_from_010_changes_no_id(cli, store):
+    """0.1.0's exact keyring item and mirror file, written as 0.1.0 wrote them: the same ID comes
+    back from both stores; the keyring item is rewritten in the new form; the mirror file, whose
+    format did not change, is left byte for byte as it was."""
+    app = unique("com.example.upgrade")
+    old = str(uuid.uuid4())
+    record = f"{old}\ncreated=1764425600\nmachine=000102030405060708090a0b0c0d0e0f\n"
+    assert run(["secret-tool", "store", f"--label=DeviceID app identifier for {app}",
+                "service", "deviceid.app", "username", app], input=record).returncode == 0
+    store.mkdir(mode=0o700)
+    name, data = envelope("deviceid.app", app, record.encode())
+    (store / name).write_bytes(data)
+    os.chmod(store / name, 0o600)
+    got = json.loads(run([cli, "--json", "get", app]).stdout)
+    assert got["id"] == old and got["source"] == "keyring"
+    assert run([cli, "--backend", "file", "get", app]).stdout.strip() == old
+    assert (store / name).read_bytes() == data
+    assert secret_tool_lookup("deviceid.app", app) == old
 
 
 def test_an_item_kept_by_010_is_read_and_rewritten_with_nothing_lost(cli, store):

@@ -1,5 +1,6 @@
 """What every Python test suite of the project shares (this one and Tests/providers): where the
 repository is, the tools scripts/test built, and running a command."""
+import hashlib
 import os
 import pathlib
 import subprocess
@@ -24,3 +25,13 @@ def run(args, *, input=None, env=None, timeout=60):
                 merged[key] = value
     text = not isinstance(input, bytes)
     return subprocess.run(args, input=input, env=merged, capture_output=True, text=text, timeout=timeout)
+
+
+def envelope(service, account, value):
+    """A file-store item in the documented format of 0.1.0 and since (FileEnvelope.swift):
+    the file's name and bytes, for an identifier (kind 2)."""
+    key = service.encode() + b"\0" + account.encode()
+    body = b"DEVICEID" + bytes([1, 2, 0, 0]) + len(key).to_bytes(4, "little") + len(value).to_bytes(4, "little")
+    body += key + value
+    name = "id-" + hashlib.sha256(bytes([2]) + key).hexdigest()[:40]
+    return name, body + hashlib.sha256(body).digest()

@@ -2,7 +2,6 @@
 set-user-ID callers, modes of things DeviceID did not create, attacker links in the middle of the
 store path, hostile bus addresses and machine-ID paths, scarce descriptors and address space,
 stored IDs that are not DeviceID's, and a corrupt mirror repaired in silence."""
-import hashlib
 import json
 import os
 import shutil
@@ -13,6 +12,7 @@ import tempfile
 import pytest
 
 from conftest import run
+from harness import envelope
 
 NOBODY = 65534
 
@@ -138,15 +138,6 @@ def test_scarce_descriptors_or_address_space_fail_the_call_not_the_process(cli, 
     assert 0 < result.returncode < 128, (result.returncode, result.stderr)
     assert result.returncode in (18, 20), result.stderr  # IO or NO_MEMORY, with words
     assert "ulimit" in result.stderr or "Too many open files" in result.stderr
-
-
-def envelope(service, account, value):
-    """An item in the file store's documented format (FileEnvelope.swift)."""
-    key = service.encode() + b"\0" + account.encode()
-    body = b"DEVICEID" + bytes([1, 2, 0, 0]) + len(key).to_bytes(4, "little") + len(value).to_bytes(4, "little")
-    body += key + value
-    name = "id-" + hashlib.sha256(bytes([2]) + key).hexdigest()[:40]
-    return name, body + hashlib.sha256(body).digest()
 
 
 @pytest.mark.parametrize("stored", ["00000000-0000-0000-0000-000000000000", "6ba7b810-9dad-11d1-80b4-00c04fd430c8"])

@@ -23,19 +23,39 @@ struct SecretServiceStore: Sendable {
     func items(_ key: StoreKey) throws(DeviceIDError) -> [Item] {
         try LibSecret.session(deadline) { session throws(DeviceIDError) in
             _ = try session.usableDefaultCollection()
-            let paths = try session.searchPaths(Self.attributes(key))
-            if paths.unlocked.isEmpty {
-                if !paths.locked.isEmpty { throw DeviceIDError(.locked, "the matching item is locked") }
-                return []
+            var attempt = 0
+            while true {
+                let paths = try session.searchPaths(Self.attributes(key))
+                if paths.unlocked.isEmpty {
+                    if !paths.locked.isEmpty { throw DeviceIDError(.locked, "the matching item is locked") }
+                    return []
+                }
+                do throws(DeviceIDError) {
+                    return try read(paths.unlocked, session)
+                } catch where error.code == .keyring && attempt < 2 {
+                    // Another process may have deleted or replaced an item between the search and
+                    // the read (a reset, a repair): look again. The same items still there means
+                    // a real failure, never "none".
+                    attempt += 1
+                    if Set(try session.searchPaths(Self.attributes(key)).unlocked) == Set(paths.unlocked) { throw error }
+                }
             }
-            let secrets = try session.secrets(paths.unlocked, limit: Self.maximumSecretSize)
-            var found = [(item: Item, modified: UInt64)]()
-            for (path, secret) in zip(paths.unlocked, secrets) {
-                let properties = try session.itemProperties(path)
-                found.append((Item(secret: secret, attributes: properties.attributes), properties.modified))
-            }
-            return found.sorted { $0.modified > $1.modified }.map(\.item)
         }
+    }
+
+    private func read(_ paths: [String], _ session: any SecretServiceWire) throws(DeviceIDError) -> [Item] {
+        var secrets = try session.secrets(paths, limit: Self.maximumSecretSize)
+        var found = [(item: Item, modified: UInt64)]()
+        do throws(DeviceIDError) {
+            for (index, path) in paths.enumerated() {
+                let properties = try session.itemProperties(path)
+                found.append((Item(secret: secrets[index], attributes: properties.attributes), properties.modified))
+            }
+        } catch {
+            for index in secrets.indices { wipe(&secrets[index]) }
+            throw error
+        }
+        return found.sorted { $0.modified > $1.modified }.map(\.item)
     }
 
     /// The newest item's secret, or nil when there is none. The others' secrets are wiped.
