@@ -1,11 +1,9 @@
 import DeviceID
 
-/// The shared instance's configuration, changed one field at a time. An invalid environment is
-/// replaced by the defaults plus the change asked for.
-private func reconfigure(_ change: (inout Configuration) -> Void) throws(DeviceIDError) {
-    var configuration = (try? DeviceIdentity.shared.configuration()) ?? Configuration()
-    change(&configuration)
-    try DeviceIdentity.shared.configure(configuration)
+/// The shared instance's configuration, one setting at a time, by the override rule
+/// (`DeviceIdentity.override`).
+private func reconfigure(_ change: (inout Configuration.Overrides) -> Void) throws(DeviceIDError) {
+    try DeviceIdentity.shared.override(change)
 }
 
 @_cdecl("deviceid_set_backend")

@@ -12,19 +12,16 @@ func main() -> Int32 {
     }
     let output = Output(json: invocation.json)
     let identity = DeviceIdentity.shared
-    if invocation.backend != nil || invocation.timeoutMilliseconds != nil || invocation.storeDirectory != nil
-        || invocation.interactive {
-        do throws(DeviceIDError) {
-            var configuration = try identity.configuration()
-            if let b = invocation.backend { configuration.backend = b }
-            if let t = invocation.timeoutMilliseconds { configuration.timeoutMilliseconds = t }
-            if let d = invocation.storeDirectory { configuration.storeDirectory = d }
-            if invocation.interactive { configuration.interactive = true }
-            if let t = invocation.interactiveTimeoutMilliseconds { configuration.interactiveTimeoutMilliseconds = t }
-            try identity.configure(configuration)
-        } catch {
-            return output.fail(error)
+    do throws(DeviceIDError) {
+        try identity.override { overrides in
+            overrides.backend = invocation.backend
+            overrides.timeoutMilliseconds = invocation.timeoutMilliseconds
+            overrides.storeDirectory = invocation.storeDirectory
+            if invocation.interactive { overrides.interactive = true }
+            overrides.interactiveTimeoutMilliseconds = invocation.interactiveTimeoutMilliseconds
         }
+    } catch {
+        return output.fail(error)
     }
     return Commands(identity: identity, output: output).run(invocation)
 }

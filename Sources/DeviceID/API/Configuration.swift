@@ -60,34 +60,72 @@ public struct Configuration: Sendable, Equatable {
                            promptMilliseconds: interactive ? interactiveTimeoutMilliseconds : nil)
     }
 
-    /// The configuration that `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS` and `DEVICEID_INTERACTIVE`
-    /// ask for (`DEVICEID_STORE_DIR` is read where the store directory is chosen).
-    public static func fromEnvironment() throws(DeviceIDError) -> Configuration {
+    /// Settings given through the API (C, Python, Swift) or the command line. Each one given
+    /// replaces the environment's value for that setting — the one rule, applied by
+    /// `resolved(_:)` for every caller.
+    public struct Overrides: Sendable, Equatable {
+        public var backend: Backend?
+        public var timeoutMilliseconds: UInt32?
+        /// nil: not given, so `$DEVICEID_STORE_DIR` or the XDG default applies.
+        public var storeDirectory: String?
+        public var interactive: Bool?
+        public var interactiveTimeoutMilliseconds: UInt32?
+
+        public init() {}
+
+        /// Each value given is valid on its own (the environment is not consulted).
+        public func validated() throws(DeviceIDError) -> Overrides {
+            var probe = Configuration()
+            apply(to: &probe)
+            _ = try probe.validated()
+            return self
+        }
+
+        func apply(to configuration: inout Configuration) {
+            if let backend { configuration.backend = backend }
+            if let timeoutMilliseconds { configuration.timeoutMilliseconds = timeoutMilliseconds }
+            if let storeDirectory { configuration.storeDirectory = storeDirectory }
+            if let interactive { configuration.interactive = interactive }
+            if let interactiveTimeoutMilliseconds { configuration.interactiveTimeoutMilliseconds = interactiveTimeoutMilliseconds }
+        }
+    }
+
+    /// The configuration `overrides` and the environment ask for: each setting from the override
+    /// when given, else from `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS` or `DEVICEID_INTERACTIVE`
+    /// (`DEVICEID_STORE_DIR` is read where the store directory is chosen). An invalid variable is
+    /// an error only when nothing overrides it.
+    public static func resolved(_ overrides: Overrides = Overrides()) throws(DeviceIDError) -> Configuration {
         var configuration = Configuration()
-        if let name = Environment.value(Environment.backend) {
+        if overrides.backend == nil, let name = Environment.value(Environment.backend) {
             guard let backend = Backend(name: name) else {
                 throw DeviceIDError(.invalidArgument,
                                     "\(Environment.backend)=\(name) is not one of auto, secret-service, file")
             }
             configuration.backend = backend
         }
-        if let text = Environment.value(Environment.timeout) {
+        if overrides.timeoutMilliseconds == nil, let text = Environment.value(Environment.timeout) {
             guard let ms = UInt32(text), ms > 0, ms <= maximumTimeoutMilliseconds else {
                 throw DeviceIDError(.invalidArgument,
                                     "\(Environment.timeout)=\(text) is not a number of milliseconds from 1 to \(maximumTimeoutMilliseconds)")
             }
             configuration.timeoutMilliseconds = ms
         }
-        if let text = Environment.value(Environment.interactive) {
+        if overrides.interactive == nil, let text = Environment.value(Environment.interactive) {
             guard text == "0" || text == "1" else {
                 throw DeviceIDError(.invalidArgument, "\(Environment.interactive)=\(text) is not 0 or 1")
             }
             configuration.interactive = text == "1"
         }
-        return configuration
+        overrides.apply(to: &configuration)
+        return try configuration.validated()
     }
 
-    func validated() throws(DeviceIDError) -> Configuration {
+    /// The configuration the environment alone asks for.
+    public static func fromEnvironment() throws(DeviceIDError) -> Configuration {
+        try resolved()
+    }
+
+    public func validated() throws(DeviceIDError) -> Configuration {
         for ms in [timeoutMilliseconds, interactiveTimeoutMilliseconds] {
             guard ms > 0, ms <= Self.maximumTimeoutMilliseconds else {
                 throw DeviceIDError(.invalidArgument, "a timeout must be from 1 to \(Self.maximumTimeoutMilliseconds) ms")

@@ -11,6 +11,9 @@ import Synchronization
 /// `reset(appID:)` or `configure(_:)`.
 public final class DeviceIdentity: Sendable {
     private struct State {
+        /// Where the configuration comes from: the environment plus overrides, or a fixed one.
+        var fixed: Configuration?
+        var overrides = Configuration.Overrides()
         var configuration: Result<Configuration, DeviceIDError>
         var cache: [StoreKey: StableID] = [:]
         /// Bumped by every reset and reconfiguration, so that an answer computed before one is
@@ -26,12 +29,13 @@ public final class DeviceIdentity: Sendable {
     public static let shared = DeviceIdentity()
 
     public init(configuration: Configuration) {
-        state = Mutex(State(configuration: Result { () throws(DeviceIDError) in try configuration.validated() }))
+        state = Mutex(State(fixed: configuration,
+                            configuration: Result { () throws(DeviceIDError) in try configuration.validated() }))
     }
 
     /// An instance configured from the environment.
     public init() {
-        state = Mutex(State(configuration: Result { () throws(DeviceIDError) in try Configuration.fromEnvironment() }))
+        state = Mutex(State(configuration: Result { () throws(DeviceIDError) in try Configuration.resolved() }))
     }
 
     /// The configuration in force.
@@ -43,7 +47,32 @@ public final class DeviceIdentity: Sendable {
     public func configure(_ configuration: Configuration) throws(DeviceIDError) {
         let valid = try configuration.validated()
         state.withLock { state in
+            state.fixed = valid
+            state.overrides = Configuration.Overrides()
             state.configuration = .success(valid)
+            state.cache.removeAll()
+            state.epoch &+= 1
+        }
+        dids_cache_invalidate()
+    }
+
+    /// Overrides settings — what `deviceid_set_backend()`, Python's `set_backend()` and the CLI's
+    /// `--backend` do. Each override replaces the environment's value (or the fixed
+    /// configuration's) for its setting; an invalid environment variable that nothing overrides
+    /// still makes calls fail, naming it. Throws only for an invalid override, which changes nothing.
+    public func override(_ change: (inout Configuration.Overrides) -> Void) throws(DeviceIDError) {
+        let (fixed, current) = state.withLock { ($0.fixed, $0.overrides) }
+        var overrides = current
+        change(&overrides)
+        let valid = try overrides.validated()
+        let configuration = Result { () throws(DeviceIDError) -> Configuration in
+            guard var base = fixed else { return try Configuration.resolved(valid) }
+            valid.apply(to: &base)
+            return try base.validated()
+        }
+        state.withLock { state in
+            state.overrides = valid
+            state.configuration = configuration
             state.cache.removeAll()
             state.epoch &+= 1
         }
@@ -128,9 +157,9 @@ public final class DeviceIdentity: Sendable {
         let key = StoreKey.secret(service: service, account: account)
         let stores = try stores()
         switch stores.ask(keyring: { (k) throws(DeviceIDError) -> Bool? in try k.write(key, secret); return true }) {
-        case .found?: return
-        case .failed(let error)?: throw error
-        case .absent?, nil, .none?:
+        case .found: return
+        case .failed(let error): throw error
+        case .unreachable, .notConfigured, .empty:
             guard let file = stores.file else { throw DeviceIDError(.unavailable, "no store is available") }
             try file.write(key, secret)
         }
@@ -142,9 +171,9 @@ public final class DeviceIdentity: Sendable {
         let key = StoreKey.secret(service: service, account: account)
         let stores = try stores()
         switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.read(key) }) {
-        case .found(let value)?: return value
-        case .failed(let error)?: throw error
-        case .absent?, .none?, nil:
+        case .found(let value): return value
+        case .failed(let error): throw error
+        case .unreachable, .empty, .notConfigured:
             // A secret stored while no Secret Service answered stays readable when one appears.
             guard let file = stores.file else { return nil }
             return try file.read(key)
@@ -159,9 +188,9 @@ public final class DeviceIdentity: Sendable {
         let stores = try stores()
         var deleted = false
         switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.delete(key) }) {
-        case .found(let d)?: deleted = d
-        case .failed(let error)?: throw error
-        case .absent?, .none?, nil: break
+        case .found(let d): deleted = d
+        case .failed(let error): throw error
+        case .unreachable, .empty, .notConfigured: break
         }
         if let file = stores.file, try file.delete(key) { deleted = true }
         return deleted
