@@ -20,8 +20,8 @@ struct IdentifierKeeper {
     enum Target { case keyring, file }
 
     struct Sighting {
-        var keyring: Stores.Answer<IdentifierRecord>?
-        var file: Stores.Answer<IdentifierRecord>?
+        var keyring: Stores.Answer<IdentifierRecord>
+        var file: Stores.Answer<IdentifierRecord>
         /// The keyring's copy is in 0.1.0's form.
         var keyringIsLegacy = false
     }
@@ -49,7 +49,7 @@ struct IdentifierKeeper {
         }
         // Both stores: the file (and OpenSSL's first use, and the machine ID) while D-Bus answers.
         let stores = self.stores
-        let ((keyring, legacy), file) = Concurrently.run({ askKeyring(key) }, side: { () -> Stores.Answer<IdentifierRecord>? in
+        let ((keyring, legacy), file) = Concurrently.run({ askKeyring(key) }, side: { () -> Stores.Answer<IdentifierRecord> in
             _ = try? MachineID.raw()
             return IdentifierKeeper(stores: stores).askFile(key)
         })
@@ -57,7 +57,7 @@ struct IdentifierKeeper {
     }
 
     /// The keyring's record (the preferred one of several copies), and whether it is in 0.1.0's form.
-    private func askKeyring(_ key: StoreKey) -> (Stores.Answer<IdentifierRecord>?, Bool) {
+    private func askKeyring(_ key: StoreKey) -> (Stores.Answer<IdentifierRecord>, Bool) {
         var legacy = false
         let answer = stores.ask(keyring: { (store) throws(DeviceIDError) -> IdentifierRecord? in
             var best: IdentifierRecord?
@@ -78,7 +78,7 @@ struct IdentifierKeeper {
         return (answer, legacy)
     }
 
-    private func askFile(_ key: StoreKey) -> Stores.Answer<IdentifierRecord>? {
+    private func askFile(_ key: StoreKey) -> Stores.Answer<IdentifierRecord> {
         stores.ask(file: { (store) throws(DeviceIDError) -> IdentifierRecord? in
             guard let bytes = try store.read(key) else { return nil }
             return try IdentifierRecord(parsing: bytes)
@@ -87,7 +87,7 @@ struct IdentifierKeeper {
 
     func decide(_ s: Sighting) -> Decision {
         let rewrite: [Target] = s.keyringIsLegacy ? [.keyring] : []
-        switch (s.keyring?.value, s.file?.value) {
+        switch (s.keyring.value, s.file.value) {
         case let (k?, f?):
             if k.id == f.id { return .use(k, .keyring, repair: rewrite) }
             let winner = k.preferred(over: f)
@@ -97,12 +97,12 @@ struct IdentifierKeeper {
         case let (nil, f?):
             return .use(f, .file, repair: Self.receives(s.keyring) ? [.keyring] : [])
         case (nil, nil):
-            if let error = s.keyring?.failure ?? s.file?.failure { return .fail(error) }
+            if let error = s.keyring.failure ?? s.file.failure { return .fail(error) }
             var targets = [Target]()
-            if s.keyring?.isPresent == true { targets.append(.keyring) }
-            if s.file?.isPresent == true { targets.append(.file) }
+            if s.keyring.answered { targets.append(.keyring) }
+            if s.file.answered { targets.append(.file) }
             guard !targets.isEmpty else {
-                if case .absent(let error)? = s.keyring { return .fail(error) }
+                if case .unreachable(let error) = s.keyring { return .fail(error) }
                 return .fail(DeviceIDError(.unavailable, "no store is available"))
             }
             return .mint(into: targets)
@@ -110,10 +110,10 @@ struct IdentifierKeeper {
     }
 
     /// A store that said "none", or holds a corrupt copy, takes the other store's valid record.
-    private static func receives(_ answer: Stores.Answer<IdentifierRecord>?) -> Bool {
+    private static func receives(_ answer: Stores.Answer<IdentifierRecord>) -> Bool {
         switch answer {
-        case .none?: return true
-        case .failed(let error)? where error.code == .corrupt: return true
+        case .empty: return true
+        case .failed(let error) where error.code == .corrupt: return true
         default: return false
         }
     }
@@ -139,7 +139,7 @@ struct IdentifierKeeper {
                     do throws(DeviceIDError) {
                         try write(record, key, to: target)
                         let answer = target == .keyring ? sighting.keyring : sighting.file
-                        if case .failed(let error)? = answer, error.code == .corrupt { resolution.repairedCorrupt = true }
+                        if case .failed(let error) = answer, error.code == .corrupt { resolution.repairedCorrupt = true }
                     } catch where target == .keyring {
                         resolution.keyringFailure = error
                     } catch {}
@@ -172,13 +172,7 @@ struct IdentifierKeeper {
     /// is removed, so the ID cannot come back from a store that kept it.
     func reset(_ key: StoreKey) throws(DeviceIDError) {
         try stores.lockDirectory.withLock { () throws(DeviceIDError) in
-            if let keyring = stores.keyring {
-                do throws(DeviceIDError) {
-                    try keyring.delete(key)
-                } catch where error.code == .unavailable && !stores.keyringRequired {
-                    // No Secret Service here: it holds nothing to remove.
-                }
-            }
+            try stores.withKeyring { (keyring) throws(DeviceIDError) in try keyring.delete(key) }
             try stores.file?.delete(key)
         }
     }

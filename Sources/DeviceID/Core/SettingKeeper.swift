@@ -26,9 +26,9 @@ struct SettingKeeper {
         let file = stores.ask(file: { (s) throws(DeviceIDError) -> Bool? in
             try s.read(key).map { (b) throws(DeviceIDError) in try Self.parse(b) }
         })
-        if let value = keyring?.value ?? file?.value { return value }
-        if let error = keyring?.failure ?? file?.failure { throw error }
-        guard keyring?.isPresent == true || file?.isPresent == true else {
+        if let value = keyring.value ?? file.value { return value }
+        if let error = keyring.failure ?? file.failure { throw error }
+        guard keyring.answered || file.answered else {
             throw DeviceIDError(.unavailable, "no store is available")
         }
         return false
@@ -39,15 +39,7 @@ struct SettingKeeper {
         let key = Self.key(name)
         let bytes = Array((value ? "on\n" : "off\n").utf8)
         try stores.lockDirectory.withLock { () throws(DeviceIDError) in
-            var wrote = false
-            if let keyring = stores.keyring {
-                do throws(DeviceIDError) {
-                    try keyring.write(key, bytes)
-                    wrote = true
-                } catch where error.code == .unavailable && !stores.keyringRequired {
-                    // No Secret Service here.
-                }
-            }
+            var wrote = try stores.withKeyring { (keyring) throws(DeviceIDError) in try keyring.write(key, bytes) }
             if let file = stores.file {
                 try file.write(key, bytes)
                 wrote = true

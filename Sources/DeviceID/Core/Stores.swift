@@ -35,13 +35,16 @@ struct Stores: Sendable {
         lockDirectory = fileStore
     }
 
-    /// What one store said when asked for an item.
+    /// What one store said when asked for an item — the distinction that keeps a silent store
+    /// from being read as "none" and an ID from being minted over one that exists.
     enum Answer<Value> {
         case found(Value)
-        /// The store positively has none.
-        case none
-        /// The store is not there (auto mode, no Secret Service): it neither has nor lacks anything.
-        case absent(DeviceIDError)
+        /// The store was asked and positively has none.
+        case empty
+        /// The store is not configured for this backend: it was not asked.
+        case notConfigured
+        /// The keyring is not there (auto mode, no Secret Service): it neither has nor lacks anything.
+        case unreachable(DeviceIDError)
         /// The store is there but could not answer (locked, timed out, corrupt, I/O…).
         case failed(DeviceIDError)
 
@@ -55,33 +58,54 @@ struct Stores: Sendable {
             return nil
         }
 
-        var isPresent: Bool {
-            if case .absent = self { return false }
-            return true
+        /// Whether the store answered at all (found, or positively empty).
+        var answered: Bool {
+            switch self {
+            case .found, .empty: true
+            case .notConfigured, .unreachable, .failed: false
+            }
         }
+    }
+
+    /// The one rule for an unreachable Secret Service: in auto mode it is "not there" — nothing
+    /// to read, write or delete — and an error only when the keyring was chosen explicitly.
+    private func classify(_ error: DeviceIDError) -> DeviceIDError? {
+        error.code == .unavailable && !keyringRequired ? nil : error
     }
 
     /// Asks the keyring, classifying "not there" apart from "there but silent". A Secret Service
     /// without a default collection is there: it may hold the ID where nothing can be read now.
-    func ask<Value>(keyring body: (SecretServiceStore) throws(DeviceIDError) -> Value?) -> Answer<Value>? {
-        guard let keyring else { return nil }
+    func ask<Value>(keyring body: (SecretServiceStore) throws(DeviceIDError) -> Value?) -> Answer<Value> {
+        guard let keyring else { return .notConfigured }
         do {
             if let value = try body(keyring) { return .found(value) }
-            return Stores.Answer.none
-        } catch where error.code == .unavailable && !keyringRequired {
-            return .absent(error)
+            return .empty
+        } catch {
+            guard let failure = classify(error) else { return .unreachable(error) }
+            return .failed(failure)
+        }
+    }
+
+    func ask<Value>(file body: (FileStore) throws(DeviceIDError) -> Value?) -> Answer<Value> {
+        guard let file else { return .notConfigured }
+        do {
+            if let value = try body(file) { return .found(value) }
+            return .empty
         } catch {
             return .failed(error)
         }
     }
 
-    func ask<Value>(file body: (FileStore) throws(DeviceIDError) -> Value?) -> Answer<Value>? {
-        guard let file else { return nil }
+    /// Runs `body` against the keyring where it is there (see `classify`); returns whether it ran.
+    @discardableResult
+    func withKeyring(_ body: (SecretServiceStore) throws(DeviceIDError) -> Void) throws(DeviceIDError) -> Bool {
+        guard let keyring else { return false }
         do {
-            if let value = try body(file) { return .found(value) }
-            return Stores.Answer.none
+            try body(keyring)
+            return true
         } catch {
-            return .failed(error)
+            guard let failure = classify(error) else { return false }
+            throw failure
         }
     }
 }
