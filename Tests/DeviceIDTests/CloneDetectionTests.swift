@@ -19,7 +19,7 @@ final class CloneDetectionTests: XCTestCase {
         let original = machine(tmp, "a", "11111111111111111111111111111111")
         let clone = machine(tmp, "b", "22222222222222222222222222222222")
         let store = tmp.sub("store")
-        func fresh() -> DeviceIdentity { DeviceIdentity(configuration: Configuration(backend: .file, storeDirectory: store)) }
+        func fresh() -> DeviceIdentity { makeIdentity(store: store) }
 
         setenv("DEVICEID_MACHINE_ID_PATH", original, 1)
         let minted = try fresh().stableID(for: "app")
@@ -48,7 +48,7 @@ final class CloneDetectionTests: XCTestCase {
     func testNoMachineIDMakesStoredIDsWeak() throws {
         let tmp = TemporaryDirectory()
         setenv("DEVICEID_MACHINE_ID_PATH", tmp.sub("missing"), 1)
-        let answer = try DeviceIdentity(configuration: Configuration(backend: .file, storeDirectory: tmp.sub("s")))
+        let answer = try makeIdentity(store: tmp.sub("s"))
             .stableID(for: "app")
         XCTAssertTrue(answer.isWeak)
         XCTAssertFalse(answer.deviceChanged)

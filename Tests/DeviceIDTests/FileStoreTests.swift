@@ -111,7 +111,11 @@ final class FileStoreTests: XCTestCase {
     }
 
     func testFileNamesDoNotDependOnAnythingButTheKey() throws {
-        XCTAssertEqual(try FileStore.fileName(for: key), try FileStore.fileName(for: .secret(service: "svc", account: "acct")))
+        // Known answers, computed independently: "secret-"/"id-" + hex(SHA-256(kind ‖ service ‖ NUL
+        // ‖ account))[0..<40] (python3 -c 'hashlib.sha256(b"\x01svc\x00acct").hexdigest()[:40]').
+        XCTAssertEqual(try FileStore.fileName(for: key), "secret-06788bc805a601cd656f1d3e810d023bcee1b0c0")
+        XCTAssertEqual(try FileStore.fileName(for: .identifier(scope: "app", name: "acct")),
+                       "id-1d0c14244fc6745592812ea341dc26a660f38f15")
         XCTAssertNotEqual(try FileStore.fileName(for: key), try FileStore.fileName(for: .secret(service: "svc", account: "acct2")))
         XCTAssertNotEqual(try FileStore.fileName(for: .secret(service: "a", account: "bc")),
                           try FileStore.fileName(for: .secret(service: "ab", account: "c")))

@@ -20,7 +20,7 @@ final class KeyringTests: XCTestCase {
     }
 
     private func identity(_ backend: Configuration.Backend = .auto, timeout: UInt32 = 5000) -> DeviceIdentity {
-        DeviceIdentity(configuration: Configuration(backend: backend, timeoutMilliseconds: timeout, storeDirectory: tmp.path))
+        makeIdentity(backend, store: tmp.path, timeout: timeout)
     }
 
 

@@ -8,7 +8,7 @@ final class ScopeTests: XCTestCase {
     override func setUp() { tmp = TemporaryDirectory() }
 
     private func fresh() -> DeviceIdentity {
-        DeviceIdentity(configuration: Configuration(backend: .file, storeDirectory: tmp.path))
+        makeIdentity(store: tmp.path)
     }
 
     func testVendorIDsAreSharedWithinAVendorAndUnrelatedAcross() throws {
@@ -17,7 +17,11 @@ final class ScopeTests: XCTestCase {
         let other = try fresh().vendorID(for: "org.other")
         XCTAssertNotEqual(other.id, acme.id)
         XCTAssertNotEqual(try fresh().stableID(for: "com.acme").id, acme.id, "not the app ID of the same name")
-        XCTAssertNotEqual(acme.id, try MachineID.appSpecific(MachineID.appID(from: "com.acme")))
+        // Minted, not derived from anything on the machine: another (empty) store on the same
+        // machine — the vendor's apps all removed and reinstalled — gets a different one.
+        let elsewhere = TemporaryDirectory()
+        let reinstalled = makeIdentity(store: elsewhere.path)
+        XCTAssertNotEqual(try reinstalled.vendorID(for: "com.acme").id, acme.id)
         try fresh().resetVendorID(for: "com.acme")
         XCTAssertNotEqual(try fresh().vendorID(for: "com.acme").id, acme.id)
         XCTAssertEqual(try fresh().vendorID(for: "org.other").id, other.id, "another vendor's ID is untouched")

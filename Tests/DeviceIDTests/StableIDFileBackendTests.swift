@@ -6,7 +6,7 @@ import XCTest
 /// The stable identifier with the file store alone: no keyring involved.
 final class StableIDFileBackendTests: XCTestCase {
     private func identity(_ dir: String) -> DeviceIdentity {
-        DeviceIdentity(configuration: Configuration(backend: .file, storeDirectory: dir))
+        makeIdentity(store: dir)
     }
 
     func testSameAppSameIDAcrossInstancesDifferentAppsDiffer() throws {
@@ -71,10 +71,10 @@ final class StableIDFileBackendTests: XCTestCase {
     func testConcurrentFirstRunMintsOneID() throws {
         let tmp = TemporaryDirectory()
         let results = Mutex<[String]>([])
-        let configuration = Configuration(backend: .file, storeDirectory: tmp.path)
+        let store = tmp.path
         DispatchQueue.concurrentPerform(iterations: 32) { _ in
             // Separate instances: no shared memory cache, only the store and its lock.
-            let id = try? DeviceIdentity(configuration: configuration).stableID(for: "race.app").uuidString
+            let id = try? makeIdentity(store: store).stableID(for: "race.app").uuidString
             results.withLock { $0.append(id ?? "error") }
         }
         let all = results.withLock { $0 }

@@ -5,6 +5,10 @@
  */
 #include <deviceid.h>
 
+#include <glob.h>
+#include <pthread.h>
+#include <sys/wait.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,9 +107,15 @@ static void test_configuration(const char *dir) {
     CHECK_STATUS(deviceid_set_store_dir("relative/path"), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_set_store_dir("\xff\xfe"), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_set_store_dir(NULL), DEVICEID_OK);
+    /* The override rule: an invalid variable fails calls until an override replaces it; variables
+       nothing overrides keep applying. */
+    setenv("DEVICEID_BACKEND", "bogus", 1);
     CHECK_STATUS(deviceid_set_store_dir(dir), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_backend(), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(strstr(deviceid_last_error(), "DEVICEID_BACKEND=bogus") != NULL);
     CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_FILE), DEVICEID_OK);
     CHECK_STATUS(deviceid_get_backend(), DEVICEID_BACKEND_FILE);
+    unsetenv("DEVICEID_BACKEND");
 }
 
 static void test_get_bad_input(void) {
@@ -249,9 +259,66 @@ static void test_uuids_and_digests(void) {
         CHECK(f != NULL); /* a device-backed interface */
         if (f) fclose(f);
         CHECK(strlen(mac) == 17 && mac[2] == ':');
-        CHECK(props <= 3);
+        /* The weak flag is the locally administered bit of the address itself. */
+        CHECK(((props & DEVICEID_MAC_WEAK) != 0) == ((strtol(mac, NULL, 16) & 0x02) != 0));
+        /* Asking for the chosen interface by name gives the same answer; the compact form is the same digits. */
+        char again[DEVICEID_MAC_STRING_MAX], compact[DEVICEID_MAC_STRING_MAX], digits[13];
+        unsigned again_props = 99;
+        CHECK_STATUS(deviceid_mac_address(ifname, 0, again, sizeof again, NULL, 0, &again_props), DEVICEID_OK);
+        CHECK(strcmp(again, mac) == 0 && again_props == props);
+        CHECK_STATUS(deviceid_mac_address(NULL, DEVICEID_FORMAT_COMPACT, compact, sizeof compact, NULL, 0, NULL), DEVICEID_OK);
+        for (int i = 0, j = 0; i < 17; i++) if (mac[i] != ':') digits[j++] = mac[i];
+        digits[12] = '\0';
+        CHECK(strcmp(compact, digits) == 0);
         CHECK_STATUS(deviceid_mac_address(NULL, 0, mac, sizeof mac, ifname, 1, NULL), DEVICEID_E_BUFFER_TOO_SMALL);
+    } else {
+        /* Nothing chosen: then no interface here is backed by a device. */
+        glob_t found;
+        CHECK(glob("/sys/class/net/*/device", 0, NULL, &found) == GLOB_NOMATCH);
+        globfree(&found);
     }
+}
+
+/* A forked child must not hand out UUIDs from the parent's pool of random bytes. */
+static void test_uuids_across_fork(void) {
+    char first[DEVICEID_UUID_STRING_MAX], next[DEVICEID_UUID_STRING_MAX], child[DEVICEID_UUID_STRING_MAX] = "";
+    CHECK_STATUS(deviceid_uuid_generate(first, sizeof first, 0), DEVICEID_OK); /* the pool is filled */
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char mine[DEVICEID_UUID_STRING_MAX];
+        int ok = deviceid_uuid_generate(mine, sizeof mine, 0) == DEVICEID_OK && write(fds[1], mine, sizeof mine) == sizeof mine;
+        _exit(ok ? 0 : 1);
+    }
+    CHECK_STATUS(deviceid_uuid_generate(next, sizeof next, 0), DEVICEID_OK);
+    CHECK(read(fds[0], child, sizeof child) == (ssize_t)sizeof child);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    close(fds[1]);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(is_canonical_uuid(child));
+    CHECK(strcmp(child, next) != 0 && strcmp(child, first) != 0);
+}
+
+static void *reset_on_another_thread(void *app) {
+    return (void *)(intptr_t)deviceid_reset(app);
+}
+
+/* An answer cached by one thread is forgotten when another thread resets the ID. */
+static void test_reset_on_another_thread_clears_the_cache(void) {
+    char before[DEVICEID_UUID_STRING_MAX], after[DEVICEID_UUID_STRING_MAX];
+    CHECK_STATUS(deviceid_get("cache.reset.app", before, sizeof before), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get("cache.reset.app", after, sizeof after), DEVICEID_OK); /* from this thread's cache */
+    CHECK(strcmp(before, after) == 0);
+    pthread_t thread;
+    void *status = NULL;
+    CHECK(pthread_create(&thread, NULL, reset_on_another_thread, (void *)"cache.reset.app") == 0);
+    pthread_join(thread, &status);
+    CHECK((intptr_t)status == DEVICEID_OK);
+    CHECK_STATUS(deviceid_get("cache.reset.app", after, sizeof after), DEVICEID_OK);
+    CHECK(strcmp(before, after) != 0);
 }
 
 /* Writes `content` to root/class/dmi/id/product_uuid, creating the directories; NULL removes it. */
@@ -361,11 +428,14 @@ int main(int argc, char **argv) {
     test_uuids_and_digests();
     test_machine_and_scopes();
     test_product_uuid(argv[1]);
+    test_uuids_across_fork();
+    test_reset_on_another_thread_clears_the_cache();
     /* The same again with the keyring (auto backend) where the test run has one. */
     CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_AUTO), DEVICEID_OK);
     test_get();
     test_secrets();
     test_machine_and_scopes();
+    test_reset_on_another_thread_clears_the_cache();
     printf("c: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
-from harness import ROOT, envelope, run, tool  # noqa: E402,F401  (shared with Tests/python)
+from harness import ROOT, UUID_V4, envelope, run, tool  # noqa: E402,F401  (shared with Tests/python)
 
 KEYRING_CONTROL = str(ROOT / "scripts" / "keyring-control")
 NAMES = {"gnome-keyring": "GNOME Keyring", "keepassxc": "KeePassXC", "kwallet": "KWallet"}

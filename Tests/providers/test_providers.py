@@ -1,15 +1,14 @@
 """One set of cases for GNOME Keyring, KeePassXC and KWallet (see conftest.py)."""
 import json
 import os
-import re
 import time
 import uuid
 
 import pytest
 
-from conftest import KEYRING_CONTROL, NAMES, envelope, run
+from conftest import KEYRING_CONTROL, NAMES, UUID_V4, envelope, run
 
-UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+UUID = UUID_V4
 
 
 def unique(prefix):

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from harness import ROOT, run, tool  # noqa: F401  (re-exported to the tests)
+from harness import ROOT, UUID_V4, UUID_V4_TEXT, run, tool  # noqa: F401  (re-exported to the tests)
 
 WITH_KEYRING = str(ROOT / "scripts" / "with-keyring")
 KEYRING_CONTROL = str(ROOT / "scripts" / "keyring-control")

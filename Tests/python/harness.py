@@ -2,10 +2,15 @@
 repository is, the tools scripts/test built, and running a command."""
 import hashlib
 import os
+import re
 import pathlib
 import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# A canonical lowercase version-4 UUID (RFC 9562): what every identifier DeviceID mints looks like.
+UUID_V4_TEXT = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+UUID_V4 = re.compile(f"^{UUID_V4_TEXT}$")
 
 
 def tool(name):

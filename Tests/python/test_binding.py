@@ -6,16 +6,38 @@ import pytest
 import deviceid
 from deviceid import _errors
 
-UUID_V4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+from conftest import UUID_V4
+
 HEADER = (__import__("pathlib").Path(__file__).resolve().parents[2] / "include" / "deviceid.h").read_text()
 
 
+def header_defines():
+    """Every `#define DEVICEID_NAME value` of include/deviceid.h with a numeric value."""
+    found = {}
+    for name, value in re.findall(r"^#define DEVICEID_(\w+)\s+\(?(-?\d+)U?\)?", HEADER, re.M):
+        found[name] = int(value)
+    return found
+
+
 def test_constants_match_the_header():
+    defines = header_defines()
     version = re.search(r'#define DEVICEID_VERSION_STRING "([^"]+)"', HEADER).group(1)
     assert deviceid.__version__ == version
-    assert deviceid.UUID_STRING_MAX == 37
-    assert deviceid.NAME_MAX == 256
-    assert deviceid.SECRET_MAX == 65536
+    assert deviceid.UUID_STRING_MAX == defines["UUID_STRING_MAX"]
+    assert deviceid.NAME_MAX == defines["NAME_MAX"]
+    assert deviceid.SECRET_MAX == defines["SECRET_MAX"]
+    for name in ("DEVICE_CHANGED", "WEAK", "LIMITED", "FILE_ONLY", "REPAIRED"):
+        assert getattr(deviceid, f"FLAG_{name}") == defines[f"FLAG_{name}"], name
+    for name, number in deviceid.BACKENDS.items():
+        assert number == defines["BACKEND_" + name.upper().replace("-", "_")], name
+    for name, number in deviceid.SCOPES.items():
+        assert number == defines["SCOPE_" + name.upper()], name
+    statuses = {name[2:]: value for name, value in defines.items() if name.startswith("E_")}
+    assert len(statuses) == 17
+    for name, value in statuses.items():
+        assert deviceid.status_name(value) == name
+        error = deviceid._errors.BY_STATUS[value]
+        assert (error.status, error.name) == (value, name)
 
 
 def test_every_status_has_one_exception_with_the_c_name():
@@ -85,6 +107,23 @@ def test_configuration_errors(store):
     assert deviceid.get_interactive() is False
     deviceid.set_backend("secret-service")
     assert deviceid.get_backend() == "secret-service"
+
+
+def test_an_override_replaces_an_invalid_environment_value(tmp_path):
+    from conftest import run
+
+    code = """
+import deviceid
+try:
+    deviceid.get_backend()
+except deviceid.InvalidArgumentError as error:
+    print("env:", error)
+deviceid.set_backend("file")
+print("override:", deviceid.get_backend(), len(deviceid.get("override.app")))
+"""
+    result = run(["python3", "-c", code], env={"DEVICEID_BACKEND": "bogus", "DEVICEID_STORE_DIR": str(tmp_path)})
+    assert "env: invalid argument: DEVICEID_BACKEND=bogus" in result.stdout, result.stdout + result.stderr
+    assert "override: file 36" in result.stdout
 
 
 def test_secrets_in_the_keyring_interoperate_with_secret_tool(store, keyring):

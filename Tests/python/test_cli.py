@@ -6,9 +6,9 @@ import re
 import pytest
 
 import deviceid
-from conftest import KEYRING_CONTROL, run
+from conftest import KEYRING_CONTROL, UUID_V4, run
 
-UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+UUID = UUID_V4
 
 
 @pytest.mark.parametrize("args", [
@@ -40,6 +40,13 @@ def test_get_text_and_json(cli, store):
     parsed = json.loads(as_json.stdout)
     assert parsed == {"app_id": "com.example.cli", "id": text.stdout.strip(), "source": "file",
                       "device_changed": False, "weak": False, "limited": False, "file_only": False, "repaired": False}
+
+
+def test_an_override_on_the_command_line_replaces_an_invalid_environment_value(cli, store):
+    env = {"DEVICEID_BACKEND": "bogus"}
+    assert run([cli, "--backend", "file", "get", "override.app"], env=env).returncode == 0
+    refused = run([cli, "get", "override.app"], env=env)
+    assert refused.returncode == 11 and "DEVICEID_BACKEND=bogus" in refused.stderr
 
 
 def test_reset_then_new_id(cli, store):

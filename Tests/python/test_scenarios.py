@@ -3,9 +3,9 @@ import os
 import re
 import time
 
-from conftest import run, in_fresh_keyring
+from conftest import UUID_V4_TEXT, in_fresh_keyring, run
 
-UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+UUID = UUID_V4_TEXT
 
 # A session bus with no service files: nothing can be activated, so no Secret Service exists.
 BARE_BUS = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"

@@ -8,9 +8,8 @@ import uuid
 import pytest
 
 import deviceid
-from conftest import run
+from conftest import UUID_V4, run
 
-UUID_V4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 
 def test_uuid4_formats_and_uniqueness():
@@ -176,7 +175,7 @@ def test_only_weak_and_virtual_links_give_not_found_or_weak(cli, netns, tmp_path
     assert '"weak":true' in result.stdout and '"interface":"l0"' in result.stdout
 
 
-def test_md5_refused_by_openssl_is_unsupported_not_a_crash(cli, tmp_path):
+def test_md5_refused_by_openssl_is_unsupported_not_a_crash(cli, netns, tmp_path):
     # FIPS-style configuration: only algorithms with the property fips=yes may be fetched, which
     # the default provider has none of — MD5 (and SHA-256) are refused as they would be in FIPS mode.
     config = tmp_path / "openssl.cnf"
@@ -185,8 +184,11 @@ def test_md5_refused_by_openssl_is_unsupported_not_a_crash(cli, tmp_path):
     result = run([cli, "hash", "md5"], input="abc", env={"OPENSSL_CONF": str(config)})
     assert result.returncode == 22, result.stderr
     assert "OpenSSL refuses MD5" in result.stderr
-    result = run([cli, "mac-md5", "--interface", "lo"], env={"OPENSSL_CONF": str(config)})
-    assert result.returncode in (1, 22)  # lo has no usable address; never a crash
+    # A real interface with a usable address, so that the MAC is found and MD5 is what is refused.
+    ns = netns([("u0", UNIVERSAL, "ifb")])
+    result = run(["ip", "netns", "exec", ns, cli, "mac-md5", "--interface", "u0"], env={"OPENSSL_CONF": str(config)})
+    assert result.returncode == 22 and "OpenSSL refuses MD5" in result.stderr, result.stderr
+    assert run(["ip", "netns", "exec", ns, cli, "mac-md5", "--interface", "u0"]).returncode == 0, "the control"
 
 
 def test_product_uuid_raw_from_a_sysfs_tree(cli, tmp_path):

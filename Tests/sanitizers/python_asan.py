@@ -1,6 +1,6 @@
 """The Python binding over an ASan-built libdeviceid: every pointer the binding owns is freed.
 
-Run with the toolchain's ASan runtime preloaded (scripts/sanitize does):
+Run with the toolchain's ASan runtime preloaded (scripts/robustness does):
     LD_PRELOAD=libclang_rt.asan-x86_64.so ASAN_OPTIONS=detect_leaks=1:leak_check_at_exit=0 \
     DEVICEID_LIBRARY=.build/asan/debug/libdeviceid.so.1 python3 python_asan.py [--leak-on-purpose]
 
