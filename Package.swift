@@ -4,7 +4,9 @@
 // Layers (one folder each):
 //   CLibSecret, CLibCrypto,  system libraries, found through pkg-config (libdbus: the Secret
 //   CLibDBus                 Service client of forked children, where GLib's D-Bus cannot run)
-//   CDeviceIDSupport         C shims for what Swift cannot import (ethtool ioctl)
+//   CDeviceIDSupport         C for what Swift cannot do: the ethtool ioctl, secure_getenv, thread-local
+//                            error text, the per-thread answer cache and UUID pool, the prompt-bounding
+//                            SecretService subclass
 //   DeviceID                 the Swift library (`import DeviceID`)
 //   DeviceIDC                the @_cdecl thunks behind include/deviceid.h -> libdeviceid.so
 //   DeviceIDCLI              the `deviceid` command
@@ -45,7 +47,7 @@ let package = Package(
         ),
         .target(
             name: "DeviceIDC",
-            dependencies: ["DeviceID"],
+            dependencies: ["DeviceID", "CDeviceIDSupport"],
             exclude: ["exports.map"],
             linkerSettings: [
                 .unsafeFlags([

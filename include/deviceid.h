@@ -325,7 +325,7 @@ int deviceid_mac_address(const char *DEVICEID_NULLABLE interface, unsigned int f
                          unsigned int *DEVICEID_NULLABLE properties);
 
 /**
- * The seeds' MD5(MAC) and MD5(MAC + bundle id), as lowercase hex: MD5 over the 12 uppercase hex
+ * iOS's MD5(MAC) and MD5(MAC + bundle id), as lowercase hex: MD5 over the 12 uppercase hex
  * digits of the address chosen as by deviceid_mac_address() ("AABBCCDDEEFF"), followed by the
  * UTF-8 bytes of `bundle_id` when it is not NULL. out: DEVICEID_MD5_HEX_MAX bytes. `properties`
  * as deviceid_mac_address(): a weak address makes a weak identifier.

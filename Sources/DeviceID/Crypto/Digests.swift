@@ -1,4 +1,5 @@
-/// Hex digests for callers, and the seeds' MAC-based identifiers.
+/// Hex digests for callers, and the MAC-based identifiers of the iOS playbook (README, "Every
+/// technique of the iOS playbook").
 public enum Digests {
     public enum Algorithm: Int32, Sendable, CaseIterable {
         case md5 = 1
@@ -19,14 +20,14 @@ public enum Digests {
         try LibCrypto.hexDigest(algorithm.backend, bytes, into: out)
     }
 
-    /// Technique 7, hashing a push token (or any token) with a bundle id:
+    /// Hashing a push token (or any token) with a bundle id, as iOS apps did with theirs:
     /// hex(H(token bytes ‖ UTF-8 bundle id)).
     public static func tokenHash(_ token: [UInt8], bundleID: String, _ algorithm: Algorithm) throws(DeviceIDError) -> String {
         try Names.validate(bundleID, "bundle id")
         return try hex(algorithm, token + Array(bundleID.utf8))
     }
 
-    /// The seeds' MD5(MAC) and MD5(MAC + bundle id): MD5 of the 12 uppercase hex digits of the
+    /// iOS's MD5(MAC) and MD5(MAC + bundle id): MD5 of the 12 uppercase hex digits of the
     /// address ("AABBCCDDEEFF"), followed by the bundle id's UTF-8 bytes when one is given.
     public static func macMD5(_ address: MACAddress, bundleID: String? = nil) throws(DeviceIDError) -> String {
         var input = Array(address.text(compact: true).utf8)

@@ -15,7 +15,7 @@ public struct MACAddress: Sendable, Hashable, CustomStringConvertible {
     /// "AA:BB:CC:DD:EE:FF".
     public var description: String { text(compact: false) }
 
-    /// "AA:BB:CC:DD:EE:FF", or with `compact` the seeds' 12 uppercase digits "AABBCCDDEEFF".
+    /// "AA:BB:CC:DD:EE:FF", or with `compact` the 12 uppercase digits "AABBCCDDEEFF" that iOS's MD5(MAC) technique hashed.
     public func text(compact: Bool) -> String {
         let hex = Array(Hex.encode(bytes, uppercase: true).utf8)
         guard !compact else { return String(decoding: hex, as: UTF8.self) }
