@@ -1,10 +1,9 @@
 #include "CDeviceIDFastPaths.h"
+#include "CDeviceIDUUID.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/random.h>
 
 #define POOL 256
 
@@ -25,15 +24,8 @@ static int take(unsigned char out[16]) {
     pthread_once(&registered, register_fork_handler);
     unsigned int generation = atomic_load(&fork_generation);
     if (!pool.filled || pool.generation != generation || pool.used + 16 > POOL) {
-        size_t got = 0;
-        while (got < POOL) {
-            ssize_t n = getrandom(pool.bytes + got, POOL - got, 0);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                return -errno;
-            }
-            got += (size_t)n;
-        }
+        int r = dids_random_fill(pool.bytes, POOL);
+        if (r < 0) return r;
         pool.used = 0;
         pool.generation = generation;
         pool.filled = 1;
@@ -44,19 +36,17 @@ static int take(unsigned char out[16]) {
     return 0;
 }
 
+int dids_uuid4_bytes(unsigned char out[16]) {
+    int r = take(out);
+    if (r == 0) dids_make_v4(out);
+    return r;
+}
+
 int dids_uuid4_text(char *out, int uppercase, int compact) {
     unsigned char b[16];
-    int r = take(b);
+    int r = dids_uuid4_bytes(b);
     if (r < 0) return r;
-    b[6] = (unsigned char)((b[6] & 0x0F) | 0x40);
-    b[8] = (unsigned char)((b[8] & 0x3F) | 0x80);
-    const char *digits = uppercase ? "0123456789ABCDEF" : "0123456789abcdef";
-    char *p = out;
-    for (int i = 0; i < 16; i++) {
-        if (!compact && (i == 4 || i == 6 || i == 8 || i == 10)) *p++ = '-';
-        *p++ = digits[b[i] >> 4];
-        *p++ = digits[b[i] & 15];
-    }
-    *p = '\0';
+    dids_uuid_format(b, uppercase, compact, out);
+    explicit_bzero(b, sizeof b);
     return 0;
 }

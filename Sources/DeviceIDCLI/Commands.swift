@@ -116,7 +116,7 @@ struct Commands {
             defer { bytes.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } } }
             if output.json {
                 let value = String(validating: bytes, as: UTF8.self).map { ("secret", Output.quote($0)) }
-                    ?? ("secret_hex", Output.quote(bytes.map { String($0, radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()))
+                    ?? ("secret_hex", Output.quote(Hex.encode(bytes)))
                 output.write(Output.object([("service", Output.quote(service)), ("account", Output.quote(account)), value]) + "\n")
             } else {
                 Output.write(bytes, to: STDOUT_FILENO)

@@ -15,6 +15,10 @@ int dids_cache_lookup(int kind, const char *name, char *out, size_t out_size, in
 /// Remembers an answer (a NUL-terminated string of at most 36 characters) computed at `epoch`.
 void dids_cache_store(int kind, const char *name, uint64_t epoch, const char *answer, int source, unsigned int flags);
 
+/// A random version-4 UUID's 16 bytes, from this thread's pool: 0, or -errno when the kernel gives
+/// no randomness. The pool is never shared with a forked child.
+int dids_uuid4_bytes(unsigned char out[16]);
+
 /// A random version-4 UUID as text (37 bytes with the NUL): lowercase or uppercase, dashed or
 /// compact. 0, or -errno when the kernel gives no randomness.
 int dids_uuid4_text(char *out, int uppercase, int compact);

@@ -1,23 +1,27 @@
-/// Hex digests for callers, and the MAC-based identifiers of the iOS playbook (README, "Every
-/// technique of the iOS playbook").
+/// Hex digests for callers, and hashing a token with a bundle id (README, "Every technique of the
+/// iOS playbook"); MD5 of a MAC address is in API/Digests+MAC.swift, above the network layer.
 public enum Digests {
+    /// A digest algorithm. The raw values are the C ABI's `DEVICEID_HASH_*`.
     public enum Algorithm: Int32, Sendable, CaseIterable {
         case md5 = 1
         case sha256 = 2
 
-        var backend: LibCrypto.Algorithm { self == .md5 ? .md5 : .sha256 }
-        public var hexLength: Int { self == .md5 ? 32 : 64 }
+        /// OpenSSL's name for it.
+        var name: String { self == .md5 ? "MD5" : "SHA256" }
+        /// Bytes of a digest.
+        var size: Int { self == .md5 ? 16 : 32 }
+        public var hexLength: Int { 2 * size }
     }
 
     /// Lowercase hex of the digest of `bytes`. MD5 refused by OpenSSL (FIPS) is `.unsupported`.
     public static func hex(_ algorithm: Algorithm, _ bytes: [UInt8]) throws(DeviceIDError) -> String {
-        Hex.encode(try LibCrypto.hash(algorithm.backend, bytes))
+        Hex.encode(try LibCrypto.hash(algorithm, bytes))
     }
 
     /// As `hex`, into a caller buffer of at least `hexLength + 1` bytes, without allocating.
     package static func hex(_ algorithm: Algorithm, _ bytes: UnsafeRawBufferPointer,
                             into out: UnsafeMutablePointer<CChar>) throws(DeviceIDError) {
-        try LibCrypto.hexDigest(algorithm.backend, bytes, into: out)
+        try LibCrypto.hexDigest(algorithm, bytes, into: out)
     }
 
     /// Hashing a push token (or any token) with a bundle id, as iOS apps did with theirs:
@@ -25,16 +29,5 @@ public enum Digests {
     public static func tokenHash(_ token: [UInt8], bundleID: String, _ algorithm: Algorithm) throws(DeviceIDError) -> String {
         try Names.validate(bundleID, "bundle id")
         return try hex(algorithm, token + Array(bundleID.utf8))
-    }
-
-    /// iOS's MD5(MAC) and MD5(MAC + bundle id): MD5 of the 12 uppercase hex digits of the
-    /// address ("AABBCCDDEEFF"), followed by the bundle id's UTF-8 bytes when one is given.
-    public static func macMD5(_ address: MACAddress, bundleID: String? = nil) throws(DeviceIDError) -> String {
-        var input = Array(address.text(compact: true).utf8)
-        if let bundleID {
-            try Names.validate(bundleID, "bundle id")
-            input += Array(bundleID.utf8)
-        }
-        return try hex(.md5, input)
     }
 }

@@ -7,23 +7,7 @@ import Glibc
 /// hash itself here. A digest that the loaded provider refuses (MD5 under FIPS) reports
 /// `.unsupported` — never a crash and never a silent substitute.
 enum LibCrypto {
-    enum Algorithm: Sendable {
-        case md5, sha256
-
-        var name: String {
-            switch self {
-            case .md5: "MD5"
-            case .sha256: "SHA256"
-            }
-        }
-
-        var size: Int {
-            switch self {
-            case .md5: 16
-            case .sha256: 32
-            }
-        }
-    }
+    typealias Algorithm = Digests.Algorithm
 
     private struct FetchedDigest: @unchecked Sendable {
         // EVP_MD objects are immutable once fetched and safe to share between threads.
@@ -102,15 +86,7 @@ enum LibCrypto {
         guard ok, Int(length) == algorithm.size else {
             throw DeviceIDError(.unsupported, "OpenSSL could not compute \(algorithm.name)")
         }
-        withUnsafeBytes(of: raw) { r in
-            let digits: StaticString = "0123456789abcdef"
-            let d = digits.utf8Start
-            for i in 0..<algorithm.size {
-                out[2 * i] = CChar(bitPattern: d[Int(r[i] >> 4)])
-                out[2 * i + 1] = CChar(bitPattern: d[Int(r[i] & 15)])
-            }
-            out[2 * algorithm.size] = 0
-        }
+        withUnsafeBytes(of: raw) { r in Hex.write(UnsafeRawBufferPointer(rebasing: r[0..<algorithm.size]), into: out) }
     }
 
     /// HMAC-SHA256 (RFC 2104) of `message` under `key`.

@@ -1,3 +1,6 @@
+import CDeviceIDSupport
+import Glibc
+
 /// A 128-bit identifier, written as an RFC 9562 UUID.
 ///
 /// Named after systemd's `sd_id128_t` to avoid clashing with Foundation's `UUID`.
@@ -18,17 +21,22 @@ public struct ID128: Hashable, Sendable, CustomStringConvertible {
                  array[8], array[9], array[10], array[11], array[12], array[13], array[14], array[15])
     }
 
-    /// A random version-4 UUID from the kernel's CSPRNG (one `getrandom` call).
+    /// A random version-4 UUID from the kernel's CSPRNG, through the same per-thread pool as the
+    /// C ABI's `deviceid_uuid_generate` (one `getrandom` per 16 UUIDs; never shared with a fork).
     public static func random() throws(DeviceIDError) -> ID128 {
-        ID128(bytes: try SystemRandom.bytes(16))!.asVersion4()
+        var raw = [UInt8](repeating: 0, count: 16)
+        let status = raw.withUnsafeMutableBufferPointer { dids_uuid4_bytes($0.baseAddress!) }
+        guard status == 0 else {
+            throw DeviceIDError(.io, "getrandom failed: \(String(cString: strerror(-status)))")
+        }
+        return ID128(bytes: raw)!
     }
 
     /// The same bytes with the version nibble set to 4 and the RFC 9562 variant bits set,
     /// as systemd's `sd_id128_make_v4_uuid` does.
     public func asVersion4() -> ID128 {
         var b = array
-        b[6] = (b[6] & 0x0F) | 0x40
-        b[8] = (b[8] & 0x3F) | 0x80
+        b.withUnsafeMutableBufferPointer { dids_make_v4($0.baseAddress!) }
         return ID128(bytes: b)!
     }
 
@@ -45,16 +53,15 @@ public struct ID128: Hashable, Sendable, CustomStringConvertible {
 
     /// The text form; uppercase is the form iOS prints, without dashes is systemd's form.
     public func format(uppercase: Bool = false, dashes: Bool = true) -> String {
-        let hex = Hex.encode(array, uppercase: uppercase)
-        guard dashes else { return hex }
-        let u = Array(hex.utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(36)
-        for (i, c) in u.enumerated() {
-            if i == 8 || i == 12 || i == 16 || i == 20 { out.append(UInt8(ascii: "-")) }
-            out.append(c)
+        withUnsafeBytes(of: bytes) { raw in
+            String(unsafeUninitializedCapacity: 37) { text in
+                text.withMemoryRebound(to: CChar.self) { out in
+                    dids_uuid_format(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), uppercase ? 1 : 0,
+                                     dashes ? 0 : 1, out.baseAddress!)
+                }
+                return dashes ? 36 : 32
+            }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses 36-character dashed text (8-4-4-4-12) or 32 plain hex digits, either case.

@@ -1,7 +1,7 @@
 import CDeviceIDSupport
 import Glibc
 
-/// The kernel's CSPRNG, through one `getrandom(2)` call per request.
+/// The kernel's CSPRNG (`getrandom(2)`), through the one loop that calls it (`dids_random_fill`).
 enum SystemRandom {
     static func bytes(_ count: Int) throws(DeviceIDError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
@@ -12,14 +12,10 @@ enum SystemRandom {
     }
 
     static func fill(_ buffer: UnsafeMutableRawBufferPointer) throws(DeviceIDError) {
-        var offset = 0
-        while offset < buffer.count {
-            let n = getrandom(buffer.baseAddress! + offset, buffer.count - offset, 0)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw DeviceIDError(.io, "getrandom failed: \(String(cString: strerror(errno)))")
-            }
-            offset += n
+        guard let base = buffer.baseAddress else { return }
+        let status = dids_random_fill(base, buffer.count)
+        guard status == 0 else {
+            throw DeviceIDError(.io, "getrandom failed: \(String(cString: strerror(-status)))")
         }
     }
 }

@@ -1,19 +1,25 @@
-/// Lowercase and uppercase hexadecimal text, and its strict parsing.
-enum Hex {
-    private static let lower = Array("0123456789abcdef".utf8)
-    private static let upper = Array("0123456789ABCDEF".utf8)
+import CDeviceIDSupport
 
-    static func encode<C: Collection>(_ bytes: C, uppercase: Bool = false) -> String where C.Element == UInt8 {
-        let digits = uppercase ? upper : lower
-        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
-            var i = 0
-            for byte in bytes {
-                buffer[i] = digits[Int(byte >> 4)]
-                buffer[i + 1] = digits[Int(byte & 0x0F)]
-                i += 2
+/// Lowercase and uppercase hexadecimal text, and its strict parsing. Digits are written by
+/// `dids_hex_encode`, which the C ABI's fast paths use too.
+public enum Hex {
+    public static func encode<C: Collection>(_ bytes: C, uppercase: Bool = false) -> String where C.Element == UInt8 {
+        if let text = bytes.withContiguousStorageIfAvailable({ encode($0, uppercase) }) { return text }
+        return Array(bytes).withUnsafeBufferPointer { encode($0, uppercase) }
+    }
+
+    private static func encode(_ input: UnsafeBufferPointer<UInt8>, _ uppercase: Bool) -> String {
+        String(unsafeUninitializedCapacity: input.count * 2 + 1) { text in
+            text.withMemoryRebound(to: CChar.self) { out in
+                dids_hex_encode(input.baseAddress, input.count, uppercase ? 1 : 0, out.baseAddress!)
             }
-            return i
+            return input.count * 2
         }
+    }
+
+    /// 2 × size digits and a NUL into `out`, without allocating.
+    static func write(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<CChar>) {
+        dids_hex_encode(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, 0, out)
     }
 
     /// The value of one ASCII hex digit, either case, or nil.
