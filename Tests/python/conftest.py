@@ -1,7 +1,9 @@
 """Shared fixtures. scripts/test runs this suite inside scripts/with-keyring with the library,
 CLI and examples installed in a private prefix, and exports where they are."""
 import os
+import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -63,3 +65,20 @@ def in_fresh_keyring(script, *, env=None, no_unlock=False, timeout=120):
     """Runs a bash script inside a new private D-Bus session and keyring of its own."""
     args = [WITH_KEYRING] + (["--no-unlock"] if no_unlock else []) + ["bash", "-c", SCENARIO_PRELUDE + script]
     return run(args, env=env, timeout=timeout)
+
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def shared_tmp():
+    """A directory every user can traverse (pytest's own are root-only)."""
+    path = tempfile.mkdtemp(prefix="deviceid-users-")
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def as_nobody(args, env=None):
+    """Runs a command as the unprivileged user nobody, with no supplementary groups."""
+    return run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *args], env=env)

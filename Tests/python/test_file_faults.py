@@ -8,10 +8,7 @@ import tempfile
 
 import pytest
 
-from conftest import run
-
-NOBODY = 65534
-
+from conftest import NOBODY, as_nobody, run
 
 @pytest.fixture
 def mounted(tmp_path):
@@ -64,19 +61,6 @@ def test_read_only_store(cli, mounted):
     new = run([cli, "get", "other.app"], env=env)
     assert new.returncode == 18 and "Read-only file system" in new.stderr
     assert run([cli, "reset", "app"], env=env).returncode == 18
-
-
-@pytest.fixture
-def shared_tmp():
-    """A directory every user can traverse (pytest's own are root-only)."""
-    path = tempfile.mkdtemp(prefix="deviceid-users-")
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def as_nobody(args, env):
-    return run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *args], env=env)
 
 
 def test_another_user_cannot_read_or_use_a_users_store(cli, shared_tmp):

@@ -11,24 +11,8 @@ import tempfile
 
 import pytest
 
-from conftest import run
+from conftest import NOBODY, as_nobody, run
 from harness import envelope
-
-NOBODY = 65534
-
-
-@pytest.fixture
-def shared_tmp():
-    """A directory every user can traverse (pytest's own are root-only)."""
-    path = tempfile.mkdtemp(prefix="deviceid-hardening-")
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def as_nobody(args, env=None):
-    return run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *args], env=env)
-
 
 def test_a_set_user_id_program_is_not_steered_by_its_callers_environment(shared_tmp):
     probe = os.path.join(shared_tmp, "probe")

@@ -54,6 +54,16 @@ public struct Configuration: Sendable, Equatable {
         self.interactiveTimeoutMilliseconds = interactiveTimeoutMilliseconds
     }
 
+    /// The stores this configuration puts to work.
+    func stores() throws(DeviceIDError) -> Stores {
+        let selection: Stores.Selection = switch backend {
+        case .auto: .keyringAndFile
+        case .secretService: .keyringOnly
+        case .file: .fileOnly
+        }
+        return try Stores(selection, deadline: keyringDeadline, storeDirectory: storeDirectory)
+    }
+
     /// The bounds of one conversation with the Secret Service.
     var keyringDeadline: LibSecret.Deadline {
         LibSecret.Deadline(milliseconds: timeoutMilliseconds,

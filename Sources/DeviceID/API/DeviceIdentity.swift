@@ -80,7 +80,7 @@ public final class DeviceIdentity: Sendable {
     }
 
     func stores() throws(DeviceIDError) -> Stores {
-        try Stores(configuration())
+        try configuration().stores()
     }
 
     // MARK: Stable identifiers
@@ -106,7 +106,7 @@ public final class DeviceIdentity: Sendable {
     func identifier(_ key: StoreKey) throws(DeviceIDError) -> StableID {
         let (cached, configuration, epoch) = state.withLock { ($0.cache[key], $0.configuration, $0.epoch) }
         if let cached { return cached }
-        let keeper = IdentifierKeeper(stores: try Stores(configuration.get()))
+        let keeper = IdentifierKeeper(stores: try configuration.get().stores())
         // Computed after the lookup, which overlaps the machine ID's first read with D-Bus.
         let resolution = try keeper.resolve(key, fingerprint: MachineID.fingerprint)
         let record = resolution.record
@@ -119,7 +119,7 @@ public final class DeviceIdentity: Sendable {
             // No machine ID: the ID cannot be bound to this machine, so a clone would go unnoticed.
             flags.insert(.weak)
         }
-        let answer = StableID(id: record.id, source: resolution.source, flags: flags,
+        let answer = StableID(id: record.id, source: StableID.Source(resolution.source), flags: flags,
                               keyringFailure: resolution.keyringFailure)
         if answer.isSettled {
             state.withLock { state in

@@ -46,7 +46,7 @@ extension DeviceIdentity {
         var answering = [String]()
         let stores: Stores
         do {
-            stores = try Stores(configuration)
+            stores = try configuration.stores()
         } catch {
             checks.append(.init("file store", ok: false, error.description))
             return Diagnosis(backend: configuration.backend, checks: checks, answeringStores: "none")
@@ -55,9 +55,9 @@ extension DeviceIdentity {
             if diagnose(keyring, required: stores.keyringRequired, into: &checks) { answering.append("keyring") }
         }
         if let file = stores.file {
-            let check = file.diagnose()
-            checks.append(check)
-            if check.ok { answering.append("file") }
+            let (ok, detail) = file.diagnose()
+            checks.append(.init("file store", ok: ok, detail))
+            if ok { answering.append("file") }
         }
         return Diagnosis(backend: configuration.backend, checks: checks,
                          answeringStores: answering.isEmpty ? "none" : answering.joined(separator: "+"))
@@ -65,7 +65,7 @@ extension DeviceIdentity {
 
     /// Appends the keyring's checks; true when it can keep identifiers now.
     private func diagnose(_ keyring: SecretServiceStore, required: Bool, into checks: inout [Diagnosis.Check]) -> Bool {
-        if let problem = LibSecret.sessionBusProblem() {
+        if let problem = SecretServiceStore.sessionBusProblem() {
             checks.append(.init("session bus", ok: false, problem, essential: required))
             return false
         }

@@ -11,6 +11,14 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
 
         public var description: String { staticName.description }
 
+        init(_ origin: IdentifierKeeper.Origin) {
+            switch origin {
+            case .keyring: self = .keyring
+            case .file: self = .file
+            case .created: self = .created
+            }
+        }
+
         /// The name in static storage, for C callers.
         public var staticName: StaticString {
             switch self {

@@ -26,10 +26,13 @@ struct IdentifierKeeper {
         var keyringIsLegacy = false
     }
 
+    /// Where an answer came from.
+    enum Origin { case keyring, file, created }
+
     /// What `resolve` found or made.
     struct Resolution {
         var record: IdentifierRecord
-        var source: StableID.Source
+        var source: Origin
         /// Why the keyring does not hold the ID although it answered: it refused or failed the write.
         var keyringFailure: DeviceIDError?
         /// A store held a corrupt copy, which was replaced with the other store's valid one.
@@ -37,7 +40,7 @@ struct IdentifierKeeper {
     }
 
     enum Decision {
-        case use(IdentifierRecord, StableID.Source, repair: [Target])
+        case use(IdentifierRecord, Origin, repair: [Target])
         case fail(DeviceIDError)
         case mint(into: [Target])
     }

@@ -1,5 +1,10 @@
 /// The stores a configuration puts to work, and how much each one's silence means.
 struct Stores: Sendable {
+    /// Which stores take part (the API's `Configuration.Backend` maps onto this).
+    enum Selection: Sendable {
+        case keyringAndFile, keyringOnly, fileOnly
+    }
+
     /// The keyring, unless the file backend was chosen.
     let keyring: SecretServiceStore?
     /// The file store, unless the secret-service backend was chosen.
@@ -9,25 +14,26 @@ struct Stores: Sendable {
     /// Where the cross-process lock lives: always the file store's directory.
     let lockDirectory: FileStore
 
-    init(_ configuration: Configuration) throws(DeviceIDError) {
+    /// `storeDirectory` nil: the default (`StoreDirectory.defaultPath`).
+    init(_ selection: Selection, deadline: LibSecret.Deadline, storeDirectory: String?) throws(DeviceIDError) {
         let directory: String
-        if let chosen = configuration.storeDirectory {
+        if let chosen = storeDirectory {
             directory = chosen
         } else {
             directory = try StoreDirectory.defaultPath()
         }
         let fileStore = FileStore(path: directory)
-        let keyringStore = SecretServiceStore(deadline: configuration.keyringDeadline)
-        switch configuration.backend {
-        case .auto:
+        let keyringStore = SecretServiceStore(deadline: deadline)
+        switch selection {
+        case .keyringAndFile:
             keyring = keyringStore
             file = fileStore
             keyringRequired = false
-        case .secretService:
+        case .keyringOnly:
             keyring = keyringStore
             file = nil
             keyringRequired = true
-        case .file:
+        case .fileOnly:
             keyring = nil
             file = fileStore
             keyringRequired = false

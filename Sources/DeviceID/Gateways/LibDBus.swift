@@ -78,7 +78,7 @@ enum LibDBus {
     static func translate(_ error: inout DBusError, _ context: String, unavailable: Bool = false) -> DeviceIDError {
         defer { dbus_error_free(&error) }
         let name = error.name.map { String(cString: $0) } ?? ""
-        let message = MachineID.redacted(error.message.map { String(cString: $0) } ?? "no message")
+        let message = Redaction.redacted(error.message.map { String(cString: $0) } ?? "no message")
         let detail = "\(context): \(message)"
         switch name {
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",

@@ -174,7 +174,7 @@ enum LibSecret {
     ) -> DeviceIDError {
         guard let error else { return DeviceIDError(.keyring, context) }
         defer { g_error_free(error) }
-        let message = MachineID.redacted(error.pointee.message.map { String(cString: $0) } ?? "no message")
+        let message = Redaction.redacted(error.pointee.message.map { String(cString: $0) } ?? "no message")
         let detail = "\(context): \(message)"
         let domain = error.pointee.domain
         let code = error.pointee.code

@@ -24,22 +24,12 @@ public enum MachineID {
         throw firstError ?? DeviceIDError(.notFound, "no machine ID")
     }
 
-    /// `text` with the raw machine ID (in any of its printed forms) replaced by "[machine-id]": for
-    /// texts from other programs (GLib, D-Bus) that DeviceID passes on in its errors.
-    static func redacted(_ text: String) -> String {
-        guard let id = try? raw() else { return text }
-        var out = text
-        for form in [id.format(uppercase: false, dashes: false), id.format(uppercase: true, dashes: false),
-                     id.uuidString, id.format(uppercase: true, dashes: true)] {
-            out = out.replacing(form, with: "[machine-id]")
-        }
-        return out
-    }
-
     /// The machine ID in `path`.
     public static func raw(path: String) throws(DeviceIDError) -> ID128 {
         if let cached = cache.withLock({ $0[path] }) { return cached }
         let id = try parse(try SystemFile.read(path, limit: 64), path: path)
+        Redaction.register([id.format(uppercase: false, dashes: false), id.format(uppercase: true, dashes: false),
+                            id.uuidString, id.format(uppercase: true, dashes: true)])
         cache.withLock { $0[path] = id }
         return id
     }

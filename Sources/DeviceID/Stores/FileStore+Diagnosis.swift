@@ -4,15 +4,15 @@ extension FileStore {
     /// `doctor`'s check of the file store, changing nothing: an existing directory must pass the
     /// same checks as a call and be writable; a missing one must be creatable (its nearest
     /// existing ancestor writable by this user).
-    func diagnose() -> Diagnosis.Check {
+    /// Whether the store can be used, and what `doctor` says of it.
+    func diagnose() -> (ok: Bool, detail: String) {
         do {
             if let directory = try StoreDirectory(path: path, create: false) {
                 var st = stat()
                 fstat(directory.fd, &st)
                 let writable = faccessat(directory.fd, ".", W_OK, AT_EACCESS) == 0
                 let mode = String(st.st_mode & 0o7777, radix: 8)
-                return .init("file store", ok: writable,
-                             "\(path) (owner uid \(st.st_uid), mode \(mode)\(writable ? "" : ", not writable"))")
+                return (writable, "\(path) (owner uid \(st.st_uid), mode \(mode)\(writable ? "" : ", not writable"))")
             }
             var ancestor = path
             repeat {
@@ -20,13 +20,12 @@ extension FileStore {
             } while !ancestor.isEmpty && access(ancestor, F_OK) != 0
             let existing = ancestor.isEmpty ? "/" : ancestor
             guard faccessat(AT_FDCWD, existing, W_OK | X_OK, AT_EACCESS) == 0 else {
-                return .init("file store", ok: false,
-                             "\(path) does not exist and cannot be created: \(existing) is not writable by uid "
+                return (false, "\(path) does not exist and cannot be created: \(existing) is not writable by uid "
                                  + "\(geteuid()); set \(Environment.storeDirectory) to a directory this user owns")
             }
-            return .init("file store", ok: true, "\(path) (not created yet; \(existing) is writable)")
+            return (true, "\(path) (not created yet; \(existing) is writable)")
         } catch {
-            return .init("file store", ok: false, error.description)
+            return (false, error.description)
         }
     }
 }

@@ -9,6 +9,11 @@ struct SecretServiceStore: Sendable {
         var attributes: [String: String]
     }
 
+    /// Why no session bus would be reached (without autolaunching one), or nil when one may be.
+    static func sessionBusProblem() -> String? {
+        LibSecret.sessionBusProblem()
+    }
+
     /// The largest secret read or written.
     static let maximumSecretSize = FileEnvelope.maximumValueSize
 

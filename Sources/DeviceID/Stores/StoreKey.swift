@@ -14,7 +14,7 @@ struct StoreKey: Hashable, Sendable {
     let account: String
 
     /// Services under this prefix belong to DeviceID's own identifiers.
-    static let reservedPrefix = "deviceid."
+    static let reservedPrefix = Names.reservedServicePrefix
 
     static func secret(service: String, account: String) -> StoreKey {
         StoreKey(kind: .secret, service: service, account: account)

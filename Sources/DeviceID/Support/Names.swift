@@ -15,12 +15,15 @@ public enum Names {
         }
     }
 
+    /// Services under this prefix belong to DeviceID's own identifiers and settings.
+    static let reservedServicePrefix = "deviceid."
+
     /// A secret's service must not be one of DeviceID's own.
     static func validateSecret(service: String, account: String) throws(DeviceIDError) {
         try validate(service, "service")
         try validate(account, "account")
-        guard !service.hasPrefix(StoreKey.reservedPrefix) else {
-            throw DeviceIDError(.invalidArgument, "services starting with \"\(StoreKey.reservedPrefix)\" are reserved for DeviceID")
+        guard !service.hasPrefix(reservedServicePrefix) else {
+            throw DeviceIDError(.invalidArgument, "services starting with \"\(reservedServicePrefix)\" are reserved for DeviceID")
         }
     }
 }
