@@ -1,3 +1,4 @@
+import DeviceID
 import Glibc
 
 /// Memory handed to C callers: a 16-byte header (magic, size) before the bytes, so that
@@ -26,7 +27,7 @@ enum Allocation {
         // Not ours, or already freed: the documented undefined case. Leak rather than corrupt.
         guard base.load(fromByteOffset: 0, as: UInt64.self) == magic else { return }
         let size = Int(base.load(fromByteOffset: 8, as: UInt64.self))
-        explicit_bzero(base, header + size + 1)
+        SecretMemory.wipe(UnsafeMutableRawBufferPointer(start: base, count: header + size + 1))
         base.storeBytes(of: freed, toByteOffset: 0, as: UInt64.self)
         Glibc.free(base)
     }

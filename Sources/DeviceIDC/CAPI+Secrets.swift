@@ -14,7 +14,7 @@ public func deviceid_secret_store(
         }
         guard data != nil || size == 0 else { throw DeviceIDError(.invalidArgument, "data is NULL") }
         var bytes = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(size))) } ?? []
-        defer { bytes.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } } }
+        defer { SecretMemory.wipe(&bytes) }
         try DeviceIdentity.shared.storeSecret(bytes, service: s, account: a)
     }
 }
@@ -33,7 +33,7 @@ public func deviceid_secret_lookup(
         guard var secret = try DeviceIdentity.shared.lookupSecret(service: s, account: a) else {
             throw DeviceIDError(.notFound, "no secret for this service and account")
         }
-        defer { secret.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } } }
+        defer { SecretMemory.wipe(&secret) }
         guard let copy = Allocation.copy(secret) else { throw DeviceIDError(.noMemory) }
         data.pointee = copy
         size.pointee = UInt(secret.count)

@@ -107,13 +107,13 @@ struct Commands {
         switch operands[0] {
         case "store":
             var bytes = try SecretInput.read()
-            defer { bytes.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } } }
+            defer { SecretMemory.wipe(&bytes) }
             try identity.storeSecret(bytes, service: service, account: account)
         case "lookup":
             guard var bytes = try identity.lookupSecret(service: service, account: account) else {
                 throw DeviceIDError(.notFound, "no secret for service '\(service)' and account '\(account)'")
             }
-            defer { bytes.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } } }
+            defer { SecretMemory.wipe(&bytes) }
             if output.json {
                 let value = String(validating: bytes, as: UTF8.self).map { ("secret", Output.quote($0)) }
                     ?? ("secret_hex", Output.quote(Hex.encode(bytes)))

@@ -19,18 +19,18 @@ enum SecretInput {
     private static func readAll() throws(DeviceIDError) -> [UInt8] {
         var bytes = buffer()
         var chunk = [UInt8](repeating: 0, count: 4096)
-        defer { chunk.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        defer { SecretMemory.wipe(&chunk) }
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress!, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                wipe(&bytes)
+                SecretMemory.wipe(&bytes)
                 throw DeviceIDError(.io, "cannot read the secret from standard input: \(String(cString: strerror(errno)))")
             }
             if n == 0 { return bytes }
             bytes += chunk[0..<n]
             if bytes.count > DeviceIdentity.maximumSecretSize {
-                wipe(&bytes)
+                SecretMemory.wipe(&bytes)
                 throw DeviceIDError(.tooLarge, "the secret is longer than \(DeviceIdentity.maximumSecretSize) bytes")
             }
         }
@@ -55,14 +55,10 @@ enum SecretInput {
         while Glibc.read(STDIN_FILENO, &byte, 1) == 1 && byte != UInt8(ascii: "\n") {
             bytes.append(byte)
             guard bytes.count <= DeviceIdentity.maximumSecretSize else {
-                wipe(&bytes)
+                SecretMemory.wipe(&bytes)
                 throw DeviceIDError(.tooLarge, "the secret is longer than \(DeviceIdentity.maximumSecretSize) bytes")
             }
         }
         return bytes
     }
-}
-
-private func wipe(_ bytes: inout [UInt8]) {
-    bytes.withUnsafeMutableBytes { if let b = $0.baseAddress { explicit_bzero(b, $0.count) } }
 }
