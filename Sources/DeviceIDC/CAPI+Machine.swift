@@ -1,27 +1,24 @@
 import CDeviceIDSupport
 import DeviceID
 
-/// Cache kinds 16...19 hold app-specific machine IDs, one per format; 1...4 are Scope values.
-private let appSpecificCacheKind: Int32 = 16
-
 @_cdecl("deviceid_machine_app_specific")
 public func deviceid_machine_app_specific(
     _ appID: UnsafePointer<CChar>?, _ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt
 ) -> Int32 {
     // The machine ID does not change while the system runs: answers are cached per thread.
-    let kind = appSpecificCacheKind + Int32(truncatingIfNeeded: format & 3)
-    if format <= 3, dids_cache_lookup(kind, appID, out, Int(min(outSize, 4096)), nil, nil) == 1 {
+    let kind = AnswerCache.Kind.appSpecific(format: format)
+    if AnswerCache.lookup(kind, appID, into: out, size: outSize) {
         dids_set_last_error(nil)
         return 0
     }
-    let epoch = dids_cache_epoch()
+    let generation = AnswerCache.generation()
     return cStatus { () throws(DeviceIDError) in
         let options = try CArguments.format(format)
         try CArguments.checkUUIDBuffer(out, outSize, compact: options.compact)
         let app = try MachineID.appID(from: try CArguments.name(appID, "app id"))
         let id = try MachineID.appSpecific(app)
         try CArguments.copy(id.format(uppercase: options.uppercase, dashes: !options.compact), to: out, size: outSize)
-        if let appID { dids_cache_store(kind, appID, epoch, out, 0, 0) }
+        AnswerCache.store(kind, appID, generation: generation, answer: out)
     }
 }
 

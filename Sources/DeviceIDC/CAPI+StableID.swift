@@ -25,13 +25,12 @@ public func deviceid_identifier(
     _ source: UnsafeMutablePointer<Int32>?, _ flags: UnsafeMutablePointer<UInt32>?
 ) -> Int32 {
     // Answers already given come from this thread's cache: a few nanoseconds, no allocation.
-    // Only the per-app and per-vendor IDs are cached; the others depend on settings.
-    let cacheable = scope == Scope.app.rawValue || scope == Scope.vendor.rawValue
-    if cacheable, dids_cache_lookup(scope, name, out, Int(min(outSize, 4096)), source, flags) == 1 {
+    let kind = Scope(rawValue: scope).map { AnswerCache.Kind.identifier($0) }
+    if let kind, AnswerCache.lookup(kind, name, into: out, size: outSize, source: source, flags: flags) {
         dids_set_last_error(nil)
         return 0
     }
-    let epoch = dids_cache_epoch()
+    let generation = AnswerCache.generation()
     var keyringFailure: DeviceIDError?
     let status = cStatus { () throws(DeviceIDError) in
         guard let scope = Scope(rawValue: scope) else { throw DeviceIDError(.invalidArgument, "unknown scope \(scope)") }
@@ -44,8 +43,9 @@ public func deviceid_identifier(
             keyringFailure = answer.keyringFailure
             source?.pointee = answer.source.rawValue
             flags?.pointee = answer.flags.rawValue
-            if cacheable, answer.isSettled, let name {
-                dids_cache_store(scope.rawValue, name, epoch, out, answer.source.rawValue, answer.flags.rawValue)
+            if answer.isSettled {
+                AnswerCache.store(.identifier(scope), name, generation: generation, answer: out,
+                                  source: answer.source.rawValue, flags: answer.flags.rawValue)
             }
         } catch where error.code == .optedOut {
             try CArguments.copy(ID128.null.uuidString, to: out, size: outSize)

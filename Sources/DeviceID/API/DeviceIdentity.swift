@@ -1,4 +1,3 @@
-import CDeviceIDSupport
 import Synchronization
 
 /// The entry point: stable identifiers per app, and keychain-style secret storage.
@@ -16,12 +15,20 @@ public final class DeviceIdentity: Sendable {
         var overrides = Configuration.Overrides()
         var configuration: Result<Configuration, DeviceIDError>
         var cache: [StoreKey: StableID] = [:]
-        /// Bumped by every reset and reconfiguration, so that an answer computed before one is
-        /// not cached after it.
-        var epoch: UInt64 = 0
     }
 
     private let state: Mutex<State>
+    private let generationCounter = Atomic<UInt64>(1)
+
+    /// Grows with every reset and reconfiguration: an answer computed at an older generation may
+    /// be stale. Caches outside this object (the C ABI's per-thread one) keep answers with the
+    /// generation they were computed at and ignore them once it has moved on.
+    public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+
+    private func forgetAnswers(_ state: inout State) {
+        state.cache.removeAll()
+        generationCounter.wrappingAdd(1, ordering: .acquiringAndReleasing)
+    }
 
     /// The instance the C library, the Python package and the CLI use: configured from
     /// `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS` and `DEVICEID_STORE_DIR`. An invalid variable
@@ -50,10 +57,8 @@ public final class DeviceIdentity: Sendable {
             state.fixed = valid
             state.overrides = Configuration.Overrides()
             state.configuration = .success(valid)
-            state.cache.removeAll()
-            state.epoch &+= 1
+            forgetAnswers(&state)
         }
-        dids_cache_invalidate()
     }
 
     /// Overrides settings — what `deviceid_set_backend()`, Python's `set_backend()` and the CLI's
@@ -73,10 +78,8 @@ public final class DeviceIdentity: Sendable {
         state.withLock { state in
             state.overrides = valid
             state.configuration = configuration
-            state.cache.removeAll()
-            state.epoch &+= 1
+            forgetAnswers(&state)
         }
-        dids_cache_invalidate()
     }
 
     func stores() throws(DeviceIDError) -> Stores {
@@ -104,7 +107,9 @@ public final class DeviceIdentity: Sendable {
     }
 
     func identifier(_ key: StoreKey) throws(DeviceIDError) -> StableID {
-        let (cached, configuration, epoch) = state.withLock { ($0.cache[key], $0.configuration, $0.epoch) }
+        // Read first: a reset or reconfiguration from here on moves it, and the answer is not kept.
+        let computedAt = generation
+        let (cached, configuration) = state.withLock { ($0.cache[key], $0.configuration) }
         if let cached { return cached }
         let keeper = IdentifierKeeper(stores: try configuration.get().stores())
         // Computed after the lookup, which overlaps the machine ID's first read with D-Bus.
@@ -123,7 +128,7 @@ public final class DeviceIdentity: Sendable {
                               keyringFailure: resolution.keyringFailure)
         if answer.isSettled {
             state.withLock { state in
-                if state.epoch == epoch { state.cache[key] = answer }
+                if generation == computedAt { state.cache[key] = answer }
             }
         }
         return answer
@@ -132,11 +137,7 @@ public final class DeviceIdentity: Sendable {
     func resetIdentifier(_ key: StoreKey) throws(DeviceIDError) {
         let stores = try stores()
         defer {
-            state.withLock { state in
-                state.cache[key] = nil
-                state.epoch &+= 1
-            }
-            dids_cache_invalidate()
+            state.withLock { forgetAnswers(&$0) }
         }
         try IdentifierKeeper(stores: stores).reset(key)
     }
