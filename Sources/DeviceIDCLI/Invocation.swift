@@ -45,17 +45,13 @@ struct Invocation {
                 backend = b
             case "--timeout":
                 let v = try value()
-                guard let ms = UInt32(v), ms > 0, ms <= Configuration.maximumTimeoutMilliseconds else {
-                    throw UsageError(message: "--timeout takes milliseconds from 1 to \(Configuration.maximumTimeoutMilliseconds), not '\(v)'")
-                }
-                timeoutMilliseconds = ms
+                timeoutMilliseconds = try Self.accepted(v, "--timeout") { $0.timeoutMilliseconds = UInt32(v) ?? 0 }
             case "--interactive":
                 interactive = true
                 if let inline {
-                    guard let ms = UInt32(inline), ms > 0, ms <= Configuration.maximumTimeoutMilliseconds else {
-                        throw UsageError(message: "--interactive=MS takes milliseconds from 1 to \(Configuration.maximumTimeoutMilliseconds), not '\(inline)'")
+                    interactiveTimeoutMilliseconds = try Self.accepted(inline, "--interactive=MS") {
+                        $0.interactiveTimeoutMilliseconds = UInt32(inline) ?? 0
                     }
-                    interactiveTimeoutMilliseconds = ms
                 }
             case "--uppercase": uppercase = true
             case "--compact": compact = true
@@ -63,12 +59,26 @@ struct Invocation {
             case "--bundle": bundleID = try value()
             case "--store-dir":
                 let v = try value()
-                guard v.hasPrefix("/") else { throw UsageError(message: "--store-dir must be an absolute path") }
+                _ = try Self.accepted(v, "--store-dir") { $0.storeDirectory = v }
                 storeDirectory = v
             default:
                 throw UsageError(message: "unknown option '\(name)'")
             }
         }
+    }
+
+    /// A value the library's own rules accept (`Configuration.Overrides.validated`), so that the
+    /// command line and the API refuse the same values with the same words.
+    private static func accepted(_ text: String, _ option: String,
+                                 _ set: (inout Configuration.Overrides) -> Void) throws(UsageError) -> UInt32 {
+        var overrides = Configuration.Overrides()
+        set(&overrides)
+        do {
+            _ = try overrides.validated()
+        } catch {
+            throw UsageError(message: "\(option) '\(text)': \(error.detail)")
+        }
+        return UInt32(text) ?? 0
     }
 
     private static func split(_ argument: String) -> (String, String?) {

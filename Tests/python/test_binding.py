@@ -30,6 +30,7 @@ def test_constants_match_the_header():
         assert getattr(deviceid, f"FLAG_{name}") == defines[f"FLAG_{name}"], name
     for name, number in deviceid.BACKENDS.items():
         assert number == defines["BACKEND_" + name.upper().replace("-", "_")], name
+    assert (deviceid.FORMAT_UPPERCASE, deviceid.FORMAT_COMPACT) == (defines["FORMAT_UPPERCASE"], defines["FORMAT_COMPACT"])
     for name, number in deviceid.SCOPES.items():
         assert number == defines["SCOPE_" + name.upper()], name
     statuses = {name[2:]: value for name, value in defines.items() if name.startswith("E_")}

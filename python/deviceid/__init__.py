@@ -27,7 +27,8 @@ NAME_MAX = _native.name_max()
 SECRET_MAX = _native.secret_max()
 
 BACKENDS = {"auto": 0, "secret-service": 1, "file": 2}
-SOURCES = {1: "keyring", 2: "file", 3: "created"}
+# The DEVICEID_FORMAT_* bits of include/deviceid.h (the binding's tests compare them with it).
+FORMAT_UPPERCASE, FORMAT_COMPACT = 1, 2
 
 
 FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED, FLAG_FILE_ONLY, FLAG_REPAIRED = 1, 2, 4, 8, 16
@@ -95,7 +96,7 @@ def identifier(scope: str, name: str | None = None) -> StableID:
     raw_name = None if name is None else _text(name, "name")
     _native.identifier(SCOPES[scope], raw_name, out, len(out), ctypes.byref(source), ctypes.byref(flags))
     file_only = bool(flags.value & FLAG_FILE_ONLY)
-    return StableID(out.value.decode("ascii"), SOURCES.get(source.value, "unknown"),
+    return StableID(out.value.decode("ascii"), _native.source_name(source.value).decode("ascii"),
                     bool(flags.value & FLAG_DEVICE_CHANGED), bool(flags.value & FLAG_WEAK),
                     bool(flags.value & FLAG_LIMITED), file_only,
                     _native.last_error().decode("utf-8", "replace") if file_only else None,
@@ -141,10 +142,14 @@ def reset_openudid() -> None:
     _native.identifier_reset(SCOPES["openudid"], None)
 
 
+def _format(uppercase: bool, compact: bool) -> int:
+    return (FORMAT_UPPERCASE if uppercase else 0) | (FORMAT_COMPACT if compact else 0)
+
+
 def uuid4(uppercase: bool = False, compact: bool = False) -> str:
     """A random UUID v4 from the kernel's CSPRNG."""
     out = ctypes.create_string_buffer(UUID_STRING_MAX)
-    _native.uuid_generate(out, len(out), (1 if uppercase else 0) | (2 if compact else 0))
+    _native.uuid_generate(out, len(out), _format(uppercase, compact))
     return out.value.decode("ascii")
 
 
@@ -202,14 +207,14 @@ def token_hash(token: bytes, bundle_id: str, algorithm: str = "sha256") -> str:
 def machine_app_specific(app_id: str, compact: bool = False) -> str:
     """systemd's app-specific machine ID for app_id (a UUID, or any name)."""
     out = ctypes.create_string_buffer(UUID_STRING_MAX)
-    _native.machine_app_specific(_text(app_id, "app_id"), 2 if compact else 0, out, len(out))
+    _native.machine_app_specific(_text(app_id, "app_id"), _format(False, compact), out, len(out))
     return out.value.decode("ascii")
 
 
 def machine_id_raw(compact: bool = True) -> str:
     """The RAW machine ID, as in /etc/machine-id. Prefer machine_app_specific()."""
     out = ctypes.create_string_buffer(UUID_STRING_MAX)
-    _native.machine_id_raw(2 if compact else 0, out, len(out))
+    _native.machine_id_raw(_format(False, compact), out, len(out))
     return out.value.decode("ascii")
 
 
@@ -276,18 +281,21 @@ def get_backend() -> str:
 
 def set_timeout_ms(milliseconds: int) -> None:
     """The deadline of each conversation with the Secret Service."""
-    if not isinstance(milliseconds, int) or not 0 < milliseconds <= 86_400_000:
-        raise InvalidArgumentError("invalid argument: timeout must be 1 to 86400000 ms")
-    _native.set_timeout_ms(milliseconds)
+    _native.set_timeout_ms(_milliseconds(milliseconds))
+
+
+def _milliseconds(value: int) -> int:
+    """An int that fits the C unsigned int; the library itself says which values it accepts."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 0xFFFF_FFFF:
+        raise InvalidArgumentError("invalid argument: milliseconds must be a whole number the library accepts")
+    return value
 
 
 def set_interactive(interactive: bool, timeout_ms: int = 0) -> None:
     """Interactive mode, for desktop apps: the keyring may show unlock and confirmation dialogs,
     and a call waits up to timeout_ms (0: 120000) for the person. Off by default (or
     DEVICEID_INTERACTIVE=1): then no dialog is ever started."""
-    if not isinstance(timeout_ms, int) or not 0 <= timeout_ms <= 86_400_000:
-        raise InvalidArgumentError("invalid argument: timeout must be 0 to 86400000 ms")
-    _native.set_interactive(1 if interactive else 0, timeout_ms)
+    _native.set_interactive(1 if interactive else 0, _milliseconds(timeout_ms))
 
 
 def get_interactive() -> bool:

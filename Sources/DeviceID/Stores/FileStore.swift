@@ -34,15 +34,9 @@ struct FileStore: Sendable {
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         defer { wipe(&bytes) }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                SystemCall.retrying { Glibc.read(fd, buffer.baseAddress! + offset, buffer.count - offset) }
-            }
-            if n < 0 { throw SystemCall.error("cannot read", "\(path)/\(name)") }
-            if n == 0 { break }
-            offset += n
-        }
+        let offset = try bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(DeviceIDError) in try SystemCall.readFully(fd, into: buffer, "\(path)/\(name)") }
+        }.get()
         guard offset == bytes.count else {
             throw DeviceIDError(.corrupt, "\(path)/\(name) changed size while being read")
         }

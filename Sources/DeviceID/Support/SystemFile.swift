@@ -16,15 +16,9 @@ enum SystemFile {
         guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", path) }
         guard st.st_mode & S_IFMT == S_IFREG else { throw DeviceIDError(.io, "\(path) is not a regular file") }
         var bytes = [UInt8](repeating: 0, count: limit)
-        var count = 0
-        while count < limit {
-            let n = bytes.withUnsafeMutableBytes { b in
-                SystemCall.retrying { Glibc.read(fd, b.baseAddress! + count, limit - count) }
-            }
-            if n < 0 { throw SystemCall.error("cannot read", path) }
-            if n == 0 { break }
-            count += n
-        }
+        let count = try bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(DeviceIDError) in try SystemCall.readFully(fd, into: buffer, path) }
+        }.get()
         return Array(bytes.prefix(count))
     }
 
