@@ -67,10 +67,7 @@ enum LibSecret {
             }
             return nil
         }
-        if let runtime = Environment.value("XDG_RUNTIME_DIR") {
-            var st = stat()
-            if stat(runtime + "/bus", &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK { return nil }
-        }
+        if let runtime = Environment.value("XDG_RUNTIME_DIR"), SystemFile.isSocket(runtime + "/bus") { return nil }
         return "no session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus is absent)"
     }
 

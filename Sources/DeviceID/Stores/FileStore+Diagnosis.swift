@@ -8,9 +8,10 @@ extension FileStore {
     func diagnose() -> (ok: Bool, detail: String) {
         do {
             if let directory = try StoreDirectory(path: path, create: false) {
-                var st = stat()
-                fstat(directory.fd, &st)
-                let writable = faccessat(directory.fd, ".", W_OK, AT_EACCESS) == 0
+                guard case .success(let st) = directory.descriptor.status() else {
+                    return (false, "\(path) cannot be examined")
+                }
+                let writable = directory.descriptor.isAccessible(".", W_OK)
                 let mode = String(st.st_mode & 0o7777, radix: 8)
                 return (writable, "\(path) (owner uid \(st.st_uid), mode \(mode)\(writable ? "" : ", not writable"))")
             }

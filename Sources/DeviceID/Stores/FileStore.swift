@@ -20,23 +20,28 @@ struct FileStore: Sendable {
     func read(_ key: StoreKey) throws(DeviceIDError) -> [UInt8]? {
         guard let dir = try StoreDirectory(path: path, create: false) else { return nil }
         let name = try Self.fileName(for: key)
-        let fd = SystemCall.retrying { openat(dir.fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw SystemCall.error("cannot open", "\(path)/\(name)")
+        let file: FileDescriptor
+        switch dir.descriptor.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
+        case .success(let opened): file = opened
+        case .failure(.noEntry): return nil
+        case .failure(let e): throw e.error("cannot open", "\(path)/\(name)")
         }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", "\(path)/\(name)") }
+        let st: stat
+        switch file.status() {
+        case .success(let s): st = s
+        case .failure(let e): throw e.error("cannot stat", "\(path)/\(name)")
+        }
         try Self.checkFile(st, "\(path)/\(name)")
         guard st.st_size <= FileEnvelope.maximumFileSize else {
             throw DeviceIDError(.corrupt, "\(path)/\(name) is \(st.st_size) bytes, larger than any item")
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         defer { wipe(&bytes) }
-        let offset = try bytes.withUnsafeMutableBytes { buffer in
-            Result { () throws(DeviceIDError) in try SystemCall.readFully(fd, into: buffer, "\(path)/\(name)") }
-        }.get()
+        let offset: Int
+        switch bytes.withUnsafeMutableBytes({ file.read(into: $0) }) {
+        case .success(let count): offset = count
+        case .failure(let e): throw e.error("cannot read", "\(path)/\(name)")
+        }
         guard offset == bytes.count else {
             throw DeviceIDError(.corrupt, "\(path)/\(name) changed size while being read")
         }
@@ -60,19 +65,19 @@ struct FileStore: Sendable {
         defer { wipe(&bytes) }
         let suffix = try SystemRandom.bytes(6)
         let temporary = ".tmp-\(name)-\(Hex.encode(suffix))"
-        let fd = SystemCall.retrying {
-            openat(dir.fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let file: FileDescriptor
+        switch dir.descriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600) {
+        case .success(let opened): file = opened
+        case .failure(let e): throw e.error("cannot create", "\(path)/\(temporary)")
         }
-        guard fd >= 0 else { throw SystemCall.error("cannot create", "\(path)/\(temporary)") }
         var committed = false
         defer {
-            if !committed { unlinkat(dir.fd, temporary, 0) }
+            if !committed { _ = dir.descriptor.unlink(temporary) }
         }
-        let written = Self.writeAll(fd, bytes)
-        close(fd)
-        if let failure = written { throw SystemCall.error(failure, "\(path)/\(temporary)") }
-        guard renameat(dir.fd, temporary, dir.fd, name) == 0 else {
-            throw SystemCall.error("cannot rename into place", "\(path)/\(name)")
+        if case .failure(let e) = file.write(bytes) { throw e.error("cannot write", "\(path)/\(temporary)") }
+        if case .failure(let e) = file.sync() { throw e.error("cannot fsync", "\(path)/\(temporary)") }
+        if case .failure(let e) = dir.descriptor.rename(temporary, to: name) {
+            throw e.error("cannot rename into place", "\(path)/\(name)")
         }
         committed = true
         try dir.sync()
@@ -83,9 +88,9 @@ struct FileStore: Sendable {
     func delete(_ key: StoreKey) throws(DeviceIDError) -> Bool {
         guard let dir = try StoreDirectory(path: path, create: false) else { return false }
         let name = try Self.fileName(for: key)
-        if unlinkat(dir.fd, name, 0) != 0 {
-            if errno == ENOENT { return false }
-            throw SystemCall.error("cannot remove", "\(path)/\(name)")
+        if case .failure(let e) = dir.descriptor.unlink(name) {
+            if e == .noEntry { return false }
+            throw e.error("cannot remove", "\(path)/\(name)")
         }
         try dir.sync()
         return true
@@ -106,19 +111,16 @@ struct FileStore: Sendable {
             guard let dir = try StoreDirectory(path: path, create: true) else {
                 throw DeviceIDError(.internal, "store directory vanished while being created")
             }
-            let fd = SystemCall.retrying { openat(dir.fd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-            guard fd >= 0 else { throw SystemCall.error("cannot open lock file", "\(path)/.lock") }
-            // Closing any descriptor of the file drops the process's record lock: this is the
-            // only one, and it lives exactly as long as the lock.
-            defer { close(fd) }
-            var request = flock()
-            request.l_type = Int16(F_WRLCK)
-            request.l_whence = Int16(SEEK_SET)
-            guard SystemCall.retrying({ fcntl(fd, F_SETLKW, &request) }) == 0 else {
-                throw SystemCall.error("cannot lock", "\(path)/.lock")
+            // Closing any descriptor of the file drops the process's record lock: this is the only
+            // one, and it lives exactly as long as the lock (until this closure returns).
+            let lock: FileDescriptor
+            switch dir.descriptor.open(".lock", O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600) {
+            case .success(let opened): lock = opened
+            case .failure(let e): throw e.error("cannot open lock file", "\(path)/.lock")
             }
+            if case .failure(let e) = lock.lockForWriting() { throw e.error("cannot lock", "\(path)/.lock") }
             Self.removeStaleTemporaries(dir)
-            return try body()
+            return try withExtendedLifetime(lock) { () throws(DeviceIDError) -> T in try body() }
         }
     }
 
@@ -126,29 +128,12 @@ struct FileStore: Sendable {
     /// ones: a live writer's file is seconds old at most. Runs on the rare locked path (mint,
     /// reset), never on reads.
     private static func removeStaleTemporaries(_ dir: StoreDirectory) {
-        let listing = dup(dir.fd)
-        guard listing >= 0, let stream = fdopendir(listing) else { return }
-        defer { closedir(stream) }
         let cutoff = time(nil) - 600
-        for name in DirectoryListing.names(stream) where name.hasPrefix(".tmp-") {
-            var st = stat()
-            if fstatat(dir.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtim.tv_sec < cutoff {
-                unlinkat(dir.fd, name, 0)
+        for name in dir.descriptor.names() where name.hasPrefix(".tmp-") {
+            if case .success(let st) = dir.descriptor.status(of: name), st.st_mtim.tv_sec < cutoff {
+                _ = dir.descriptor.unlink(name)
             }
         }
-    }
-
-    /// Writes every byte and fsyncs; the failed operation's name, or nil.
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> String? {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { buffer in
-                SystemCall.retrying { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
-            }
-            guard n > 0 else { return "cannot write" }
-            offset += n
-        }
-        return fsync(fd) == 0 ? nil : "cannot fsync"
     }
 
     /// A regular file with one name, privately owned (`PrivateOwnership`). A second link would

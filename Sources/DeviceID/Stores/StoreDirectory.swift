@@ -5,7 +5,7 @@ import Glibc
 /// (`openat`, `renameat`), so the checks made here hold for the files too.
 final class StoreDirectory {
     let path: String
-    let fd: Int32
+    let descriptor: FileDescriptor
 
     /// The directory the file store uses: `$DEVICEID_STORE_DIR`, else `$XDG_DATA_HOME/deviceid`,
     /// else `~/.local/share/deviceid`.
@@ -33,22 +33,16 @@ final class StoreDirectory {
     /// `create` is set. Returns nil when it does not exist and `create` is false.
     init?(path: String, create: Bool) throws(DeviceIDError) {
         self.path = path
-        guard let fd = try TrustedPath.openDirectory(path, create: create) else { return nil }
-        self.fd = fd
-        var st = stat()
-        do throws(DeviceIDError) {
-            guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", path) }
-            try PrivateOwnership.check(st, path: path)
-        } catch {
-            close(fd)
-            throw error
+        guard let descriptor = try TrustedPath.openDirectory(path, create: create) else { return nil }
+        self.descriptor = descriptor
+        switch descriptor.status() {
+        case .success(let st): try PrivateOwnership.check(st, path: path)
+        case .failure(let e): throw e.error("cannot stat", path)
         }
     }
 
-    deinit { close(fd) }
-
     /// fsync of the directory, so that a rename inside it survives a crash.
     func sync() throws(DeviceIDError) {
-        guard fsync(fd) == 0 else { throw SystemCall.error("cannot fsync", path) }
+        if case .failure(let e) = descriptor.sync() { throw e.error("cannot fsync", path) }
     }
 }

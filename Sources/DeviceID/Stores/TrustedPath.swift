@@ -16,81 +16,65 @@ enum TrustedPath {
     static let maximumLinks = 40
 
     /// The open directory at `path` (absolute), or nil when it does not exist and `create` is false.
-    static func openDirectory(_ path: String, create: Bool) throws(DeviceIDError) -> Int32? {
+    static func openDirectory(_ path: String, create: Bool) throws(DeviceIDError) -> FileDescriptor? {
         guard path.hasPrefix("/") else { throw DeviceIDError(.invalidArgument, "\(path) is not an absolute path") }
+        let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW
         var pending = Array(components(path).reversed())
-        var fd = try openRoot()
+        var directory = try openRoot()
         var walked = ""
         var links = 0
         while let name = pending.popLast() {
             let shown = walked + "/" + name
-            var next = SystemCall.retrying { openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-            if next < 0 && errno == ENOENT {
-                guard create else {
-                    close(fd)
-                    return nil
+            var next = directory.open(name, flags)
+            if case .failure(.noEntry) = next {
+                guard create else { return nil }
+                if case .failure(let e) = directory.makeDirectory(name, mode: 0o700), e != .exists {
+                    throw e.error("cannot create", shown)
                 }
-                if mkdirat(fd, name, 0o700) != 0 && errno != EEXIST {
-                    let error = SystemCall.error("cannot create", shown)
-                    close(fd)
-                    throw error
-                }
-                next = SystemCall.retrying { openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+                next = directory.open(name, flags)
             }
-            if next < 0 && (errno == ELOOP || errno == ENOTDIR) {
-                // A symbolic link (or not a directory at all): follow it only if it is trusted.
-                let target: String
-                do throws(DeviceIDError) {
-                    target = try trustedLink(fd, name, shown)
-                } catch {
-                    close(fd)
-                    throw error
-                }
+            switch next {
+            case .success(let opened):
+                try checkDirectory(opened, shown)
+                directory = opened
+                walked = shown
+            case .failure(let e) where e == .loop || e == .notDirectory:
+                // A symbolic link (or not a directory at all): followed only if it is trusted.
+                let target = try trustedLink(directory, name, shown)
                 links += 1
                 guard links <= maximumLinks else {
-                    close(fd)
                     throw DeviceIDError(.permission, "\(path) goes through more than \(maximumLinks) symbolic links")
                 }
                 pending += components(target).reversed()
                 if target.hasPrefix("/") {
-                    close(fd)
-                    fd = try openRoot()
+                    directory = try openRoot()
                     walked = ""
                 }
-                continue
-            }
-            guard next >= 0 else {
-                let error = SystemCall.error("cannot open", shown)
-                close(fd)
-                throw error
-            }
-            close(fd)
-            fd = next
-            walked = shown
-            do throws(DeviceIDError) {
-                try checkDirectory(fd, shown)
-            } catch {
-                close(fd)
-                throw error
+            case .failure(let e):
+                throw e.error("cannot open", shown)
             }
         }
-        return fd
+        return directory
     }
 
     private static func components(_ path: String) -> [String] {
         path.split(separator: "/", omittingEmptySubsequences: true).map(String.init).filter { $0 != "." }
     }
 
-    private static func openRoot() throws(DeviceIDError) -> Int32 {
-        let fd = SystemCall.retrying { open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard fd >= 0 else { throw SystemCall.error("cannot open", "/") }
-        return fd
+    private static func openRoot() throws(DeviceIDError) -> FileDescriptor {
+        switch FileDescriptor.open("/", O_RDONLY | O_DIRECTORY) {
+        case .success(let root): return root
+        case .failure(let e): throw e.error("cannot open", "/")
+        }
     }
 
     /// A directory on the way: root's or this user's, and writable by nobody else unless sticky.
-    private static func checkDirectory(_ fd: Int32, _ path: String) throws(DeviceIDError) {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", path) }
+    private static func checkDirectory(_ directory: FileDescriptor, _ path: String) throws(DeviceIDError) {
+        let st: stat
+        switch directory.status() {
+        case .success(let s): st = s
+        case .failure(let e): throw e.error("cannot stat", path)
+        }
         let euid = geteuid()
         guard st.st_uid == 0 || st.st_uid == euid else {
             throw DeviceIDError(.permission, "\(path) is owned by uid \(st.st_uid): every directory on the way to the "
@@ -104,9 +88,12 @@ enum TrustedPath {
     }
 
     /// The target of the symbolic link `name` in `directory`, if root or this user owns it.
-    private static func trustedLink(_ directory: Int32, _ name: String, _ shown: String) throws(DeviceIDError) -> String {
-        var st = stat()
-        guard fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { throw SystemCall.error("cannot stat", shown) }
+    private static func trustedLink(_ directory: FileDescriptor, _ name: String, _ shown: String) throws(DeviceIDError) -> String {
+        let st: stat
+        switch directory.status(of: name) {
+        case .success(let s): st = s
+        case .failure(let e): throw e.error("cannot stat", shown)
+        }
         guard st.st_mode & S_IFMT == S_IFLNK else {
             throw DeviceIDError(.permission, "\(shown) is not a directory")
         }
@@ -114,9 +101,9 @@ enum TrustedPath {
             throw DeviceIDError(.permission, "\(shown) is a symbolic link owned by uid \(st.st_uid); only links of root "
                 + "or of uid \(geteuid()) are followed. Use a directory of your own (\(Environment.storeDirectory))")
         }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = buffer.withUnsafeMutableBufferPointer { readlinkat(directory, name, $0.baseAddress!, Int(PATH_MAX)) }
-        guard length > 0 else { throw SystemCall.error("cannot read the link", shown) }
-        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        switch directory.readLink(name) {
+        case .success(let target): return target
+        case .failure(let e): throw e.error("cannot read the link", shown)
+        }
     }
 }

@@ -13,12 +13,10 @@ enum Headroom {
 
     /// Throws `.io` unless `count` more descriptors can be opened now.
     static func requireDescriptors(_ count: Int, for purpose: String) throws(DeviceIDError) {
-        var taken = [Int32]()
+        var taken = [FileDescriptor]()  // closed when this returns
         taken.reserveCapacity(count)
-        defer { taken.forEach { close($0) } }
         for _ in 0..<count {
-            let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
+            guard case .success(let fd) = FileDescriptor.open("/dev/null", O_RDONLY) else {
                 throw DeviceIDError(.io, "too few free file descriptors for \(purpose): it needs about \(count) "
                     + "(only \(taken.count) could be opened); raise the limit (ulimit -n)")
             }

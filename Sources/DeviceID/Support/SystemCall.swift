@@ -13,18 +13,6 @@ enum SystemCall {
         }
     }
 
-    /// Reads from `fd` until `buffer` is full or the file ends; the number of bytes read.
-    static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, _ path: String) throws(DeviceIDError) -> Int {
-        var count = 0
-        while count < buffer.count {
-            let n = retrying { Glibc.read(fd, buffer.baseAddress! + count, buffer.count - count) }
-            if n < 0 { throw error("cannot read", path) }
-            if n == 0 { break }
-            count += n
-        }
-        return count
-    }
-
     /// Retries a call interrupted by a signal.
     @inline(__always)
     static func retrying<T: BinaryInteger>(_ body: () -> T) -> T {

@@ -6,20 +6,24 @@ enum SystemFile {
     /// Only a regular file is read, and opening never blocks: a FIFO or a device named by
     /// `DEVICEID_MACHINE_ID_PATH` is refused instead of hanging the caller.
     static func read(_ path: String, limit: Int = 4096) throws(DeviceIDError) -> [UInt8] {
-        let fd = SystemCall.retrying { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
-        guard fd >= 0 else {
-            if errno == ENOENT || errno == ENOTDIR { throw DeviceIDError(.notFound, "\(path) does not exist") }
-            throw SystemCall.error("cannot open", path)
+        let file: FileDescriptor
+        switch FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY) {
+        case .success(let opened): file = opened
+        case .failure(let e) where e == .noEntry || e == .notDirectory:
+            throw DeviceIDError(.notFound, "\(path) does not exist")
+        case .failure(let e): throw e.error("cannot open", path)
         }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw SystemCall.error("cannot stat", path) }
+        let st: stat
+        switch file.status() {
+        case .success(let s): st = s
+        case .failure(let e): throw e.error("cannot stat", path)
+        }
         guard st.st_mode & S_IFMT == S_IFREG else { throw DeviceIDError(.io, "\(path) is not a regular file") }
         var bytes = [UInt8](repeating: 0, count: limit)
-        let count = try bytes.withUnsafeMutableBytes { buffer in
-            Result { () throws(DeviceIDError) in try SystemCall.readFully(fd, into: buffer, path) }
-        }.get()
-        return Array(bytes.prefix(count))
+        switch bytes.withUnsafeMutableBytes({ file.read(into: $0) }) {
+        case .success(let count): return Array(bytes.prefix(count))
+        case .failure(let e): throw e.error("cannot read", path)
+        }
     }
 
     /// A sysfs attribute as text without its trailing newline, or nil when absent or unreadable.
@@ -28,6 +32,12 @@ enum SystemFile {
         var text = String(decoding: bytes, as: UTF8.self)
         while text.last == "\n" { text.removeLast() }
         return text
+    }
+
+    /// Whether `path` is a socket (the session bus's, say).
+    static func isSocket(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK
     }
 
     static func exists(_ path: String) -> Bool {
