@@ -82,23 +82,23 @@ struct Stores: Sendable {
     /// Asks the keyring, classifying "not there" apart from "there but silent". A Secret Service
     /// without a default collection is there: it may hold the ID where nothing can be read now.
     func ask<Value>(keyring body: (SecretServiceStore) throws(DeviceIDError) -> Value?) -> Answer<Value> {
-        guard let keyring else { return .notConfigured }
+        Self.ask(keyring, body, classify)
+    }
+
+    func ask<Value>(file body: (FileStore) throws(DeviceIDError) -> Value?) -> Answer<Value> {
+        Self.ask(file, body) { $0 }
+    }
+
+    /// `classify` says which errors are failures; the others mean the store is unreachable.
+    private static func ask<Store, Value>(_ store: Store?, _ body: (Store) throws(DeviceIDError) -> Value?,
+                                          _ classify: (DeviceIDError) -> DeviceIDError?) -> Answer<Value> {
+        guard let store else { return .notConfigured }
         do {
-            if let value = try body(keyring) { return .found(value) }
+            if let value = try body(store) { return .found(value) }
             return .empty
         } catch {
             guard let failure = classify(error) else { return .unreachable(error) }
             return .failed(failure)
-        }
-    }
-
-    func ask<Value>(file body: (FileStore) throws(DeviceIDError) -> Value?) -> Answer<Value> {
-        guard let file else { return .notConfigured }
-        do {
-            if let value = try body(file) { return .found(value) }
-            return .empty
-        } catch {
-            return .failed(error)
         }
     }
 

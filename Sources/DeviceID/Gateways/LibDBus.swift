@@ -157,19 +157,21 @@ extension LibDBus {
         }
 
         func boolProperty(_ path: String, _ interface: String, _ name: String) throws(DeviceIDError) -> Bool? {
-            let reply = try property(path, interface, name)
-            var iterator = reply.iterator()
-            var value = DBusMessageIter()
-            guard Wire.enter(&iterator, &value, Wire.variant) else { return nil }
-            return Wire.bool(&value)
+            try property(path, interface, name, Wire.bool)
         }
 
         func stringProperty(_ path: String, _ interface: String, _ name: String) throws(DeviceIDError) -> String? {
+            try property(path, interface, name, Wire.string)
+        }
+
+        /// A property's value, read out of its variant by `read`.
+        private func property<T>(_ path: String, _ interface: String, _ name: String,
+                                 _ read: (inout DBusMessageIter) -> T?) throws(DeviceIDError) -> T? {
             let reply = try property(path, interface, name)
             var iterator = reply.iterator()
             var value = DBusMessageIter()
             guard Wire.enter(&iterator, &value, Wire.variant) else { return nil }
-            return Wire.string(&value)
+            return read(&value)
         }
 
         func nameOwner(_ name: String) -> String? {
