@@ -131,7 +131,7 @@ struct IdentifierKeeper {
         default:
             break
         }
-        return try stores.lockDirectory.withLock { () throws(DeviceIDError) -> Resolution in
+        return try stores.lock.withLock { () throws(DeviceIDError) -> Resolution in
             let sighting = look(key)
             switch decide(sighting) {
             case .use(let record, let source, let repair):
@@ -174,7 +174,7 @@ struct IdentifierKeeper {
     /// Removes the identifier from every store. A locked keyring fails the reset before anything
     /// is removed, so the ID cannot come back from a store that kept it.
     func reset(_ key: StoreKey) throws(DeviceIDError) {
-        try stores.lockDirectory.withLock { () throws(DeviceIDError) in
+        try stores.lock.withLock { () throws(DeviceIDError) in
             try stores.withKeyring { (keyring) throws(DeviceIDError) in try keyring.delete(key) }
             try stores.file?.delete(key)
         }

@@ -7,7 +7,7 @@ struct SettingKeeper {
     let stores: Stores
 
     private static func key(_ name: String) -> StoreKey {
-        StoreKey.identifier(scope: "setting", name: name)
+        StoreKey.setting(name)
     }
 
     private static func parse(_ bytes: [UInt8]) throws(DeviceIDError) -> Bool {
@@ -38,7 +38,7 @@ struct SettingKeeper {
     func write(_ name: String, _ value: Bool) throws(DeviceIDError) {
         let key = Self.key(name)
         let bytes = Array((value ? "on\n" : "off\n").utf8)
-        try stores.lockDirectory.withLock { () throws(DeviceIDError) in
+        try stores.lock.withLock { () throws(DeviceIDError) in
             var wrote = try stores.withKeyring { (keyring) throws(DeviceIDError) in try keyring.write(key, bytes) }
             if let file = stores.file {
                 try file.write(key, bytes)

@@ -11,8 +11,9 @@ struct Stores: Sendable {
     let file: FileStore?
     /// True when the keyring was chosen explicitly, so that its absence is an error.
     let keyringRequired: Bool
-    /// Where the cross-process lock lives: always the file store's directory.
-    let lockDirectory: FileStore
+    /// Holds the cross-process lock (`FileStore.withLock`, in the file store's directory), which
+    /// every backend takes to mint, reset or write a setting — the keyring-only one too.
+    let lock: FileStore
 
     /// `storeDirectory` nil: the default (`StoreDirectory.defaultPath`).
     init(_ selection: Selection, deadline: LibSecret.Deadline, storeDirectory: String?) throws(DeviceIDError) {
@@ -38,7 +39,7 @@ struct Stores: Sendable {
             file = fileStore
             keyringRequired = false
         }
-        lockDirectory = fileStore
+        lock = fileStore
     }
 
     /// What one store said when asked for an item — the distinction that keeps a silent store

@@ -25,6 +25,13 @@ struct StoreKey: Hashable, Sendable {
         StoreKey(kind: .identifier, service: reservedPrefix + scope, account: name)
     }
 
+    /// An on/off setting (SettingKeeper). Settings are kept exactly like identifiers — in the keyring
+    /// and mirrored — and so under the identifier kind: the files 0.1.0 wrote for them
+    /// (`id-…`, service `deviceid.setting`) must keep their names.
+    static func setting(_ name: String) -> StoreKey {
+        identifier(scope: "setting", name: name)
+    }
+
     /// The bytes that identify the item, used for the file name and checked on every read.
     var encoded: [UInt8] {
         Array(service.utf8) + [0] + Array(account.utf8)
