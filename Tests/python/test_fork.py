@@ -80,22 +80,26 @@ def test_a_sleeping_child_holds_no_store_lock(tmp_path, monkeypatch):
         stop = threading.Event()
 
         def churn():
+            n = 0
             while not stop.is_set():
-                deviceid.reset("fork.lock")  # takes the store lock every time
+                # Minting holds the store lock across two fsyncs: a fork lands inside it often.
+                deviceid.get(f"fork.lock.{n}")
+                n += 1
 
         worker = threading.Thread(target=churn)
         worker.start()
         children = []
-        for _ in range(20):
+        for _ in range(40):
             pid = os.fork()
             if pid == 0:
                 _sleep_holding_nothing(8)
                 os._exit(0)
             children.append(pid)
             time.sleep(0.005)
+        # Neither this process's own thread nor another process may wait for a sleeping child.
+        start = time.monotonic()
         stop.set()
         worker.join()
-        start = time.monotonic()
         result = run([os.environ["DEVICEID_TEST_CLI"], "--backend", "file", "reset", "fork.lock"])
         elapsed = time.monotonic() - start
         deviceid.reset("fork.lock")
