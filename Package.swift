@@ -2,8 +2,8 @@
 // DeviceID: a stable, private device identifier for Linux, kept in the user's keyring.
 //
 // Layers (one folder each):
-//   CLibSecret, CLibCrypto,  system libraries, found through pkg-config (libdbus: the Secret
-//   CLibDBus                 Service client of forked children, where GLib's D-Bus cannot run)
+//   CLibSecret, CLibCrypto   system libraries, found through pkg-config (libdbus, the Secret
+//                            Service client of forked children, is loaded on first use instead)
 //   CDeviceIDSupport         C for what Swift cannot do: the ethtool ioctl, secure_getenv, thread-local
 //                            error text, the per-thread answer cache and UUID pool, the prompt-bounding
 //                            SecretService subclass
@@ -35,15 +35,10 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .systemLibrary(
-            name: "CLibDBus",
-            pkgConfig: "dbus-1",
-            providers: [.apt(["libdbus-1-dev"])]
-        ),
         .target(name: "CDeviceIDSupport", dependencies: ["CLibSecret"]),
         .target(
             name: "DeviceID",
-            dependencies: ["CLibSecret", "CLibCrypto", "CLibDBus", "CDeviceIDSupport"]
+            dependencies: ["CLibSecret", "CLibCrypto", "CDeviceIDSupport"]
         ),
         .target(
             name: "DeviceIDC",

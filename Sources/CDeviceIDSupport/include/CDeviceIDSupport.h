@@ -9,6 +9,7 @@
 #include "CDeviceIDSecretService.h"
 #include "CDeviceIDFastPaths.h"
 #include "CDeviceIDUUID.h"
+#include "CDeviceIDLibDBus.h"
 
 /// Reads the permanent hardware address of `ifname` with ETHTOOL_GPERMADDR.
 /// Returns the address length (6 for Ethernet) and fills `out`, 0 when the driver reports none,

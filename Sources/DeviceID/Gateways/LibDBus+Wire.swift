@@ -1,4 +1,4 @@
-import CLibDBus
+import CDeviceIDSupport
 
 /// Writing and reading the D-Bus values the Secret Service exchanges, over libdbus's message
 /// iterators (its `dbus_message_append_args` is a C variadic, which Swift cannot call).
@@ -20,13 +20,13 @@ enum Wire {
     static func append(_ iterator: inout DBusMessageIter, string value: String, type: Int32 = Wire.stringType) {
         value.withCString { text in
             var pointer: UnsafePointer<CChar>? = text
-            _ = dbus_message_iter_append_basic(&iterator, type, &pointer)
+            _ = dids_dbus_message_iter_append_basic(&iterator, type, &pointer)
         }
     }
 
     static func append(_ iterator: inout DBusMessageIter, bool value: Bool) {
         var flag: dbus_bool_t = value ? 1 : 0
-        _ = dbus_message_iter_append_basic(&iterator, booleanType, &flag)
+        _ = dids_dbus_message_iter_append_basic(&iterator, booleanType, &flag)
     }
 
     static func append(_ iterator: inout DBusMessageIter, variantString value: String) {
@@ -81,7 +81,7 @@ enum Wire {
         container(&iterator, array, "y") { inner in
             bytes.withUnsafeBufferPointer { buffer in
                 var pointer = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)
-                _ = dbus_message_iter_append_fixed_array(&inner, byteType, &pointer, Int32(buffer.count))
+                _ = dids_dbus_message_iter_append_fixed_array(&inner, byteType, &pointer, Int32(buffer.count))
             }
         }
     }
@@ -90,43 +90,43 @@ enum Wire {
                                   _ body: (inout DBusMessageIter) -> Void) {
         var inner = DBusMessageIter()
         if let signature {
-            _ = signature.withCString { dbus_message_iter_open_container(&iterator, type, $0, &inner) }
+            _ = signature.withCString { dids_dbus_message_iter_open_container(&iterator, type, $0, &inner) }
         } else {
-            _ = dbus_message_iter_open_container(&iterator, type, nil, &inner)
+            _ = dids_dbus_message_iter_open_container(&iterator, type, nil, &inner)
         }
         body(&inner)
-        _ = dbus_message_iter_close_container(&iterator, &inner)
+        _ = dids_dbus_message_iter_close_container(&iterator, &inner)
     }
 
     // MARK: Reading
 
     /// Steps into the container at `iterator` if it is of `type`.
     static func enter(_ iterator: inout DBusMessageIter, _ inner: inout DBusMessageIter, _ type: Int32) -> Bool {
-        guard dbus_message_iter_get_arg_type(&iterator) == type else { return false }
-        dbus_message_iter_recurse(&iterator, &inner)
+        guard dids_dbus_message_iter_get_arg_type(&iterator) == type else { return false }
+        dids_dbus_message_iter_recurse(&iterator, &inner)
         return true
     }
 
     /// A string or an object path.
     static func string(_ iterator: inout DBusMessageIter) -> String? {
-        let type = dbus_message_iter_get_arg_type(&iterator)
+        let type = dids_dbus_message_iter_get_arg_type(&iterator)
         guard type == stringType || type == objectPath else { return nil }
         var pointer: UnsafePointer<CChar>?
-        dbus_message_iter_get_basic(&iterator, &pointer)
+        dids_dbus_message_iter_get_basic(&iterator, &pointer)
         return pointer.map { String(cString: $0) }
     }
 
     static func bool(_ iterator: inout DBusMessageIter) -> Bool? {
-        guard dbus_message_iter_get_arg_type(&iterator) == booleanType else { return nil }
+        guard dids_dbus_message_iter_get_arg_type(&iterator) == booleanType else { return nil }
         var value: dbus_bool_t = 0
-        dbus_message_iter_get_basic(&iterator, &value)
+        dids_dbus_message_iter_get_basic(&iterator, &value)
         return value != 0
     }
 
     static func uint64(_ iterator: inout DBusMessageIter) -> UInt64? {
-        guard dbus_message_iter_get_arg_type(&iterator) == uint64Type else { return nil }
+        guard dids_dbus_message_iter_get_arg_type(&iterator) == uint64Type else { return nil }
         var value: UInt64 = 0
-        dbus_message_iter_get_basic(&iterator, &value)
+        dids_dbus_message_iter_get_basic(&iterator, &value)
         return value
     }
 
@@ -137,7 +137,7 @@ enum Wire {
         var out = [String]()
         while let path = string(&inner) {
             out.append(path)
-            dbus_message_iter_next(&inner)
+            dids_dbus_message_iter_next(&inner)
         }
         return out
     }
@@ -148,7 +148,7 @@ enum Wire {
         guard enter(&iterator, &inner, array) else { throw DeviceIDError(.keyring, "a secret was not a byte array") }
         var pointer: UnsafeMutableRawPointer?
         var count: Int32 = 0
-        dbus_message_iter_get_fixed_array(&inner, &pointer, &count)
+        dids_dbus_message_iter_get_fixed_array(&inner, &pointer, &count)
         guard Int(count) <= limit else {
             throw DeviceIDError(.tooLarge, "a stored secret is \(count) bytes; the limit is \(limit)")
         }
@@ -161,13 +161,13 @@ enum Wire {
         var entries = DBusMessageIter()
         guard enter(&iterator, &entries, array) else { return [:] }
         var out = [String: String]()
-        while dbus_message_iter_get_arg_type(&entries) == dictEntry {
+        while dids_dbus_message_iter_get_arg_type(&entries) == dictEntry {
             var entry = DBusMessageIter()
-            dbus_message_iter_recurse(&entries, &entry)
+            dids_dbus_message_iter_recurse(&entries, &entry)
             let key = string(&entry)
-            dbus_message_iter_next(&entry)
+            dids_dbus_message_iter_next(&entry)
             if let key, let value = string(&entry) { out[key] = value }
-            dbus_message_iter_next(&entries)
+            dids_dbus_message_iter_next(&entries)
         }
         return out
     }

@@ -1,4 +1,4 @@
-import CLibDBus
+import CDeviceIDSupport
 import Glibc
 
 /// The Secret Service client of a process forked from one where GLib's D-Bus already ran: GLib
@@ -6,6 +6,8 @@ import Glibc
 /// private libdbus connection — no threads, opened by this process — carries the same operations
 /// (`SecretServiceWire`). The connection belongs to the process that opened it; a child of this
 /// child opens its own.
+///
+/// libdbus itself is loaded only here, on first use (`CDeviceIDLibDBus.h`).
 ///
 /// Differences from the libsecret path, by design: secrets cross the (local, per-user) bus in the
 /// Secret Service's "plain" algorithm, which libsecret itself falls back to, and every call is
@@ -23,6 +25,9 @@ enum LibDBus {
         _ body: (any SecretServiceWire) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
         _ = forkHandler
+        guard dids_libdbus_load() == 0 else {
+            throw DeviceIDError(.unavailable, String(cString: dids_libdbus_error()))
+        }
         return try lock.withLock { () throws(DeviceIDError) -> T in
             try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: "a Secret Service conversation")
             let connection = try currentConnection()
@@ -51,14 +56,14 @@ enum LibDBus {
             throw DeviceIDError(.unavailable, "no session bus")
         }
         var error = DBusError()
-        dbus_error_init(&error)
-        guard let opened = dbus_connection_open_private(address, &error) else {
+        dids_dbus_error_init(&error)
+        guard let opened = dids_dbus_connection_open_private(address, &error) else {
             throw translate(&error, "cannot connect to the session bus", unavailable: true)
         }
-        dbus_connection_set_exit_on_disconnect(opened, 0)
-        guard dbus_bus_register(opened, &error) != 0 else {
-            dbus_connection_close(opened)
-            dbus_connection_unref(opened)
+        dids_dbus_connection_set_exit_on_disconnect(opened, 0)
+        guard dids_dbus_bus_register(opened, &error) != 0 else {
+            dids_dbus_connection_close(opened)
+            dids_dbus_connection_unref(opened)
             throw translate(&error, "cannot connect to the session bus", unavailable: true)
         }
         connection = opened
@@ -68,15 +73,15 @@ enum LibDBus {
 
     private static func dropConnection() {
         if let connection, owner == getpid() {
-            dbus_connection_close(connection)
-            dbus_connection_unref(connection)
+            dids_dbus_connection_close(connection)
+            dids_dbus_connection_unref(connection)
         }
         connection = nil
     }
 
     /// A libdbus error as a DeviceIDError (and frees it), by the same rules as GLib's.
     static func translate(_ error: inout DBusError, _ context: String, unavailable: Bool = false) -> DeviceIDError {
-        defer { dbus_error_free(&error) }
+        defer { dids_dbus_error_free(&error) }
         let name = error.name.map { String(cString: $0) } ?? ""
         let message = Redaction.redacted(error.message.map { String(cString: $0) } ?? "no message")
         let detail = "\(context): \(message)"
@@ -126,17 +131,17 @@ extension LibDBus {
         private func call(_ destination: String, _ path: String, _ interface: String, _ method: String,
                           _ context: String, _ append: (inout DBusMessageIter) -> Void = { _ in })
             throws(DeviceIDError) -> Reply {
-            guard let message = dbus_message_new_method_call(destination, path, interface, method) else {
+            guard let message = dids_dbus_message_new_method_call(destination, path, interface, method) else {
                 throw DeviceIDError(.noMemory)
             }
-            defer { dbus_message_unref(message) }
+            defer { dids_dbus_message_unref(message) }
             var iterator = DBusMessageIter()
-            dbus_message_iter_init_append(message, &iterator)
+            dids_dbus_message_iter_init_append(message, &iterator)
             append(&iterator)
             var error = DBusError()
-            dbus_error_init(&error)
+            dids_dbus_error_init(&error)
             let timeout = try remaining()
-            guard let reply = dbus_connection_send_with_reply_and_block(connection, message, timeout, &error) else {
+            guard let reply = dids_dbus_connection_send_with_reply_and_block(connection, message, timeout, &error) else {
                 throw LibDBus.translate(&error, context)
             }
             return Reply(reply)
@@ -195,7 +200,7 @@ extension LibDBus {
                                  "cannot unlock the default collection") { Wire.append(&$0, paths: [path]) }
             var iterator = reply.iterator()
             let unlocked = Wire.paths(&iterator)
-            dbus_message_iter_next(&iterator)
+            dids_dbus_message_iter_next(&iterator)
             let prompt = Wire.string(&iterator) ?? "/"
             if unlocked.contains(path) { return true }
             guard prompt != "/" else { return false }
@@ -209,7 +214,7 @@ extension LibDBus {
                                  "search failed") { Wire.append(&$0, attributes: attributes) }
             var iterator = reply.iterator()
             let unlocked = Wire.paths(&iterator)
-            dbus_message_iter_next(&iterator)
+            dids_dbus_message_iter_next(&iterator)
             return (unlocked, Wire.paths(&iterator))
         }
 
@@ -221,7 +226,7 @@ extension LibDBus {
                 Wire.append(&iterator, variantString: "")
             }
             var iterator = reply.iterator()
-            dbus_message_iter_next(&iterator)
+            dids_dbus_message_iter_next(&iterator)
             guard let session = Wire.string(&iterator) else { throw DeviceIDError(.keyring, "no session path") }
             return session
         }
@@ -237,18 +242,18 @@ extension LibDBus {
             var iterator = reply.iterator()
             var entries = DBusMessageIter()
             if Wire.enter(&iterator, &entries, Wire.array) {
-                while dbus_message_iter_get_arg_type(&entries) == Wire.dictEntry {
+                while dids_dbus_message_iter_get_arg_type(&entries) == Wire.dictEntry {
                     var entry = DBusMessageIter()
-                    dbus_message_iter_recurse(&entries, &entry)
+                    dids_dbus_message_iter_recurse(&entries, &entry)
                     let path = Wire.string(&entry)
-                    dbus_message_iter_next(&entry)
+                    dids_dbus_message_iter_next(&entry)
                     var secret = DBusMessageIter()
                     if let path, Wire.enter(&entry, &secret, Wire.structure) {
-                        dbus_message_iter_next(&secret)  // session
-                        dbus_message_iter_next(&secret)  // parameters
+                        dids_dbus_message_iter_next(&secret)  // session
+                        dids_dbus_message_iter_next(&secret)  // parameters
                         found[path] = try Wire.bytes(&secret, limit: limit)
                     }
-                    dbus_message_iter_next(&entries)
+                    dids_dbus_message_iter_next(&entries)
                 }
             }
             var out = [[UInt8]]()
@@ -270,17 +275,17 @@ extension LibDBus {
             var iterator = reply.iterator()
             var entries = DBusMessageIter()
             guard Wire.enter(&iterator, &entries, Wire.array) else { return (attributes, modified) }
-            while dbus_message_iter_get_arg_type(&entries) == Wire.dictEntry {
+            while dids_dbus_message_iter_get_arg_type(&entries) == Wire.dictEntry {
                 var entry = DBusMessageIter()
-                dbus_message_iter_recurse(&entries, &entry)
+                dids_dbus_message_iter_recurse(&entries, &entry)
                 let name = Wire.string(&entry)
-                dbus_message_iter_next(&entry)
+                dids_dbus_message_iter_next(&entry)
                 var value = DBusMessageIter()
                 if Wire.enter(&entry, &value, Wire.variant) {
                     if name == "Attributes" { attributes = Wire.stringDictionary(&value) }
                     if name == "Modified" { modified = Wire.uint64(&value) ?? 0 }
                 }
-                dbus_message_iter_next(&entries)
+                dids_dbus_message_iter_next(&entries)
             }
             return (attributes, modified)
         }
@@ -298,7 +303,7 @@ extension LibDBus {
             }
             var iterator = reply.iterator()
             let item = Wire.string(&iterator) ?? "/"
-            dbus_message_iter_next(&iterator)
+            dids_dbus_message_iter_next(&iterator)
             let prompt = Wire.string(&iterator) ?? "/"
             if item != "/" { return item }
             guard prompt != "/", let result = try runPrompt(prompt) else {
@@ -326,38 +331,38 @@ extension LibDBus {
         private func runPrompt(_ prompt: String) throws(DeviceIDError) -> Reply? {
             let rule = "type='signal',interface='\(SecretServiceNames.prompt)',member='Completed',path='\(prompt)'"
             var error = DBusError()
-            dbus_error_init(&error)
-            dbus_bus_add_match(connection, rule, &error)
-            if dbus_error_is_set(&error) != 0 { throw LibDBus.translate(&error, "cannot watch the prompt") }
-            defer { dbus_bus_remove_match(connection, rule, nil) }
+            dids_dbus_error_init(&error)
+            dids_dbus_bus_add_match(connection, rule, &error)
+            if dids_dbus_error_is_set(&error) != 0 { throw LibDBus.translate(&error, "cannot watch the prompt") }
+            defer { dids_dbus_bus_remove_match(connection, rule, nil) }
             _ = try call(busName, prompt, SecretServiceNames.prompt, "Prompt", "cannot run the prompt") {
                 Wire.append(&$0, string: "")
             }
             while true {
-                while let message = dbus_connection_pop_message(connection) {
+                while let message = dids_dbus_connection_pop_message(connection) {
                     let reply = Reply(message)
-                    guard dbus_message_is_signal(message, SecretServiceNames.prompt, "Completed") != 0,
-                          dbus_message_get_path(message).map({ String(cString: $0) }) == prompt
+                    guard dids_dbus_message_is_signal(message, SecretServiceNames.prompt, "Completed") != 0,
+                          dids_dbus_message_get_path(message).map({ String(cString: $0) }) == prompt
                     else { continue }
                     var iterator = reply.iterator()
                     if Wire.bool(&iterator) == true { return nil }  // dismissed
-                    dbus_message_iter_next(&iterator)
+                    dids_dbus_message_iter_next(&iterator)
                     var value = DBusMessageIter()
                     guard Wire.enter(&iterator, &value, Wire.variant) else { return nil }
                     return Reply(reply, value: value)
                 }
                 let left = end - Self.now()
                 guard left > 0 else { break }
-                guard dbus_connection_read_write(connection, Int32(min(left, Int(Int32.max)))) != 0 else {
+                guard dids_dbus_connection_read_write(connection, Int32(min(left, Int(Int32.max)))) != 0 else {
                     throw DeviceIDError(.unavailable, "the session bus went away while a prompt was open")
                 }
             }
-            if mayDismissPrompts(), let dismiss = dbus_message_new_method_call(busName, prompt,
+            if mayDismissPrompts(), let dismiss = dids_dbus_message_new_method_call(busName, prompt,
                                                                                  SecretServiceNames.prompt, "Dismiss") {
-                dbus_message_set_no_reply(dismiss, 1)
-                dbus_connection_send(connection, dismiss, nil)
-                dbus_connection_flush(connection)
-                dbus_message_unref(dismiss)
+                dids_dbus_message_set_no_reply(dismiss, 1)
+                dids_dbus_connection_send(connection, dismiss, nil)
+                dids_dbus_connection_flush(connection)
+                dids_dbus_message_unref(dismiss)
             }
             throw LibSecret.promptExpired(deadline)
         }
@@ -385,10 +390,10 @@ extension LibDBus {
         func iterator() -> DBusMessageIter {
             if let value { return value }
             var iterator = DBusMessageIter()
-            dbus_message_iter_init(message, &iterator)
+            dids_dbus_message_iter_init(message, &iterator)
             return iterator
         }
 
-        deinit { if parent == nil { dbus_message_unref(message) } }
+        deinit { if parent == nil { dids_dbus_message_unref(message) } }
     }
 }
