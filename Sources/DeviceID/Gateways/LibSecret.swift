@@ -92,27 +92,41 @@ enum LibSecret {
             defer { watchdog.finish() }
             var service: UnsafeMutablePointer<SecretService>?
             var expiredBefore: UInt32 = 0
-            do throws(DeviceIDError) {
-                let opened = try openService(cancellable, deadline.milliseconds)
-                service = opened
-                expiredBefore = dids_service_expired_prompts(opened)
-                defer { g_object_unref(opened) }
-                let session = Session(service: opened, cancellable: cancellable, deadline: deadline)
-                // Only interactive calls may leave a dialog open at their deadline.
-                if deadline.interactive { dids_service_set_may_dismiss(opened, session.mayDismissPrompts() ? 1 : 0) }
-                return try body(session)
-            } catch {
-                if let service, dids_service_expired_prompts(service) != expiredBefore {
-                    throw LibSecret.promptExpired(deadline)
-                }
-                if g_cancellable_is_cancelled(cancellable) != 0 {
-                    // The proxy may be half-way through a call that never finished; start afresh.
+            var attempt = 0
+            while true {
+                do throws(DeviceIDError) {
+                    let opened = try openService(cancellable, deadline.milliseconds)
+                    service = opened
+                    expiredBefore = dids_service_expired_prompts(opened)
+                    defer { g_object_unref(opened) }
+                    let session = Session(service: opened, cancellable: cancellable, deadline: deadline)
+                    // Only interactive calls may leave a dialog open at their deadline.
+                    if deadline.interactive { dids_service_set_may_dismiss(opened, session.mayDismissPrompts() ? 1 : 0) }
+                    return try body(session)
+                } catch where attempt == 0 && isRefusedKey(error) {
+                    // KWallet refuses a Diffie-Hellman public key whose leading byte is zero, which
+                    // libsecret sends one byte short (1 session in 256; secretstorage issue #48). The
+                    // refusal comes before any item is touched: a new session, with a new key, is safe.
+                    attempt += 1
                     dropService()
-                    throw DeviceIDError(.timedOut, "the Secret Service did not answer within \(deadline.session) ms")
+                    continue
+                } catch {
+                    if let service, dids_service_expired_prompts(service) != expiredBefore {
+                        throw LibSecret.promptExpired(deadline)
+                    }
+                    if g_cancellable_is_cancelled(cancellable) != 0 {
+                        // The proxy may be half-way through a call that never finished; start afresh.
+                        dropService()
+                        throw DeviceIDError(.timedOut, "the Secret Service did not answer within \(deadline.session) ms")
+                    }
+                    throw error
                 }
-                throw error
             }
         }
+    }
+
+    private static func isRefusedKey(_ error: DeviceIDError) -> Bool {
+        error.code == .keyring && error.detail.contains("public key size is invalid")
     }
 
     private static func openService(
