@@ -270,6 +270,14 @@ static void test_uuids_and_digests(void) {
         for (int i = 0, j = 0; i < 17; i++) if (mac[i] != ':') digits[j++] = mac[i];
         digits[12] = '\0';
         CHECK(strcmp(compact, digits) == 0);
+        /* MD5(MAC + bundle id) is MD5 over those 12 digits followed by the bundle id. */
+        char md5mac[DEVICEID_MD5_HEX_MAX], expected_md5[DEVICEID_MD5_HEX_MAX], input[64];
+        unsigned md5_props = 99;
+        CHECK_STATUS(deviceid_mac_md5(ifname, "com.x", md5mac, sizeof md5mac, &md5_props), DEVICEID_OK);
+        snprintf(input, sizeof input, "%scom.x", digits);
+        CHECK_STATUS(deviceid_hash_hex(DEVICEID_HASH_MD5, input, strlen(input), expected_md5, sizeof expected_md5), DEVICEID_OK);
+        CHECK(strcmp(md5mac, expected_md5) == 0 && md5_props == props);
+        CHECK_STATUS(deviceid_mac_md5(ifname, NULL, md5mac, 32, NULL), DEVICEID_E_BUFFER_TOO_SMALL);
         CHECK_STATUS(deviceid_mac_address(NULL, 0, mac, sizeof mac, ifname, 1, NULL), DEVICEID_E_BUFFER_TOO_SMALL);
     } else {
         /* Nothing chosen: then no interface here is backed by a device. */
@@ -300,6 +308,19 @@ static void test_uuids_across_fork(void) {
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CHECK(is_canonical_uuid(child));
     CHECK(strcmp(child, next) != 0 && strcmp(child, first) != 0);
+}
+
+/* deviceid_identifier_reset: bad scopes refused; a vendor reset mints a new vendor ID. */
+static void test_identifier_reset(void) {
+    char before[DEVICEID_UUID_STRING_MAX], after[DEVICEID_UUID_STRING_MAX];
+    CHECK_STATUS(deviceid_identifier_reset(0, "com.acme"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier_reset(5, "com.acme"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier_reset(DEVICEID_SCOPE_VENDOR, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier(DEVICEID_SCOPE_VENDOR, "com.acme.reset", before, sizeof before, NULL, NULL), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier_reset(DEVICEID_SCOPE_VENDOR, "com.acme.reset"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(DEVICEID_SCOPE_VENDOR, "com.acme.reset", after, sizeof after, NULL, NULL), DEVICEID_OK);
+    CHECK(strcmp(before, after) != 0);
+    CHECK_STATUS(deviceid_identifier_reset(DEVICEID_SCOPE_VENDOR, "com.acme.reset"), DEVICEID_OK);
 }
 
 static void *reset_on_another_thread(void *app) {
@@ -430,6 +451,7 @@ int main(int argc, char **argv) {
     test_product_uuid(argv[1]);
     test_uuids_across_fork();
     test_reset_on_another_thread_clears_the_cache();
+    test_identifier_reset();
     /* The same again with the keyring (auto backend) where the test run has one. */
     CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_AUTO), DEVICEID_OK);
     test_get();
