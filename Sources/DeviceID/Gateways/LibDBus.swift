@@ -259,7 +259,7 @@ extension LibDBus {
             var out = [[UInt8]]()
             for path in paths {
                 guard let secret = found.removeValue(forKey: path) else {
-                    throw DeviceIDError(.keyring, "an item's secret could not be loaded")
+                    throw DeviceIDError(.keyring, LibSecret.Session.secretNotLoaded)
                 }
                 out.append(secret)
             }

@@ -103,10 +103,11 @@ enum LibSecret {
                     // Only interactive calls may leave a dialog open at their deadline.
                     if deadline.interactive { dids_service_set_may_dismiss(opened, session.mayDismissPrompts() ? 1 : 0) }
                     return try body(session)
-                } catch where attempt == 0 && isRefusedKey(error) {
+                } catch where attempt == 0 && sessionWasRefused(error) {
                     // KWallet refuses a Diffie-Hellman public key whose leading byte is zero, which
-                    // libsecret sends one byte short (1 session in 256; secretstorage issue #48). The
-                    // refusal comes before any item is touched: a new session, with a new key, is safe.
+                    // libsecret sends one byte short (secretstorage issue #48): OpenSession fails, or
+                    // GetSecrets answers without the item (measured: about 1 process in 100). Both
+                    // come before any item is changed: a new session, with a new key, is safe.
                     attempt += 1
                     dropService()
                     continue
@@ -125,8 +126,9 @@ enum LibSecret {
         }
     }
 
-    private static func isRefusedKey(_ error: DeviceIDError) -> Bool {
-        error.code == .keyring && error.detail.contains("public key size is invalid")
+    private static func sessionWasRefused(_ error: DeviceIDError) -> Bool {
+        error.code == .keyring && (error.detail.contains("public key size is invalid")
+            || error.detail.contains(Session.secretNotLoaded))
     }
 
     private static func openService(
@@ -231,6 +233,9 @@ extension LibSecret {
         fileprivate let service: UnsafeMutablePointer<SecretService>
         fileprivate let cancellable: UnsafeMutablePointer<GCancellable>
         let deadline: Deadline
+
+        /// An unlocked item whose secret did not come back: not "none", but worth one new session.
+        static let secretNotLoaded = "an item's secret could not be loaded"
 
         var busName: String {
             g_dbus_proxy_get_name(LibSecret.proxy(service)).map { String(cString: $0) } ?? "org.freedesktop.secrets"
@@ -346,7 +351,7 @@ extension LibSecret {
             var out = [[UInt8]]()
             for path in paths {
                 guard let raw = path.withCString({ g_hash_table_lookup(table, $0) }) else {
-                    throw DeviceIDError(.keyring, "an item's secret could not be loaded")
+                    throw DeviceIDError(.keyring, Self.secretNotLoaded)
                 }
                 var length = 0
                 guard let bytes = secret_value_get(OpaquePointer(raw), &length) else {
