@@ -136,13 +136,15 @@ struct FileStore: Sendable {
         }
     }
 
-    /// A regular file with one name, privately owned (`PrivateOwnership`). A second link would
-    /// let a read reach a file that is not the store's (a hard link to /etc/hostname, say).
+    /// A regular file with no second name, privately owned (`PrivateOwnership`). A second link
+    /// would let a read reach a file that is not the store's (a hard link to /etc/hostname, say).
+    /// No name at all is fine: another process replaced or removed the item after this one
+    /// opened it, and what was opened is a whole, earlier version (replacement is a rename).
     private static func checkFile(_ st: stat, _ path: String) throws(DeviceIDError) {
         guard st.st_mode & S_IFMT == S_IFREG else {
             throw DeviceIDError(.permission, "\(path) is not a regular file")
         }
-        guard st.st_nlink == 1 else {
+        guard st.st_nlink <= 1 else {
             throw DeviceIDError(.permission, "\(path) has \(st.st_nlink) hard links; a store item has one")
         }
         try PrivateOwnership.check(st, path: path)
