@@ -156,18 +156,28 @@ enum Wire {
         return Array(UnsafeRawBufferPointer(start: pointer, count: Int(count)))
     }
 
-    /// `a{ss}`
-    static func stringDictionary(_ iterator: inout DBusMessageIter) -> [String: String] {
+    /// Each entry of a dictionary (`a{…}`) whose key is a string or an object path: `body` gets
+    /// the key and an iterator at the entry's value.
+    static func forEachEntry(_ iterator: inout DBusMessageIter,
+                             _ body: (String, inout DBusMessageIter) throws(DeviceIDError) -> Void) throws(DeviceIDError) {
         var entries = DBusMessageIter()
-        guard enter(&iterator, &entries, array) else { return [:] }
-        var out = [String: String]()
+        guard enter(&iterator, &entries, array) else { return }
         while dids_dbus_message_iter_get_arg_type(&entries) == dictEntry {
             var entry = DBusMessageIter()
             dids_dbus_message_iter_recurse(&entries, &entry)
-            let key = string(&entry)
-            dids_dbus_message_iter_next(&entry)
-            if let key, let value = string(&entry) { out[key] = value }
+            if let key = string(&entry) {
+                dids_dbus_message_iter_next(&entry)
+                try body(key, &entry)
+            }
             dids_dbus_message_iter_next(&entries)
+        }
+    }
+
+    /// `a{ss}`
+    static func stringDictionary(_ iterator: inout DBusMessageIter) -> [String: String] {
+        var out = [String: String]()
+        try? forEachEntry(&iterator) { key, value in
+            if let text = string(&value) { out[key] = text }
         }
         return out
     }

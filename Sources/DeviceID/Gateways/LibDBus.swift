@@ -240,21 +240,12 @@ extension LibDBus {
             }
             var found = [String: [UInt8]]()
             var iterator = reply.iterator()
-            var entries = DBusMessageIter()
-            if Wire.enter(&iterator, &entries, Wire.array) {
-                while dids_dbus_message_iter_get_arg_type(&entries) == Wire.dictEntry {
-                    var entry = DBusMessageIter()
-                    dids_dbus_message_iter_recurse(&entries, &entry)
-                    let path = Wire.string(&entry)
-                    dids_dbus_message_iter_next(&entry)
-                    var secret = DBusMessageIter()
-                    if let path, Wire.enter(&entry, &secret, Wire.structure) {
-                        dids_dbus_message_iter_next(&secret)  // session
-                        dids_dbus_message_iter_next(&secret)  // parameters
-                        found[path] = try Wire.bytes(&secret, limit: limit)
-                    }
-                    dids_dbus_message_iter_next(&entries)
-                }
+            try Wire.forEachEntry(&iterator) { (path, value) throws(DeviceIDError) in
+                var secret = DBusMessageIter()
+                guard Wire.enter(&value, &secret, Wire.structure) else { return }
+                dids_dbus_message_iter_next(&secret)  // session
+                dids_dbus_message_iter_next(&secret)  // parameters
+                found[path] = try Wire.bytes(&secret, limit: limit)
             }
             var out = [[UInt8]]()
             for path in paths {
@@ -273,19 +264,11 @@ extension LibDBus {
             var attributes = [String: String]()
             var modified: UInt64 = 0
             var iterator = reply.iterator()
-            var entries = DBusMessageIter()
-            guard Wire.enter(&iterator, &entries, Wire.array) else { return (attributes, modified) }
-            while dids_dbus_message_iter_get_arg_type(&entries) == Wire.dictEntry {
-                var entry = DBusMessageIter()
-                dids_dbus_message_iter_recurse(&entries, &entry)
-                let name = Wire.string(&entry)
-                dids_dbus_message_iter_next(&entry)
+            try Wire.forEachEntry(&iterator) { (name, entry) throws(DeviceIDError) in
                 var value = DBusMessageIter()
-                if Wire.enter(&entry, &value, Wire.variant) {
-                    if name == "Attributes" { attributes = Wire.stringDictionary(&value) }
-                    if name == "Modified" { modified = Wire.uint64(&value) ?? 0 }
-                }
-                dids_dbus_message_iter_next(&entries)
+                guard Wire.enter(&entry, &value, Wire.variant) else { return }
+                if name == "Attributes" { attributes = Wire.stringDictionary(&value) }
+                if name == "Modified" { modified = Wire.uint64(&value) ?? 0 }
             }
             return (attributes, modified)
         }
