@@ -23,12 +23,13 @@ def secret_tool_lookup(service, account):
 def secret_tool(*args, input=None):
     """secret-tool, again (twice at most) when KWallet refused libsecret's Diffie-Hellman key: it
     rejects a public key whose leading byte is zero, which libsecret sends one byte short
-    (secretstorage issue #48); secret-tool then says so, or its lookup fails with no word at all
-    (measured: 7 lookups in 400). DeviceID retries such a session itself. A real "not found"
+    (secretstorage issue #48); secret-tool then says so, or "Can't find session", or its lookup
+    fails with no word at all (measured: 7 lookups in 400). DeviceID retries such a session itself. A real "not found"
     is only asked again, never turned into an answer."""
     for _ in range(3):
         result = run(["secret-tool", *args], input=input)
-        refused = "public key size is invalid" in result.stderr or (args[0] == "lookup" and result.stderr == "")
+        refused = ("public key size is invalid" in result.stderr or "Can't find session" in result.stderr
+                   or (args[0] == "lookup" and result.stderr == ""))
         if result.returncode == 0 or not refused:
             break
     return result

@@ -105,9 +105,10 @@ enum LibSecret {
                     return try body(session)
                 } catch where attempt == 0 && sessionWasRefused(error) {
                     // KWallet refuses a Diffie-Hellman public key whose leading byte is zero, which
-                    // libsecret sends one byte short (secretstorage issue #48): OpenSession fails, or
-                    // GetSecrets answers without the item (measured: about 1 process in 100). Both
-                    // come before any item is changed: a new session, with a new key, is safe.
+                    // libsecret sends one byte short (secretstorage issue #48): OpenSession fails,
+                    // GetSecrets answers without the item, or a later call says "Can't find session"
+                    // (measured: about 1 process in 100). All come before any item is changed: a
+                    // new session, with a new key, is safe.
                     attempt += 1
                     dropService()
                     continue
@@ -128,7 +129,7 @@ enum LibSecret {
 
     private static func sessionWasRefused(_ error: DeviceIDError) -> Bool {
         error.code == .keyring && (error.detail.contains("public key size is invalid")
-            || error.detail.contains(Session.secretNotLoaded))
+            || error.detail.contains("Can't find session") || error.detail.contains(Session.secretNotLoaded))
     }
 
     private static func openService(
