@@ -13,8 +13,12 @@ PYTHONDIR ?= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("p
 VERSION := $(shell sed -n 's/^\#define DEVICEID_VERSION_STRING "\(.*\)"/\1/p' include/deviceid.h)
 # The soname's number is the ABI generation, not the version's major: 0.x releases keep .so.1.
 SONAME := libdeviceid.so.1
-BUILD := .build/release
-SWIFT_BUILD := swift build -c release --static-swift-stdlib
+# The library and the CLI are Embedded Swift (see Package.swift): no Swift runtime, no libstdc++.
+# The toolchain's embedded directory holds the Unicode tables their String comparisons need.
+ARCH := $(shell uname -m)
+EMBEDDED_LIBDIR := $(shell swift -print-target-info 2>/dev/null | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')/embedded/$(ARCH)-unknown-linux-gnu
+BUILD := .build/embedded/release
+SWIFT_BUILD := DEVICEID_EMBEDDED=1 swift build -c release --build-path .build/embedded -Xlinker -L$(EMBEDDED_LIBDIR)
 
 .PHONY: all build install uninstall test clean
 

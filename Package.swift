@@ -2,6 +2,7 @@
 // DeviceID: a stable, private device identifier for Linux, kept in the user's keyring.
 //
 // Layers (one folder each):
+//   CDeviceIDLibc            the C library's headers, for both builds (Embedded Swift has no Glibc)
 //   CLibSecret, CLibCrypto   system libraries, found through pkg-config (libdbus, the Secret
 //                            Service client of forked children, is loaded on first use instead)
 //   CDeviceIDSupport         C for what Swift cannot do: the ethtool ioctl, secure_getenv, thread-local
@@ -10,9 +11,28 @@
 //   DeviceID                 the Swift library (`import DeviceID`)
 //   DeviceIDC                the @_cdecl thunks behind include/deviceid.h -> libdeviceid.so
 //   DeviceIDCLI              the `deviceid` command
+//
+// Two builds from the same sources. The default is normal Swift: `import DeviceID` for Swift apps,
+// `swift test`. With DEVICEID_EMBEDDED=1 in the environment, DeviceID, the C library and the CLI
+// are compiled as Embedded Swift: no Swift runtime, no libstdc++, a few hundred KB; this is what
+// `make` builds for C, Python and the shell (`DEVICEID_EMBEDDED=1 swift build -c release
+// --build-path .build/embedded --product deviceid`). A package that depends on DeviceID never sets
+// the variable, so none of the unsafe flags below reach it.
 import PackageDescription
 
 let root = Context.packageDirectory
+let embedded = Context.environment["DEVICEID_EMBEDDED"] == "1"
+
+/// Compiler settings of the Swift targets that go into libdeviceid and the CLI.
+let swiftSettings: [SwiftSetting] = embedded
+    ? [.enableExperimentalFeature("Embedded"), .unsafeFlags(["-wmo", "-Osize", "-Xcc", "-fPIC", "-Xfrontend", "-function-sections"])]
+    : []
+
+/// What a linked Embedded product needs besides libc: the Unicode tables String comparison uses
+/// (from the toolchain's embedded directory), and unused sections dropped.
+let embeddedLinking: [String] = embedded
+    ? ["-Xlinker", "-lswiftUnicodeDataTables", "-Xlinker", "--gc-sections", "-Xlinker", "--icf=all"]
+    : ["-static-stdlib"]
 
 let package = Package(
     name: "DeviceID",
@@ -35,24 +55,32 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        .target(name: "CDeviceIDSupport", dependencies: ["CLibSecret"]),
+        .target(name: "CDeviceIDLibc"),
+        .target(name: "CDeviceIDCLI"),
+        .target(name: "CDeviceIDSupport", dependencies: ["CDeviceIDLibc", "CLibSecret"]),
         .target(
             name: "DeviceID",
-            dependencies: ["CLibSecret", "CLibCrypto", "CDeviceIDSupport"]
+            dependencies: ["CDeviceIDLibc", "CLibSecret", "CLibCrypto", "CDeviceIDSupport"],
+            swiftSettings: swiftSettings
         ),
         .target(
             name: "DeviceIDC",
-            dependencies: ["DeviceID", "CDeviceIDSupport"],
+            dependencies: ["DeviceID", "CDeviceIDLibc", "CDeviceIDSupport"],
             exclude: ["exports.map"],
+            swiftSettings: swiftSettings,
             linkerSettings: [
-                .unsafeFlags([
-                    "-static-stdlib",
+                .unsafeFlags(embeddedLinking + [
                     "-Xlinker", "-soname=libdeviceid.so.1",
                     "-Xlinker", "--version-script=\(root)/Sources/DeviceIDC/exports.map",
                 ])
             ]
         ),
-        .executableTarget(name: "DeviceIDCLI", dependencies: ["DeviceID"]),
+        .executableTarget(
+            name: "DeviceIDCLI",
+            dependencies: ["DeviceID", "CDeviceIDLibc", "CDeviceIDCLI"],
+            swiftSettings: swiftSettings,
+            linkerSettings: embedded ? [.linkedLibrary("m"), .unsafeFlags(embeddedLinking)] : []
+        ),
         .executableTarget(name: "DeviceIDExample", dependencies: ["DeviceID"], path: "examples/swift"),
         .executableTarget(name: "DeviceIDFuzzParsers", dependencies: ["DeviceID"], path: "Tests/fuzz/parsers"),
         .testTarget(name: "DeviceIDTests", dependencies: ["DeviceID"]),

@@ -1,5 +1,5 @@
 import DeviceID
-import Glibc
+import CDeviceIDLibc
 
 /// Memory handed to C callers: a 16-byte header (magic, size) before the bytes, so that
 /// `deviceid_free` can wipe exactly what it frees.
@@ -29,6 +29,6 @@ enum Allocation {
         let size = Int(base.load(fromByteOffset: 8, as: UInt64.self))
         SecretMemory.wipe(UnsafeMutableRawBufferPointer(start: base, count: header + size + 1))
         base.storeBytes(of: freed, toByteOffset: 0, as: UInt64.self)
-        Glibc.free(base)
+        CDeviceIDLibc.free(base)
     }
 }

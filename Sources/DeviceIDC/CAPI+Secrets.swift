@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 import DeviceID
 
 @_cdecl("deviceid_secret_store")

@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 import CDeviceIDSupport
 import DeviceID
 

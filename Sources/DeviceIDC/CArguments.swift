@@ -1,6 +1,6 @@
 import CDeviceIDSupport
 import DeviceID
-import Glibc
+import CDeviceIDLibc
 
 /// Reading what C callers pass, without trusting any of it.
 enum CArguments {

@@ -1,5 +1,5 @@
 import DeviceID
-import Glibc
+import CDeviceIDLibc
 
 /// The identifier techniques beyond the per-app ID: vendor, advertising, OpenUDID, UUIDs, MAC,
 /// digests and the machine ID.

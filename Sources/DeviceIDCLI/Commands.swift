@@ -1,5 +1,5 @@
 import DeviceID
-import Glibc
+import CDeviceIDLibc
 
 /// The subcommands. Each returns the process's exit code.
 struct Commands {

@@ -1,5 +1,5 @@
 import DeviceID
-import Glibc
+import CDeviceIDLibc
 
 /// Exit codes (README "Command line"): 0 success, 1 not found, 2 usage, 10 + |status| for every
 /// other DeviceID status (LOCKED 14, UNAVAILABLE 15, TIMED_OUT 16, CORRUPT 17, …).
@@ -25,7 +25,7 @@ struct Output {
     static func write(_ bytes: [UInt8], to fd: Int32) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let n = bytes.withUnsafeBytes { CDeviceIDLibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return }
             offset += n

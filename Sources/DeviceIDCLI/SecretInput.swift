@@ -1,5 +1,5 @@
 import DeviceID
-import Glibc
+import CDeviceIDLibc
 
 /// Reads a secret from standard input, never from argv (where `ps` shows it). From a terminal:
 /// one line, prompted, without echo. From a pipe or file: every byte, as given.
@@ -21,7 +21,7 @@ enum SecretInput {
         var chunk = [UInt8](repeating: 0, count: 4096)
         defer { SecretMemory.wipe(&chunk) }
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress!, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { CDeviceIDLibc.read(STDIN_FILENO, $0.baseAddress!, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 SecretMemory.wipe(&bytes)
@@ -52,7 +52,7 @@ enum SecretInput {
         var bytes = buffer()
         var byte: UInt8 = 0
         defer { byte = 0 }
-        while Glibc.read(STDIN_FILENO, &byte, 1) == 1 && byte != UInt8(ascii: "\n") {
+        while CDeviceIDLibc.read(STDIN_FILENO, &byte, 1) == 1 && byte != UInt8(ascii: "\n") {
             bytes.append(byte)
             guard bytes.count <= DeviceIdentity.maximumSecretSize else {
                 SecretMemory.wipe(&bytes)

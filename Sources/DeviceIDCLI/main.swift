@@ -1,11 +1,14 @@
 import DeviceID
-import Glibc
+import CDeviceIDLibc
+import CDeviceIDCLI
 
 /// `deviceid`: the command-line face of the library. Errors go to stderr; exit codes in Output.swift.
+/// Arguments come from the C runtime (CDeviceIDCLI): Embedded Swift has no `CommandLine`.
 func main() -> Int32 {
+    let arguments = (1..<max(dids_cli_argc(), 1)).map { String(cString: dids_cli_argument($0)!) }
     let invocation: Invocation
-    do {
-        invocation = try Invocation(Array(CommandLine.arguments.dropFirst()))
+    do throws(Invocation.UsageError) {
+        invocation = try Invocation(arguments)
     } catch {
         Output(json: false).write("deviceid: \(error.message)\n\n\(Commands.usage)", to: STDERR_FILENO)
         return ExitCode.usage

@@ -3,6 +3,7 @@
 // C shims for what Swift cannot import: the SIOCETHTOOL ioctl (variadic ioctl, flexible array
 // member), secure_getenv (_GNU_SOURCE). Internal to libdeviceid: the prefix keeps them out of
 // the exported deviceid_* set.
+#include "CDeviceIDLibc.h"
 #include <stddef.h>
 #include <sys/random.h>
 

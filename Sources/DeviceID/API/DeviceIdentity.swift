@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The entry point: stable identifiers per app, and keychain-style secret storage.
 ///
 ///     import DeviceID
@@ -15,19 +13,19 @@ public final class DeviceIdentity: Sendable {
         var overrides = Configuration.Overrides()
         var configuration: Result<Configuration, DeviceIDError>
         var cache: [StoreKey: StableID] = [:]
+        var generation: UInt64 = 1
     }
 
-    private let state: Mutex<State>
-    private let generationCounter = Atomic<UInt64>(1)
+    private let state: Locked<State>
 
     /// Grows with every reset and reconfiguration: an answer computed at an older generation may
     /// be stale. Caches outside this object (the C ABI's per-thread one) keep answers with the
     /// generation they were computed at and ignore them once it has moved on.
-    public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+    public var generation: UInt64 { state.withLock { $0.generation } }
 
     private func forgetAnswers(_ state: inout State) {
         state.cache.removeAll()
-        generationCounter.wrappingAdd(1, ordering: .acquiringAndReleasing)
+        state.generation &+= 1
     }
 
     /// The instance the C library, the Python package and the CLI use: configured from
@@ -36,13 +34,13 @@ public final class DeviceIdentity: Sendable {
     public static let shared = DeviceIdentity()
 
     public init(configuration: Configuration) {
-        state = Mutex(State(fixed: configuration,
+        state = Locked(State(fixed: configuration,
                             configuration: Result { () throws(DeviceIDError) in try configuration.validated() }))
     }
 
     /// An instance configured from the environment.
     public init() {
-        state = Mutex(State(configuration: Result { () throws(DeviceIDError) in try Configuration.resolved() }))
+        state = Locked(State(configuration: Result { () throws(DeviceIDError) in try Configuration.resolved() }))
     }
 
     /// The configuration in force.
@@ -108,8 +106,7 @@ public final class DeviceIdentity: Sendable {
 
     func identifier(_ key: StoreKey) throws(DeviceIDError) -> StableID {
         // Read first: a reset or reconfiguration from here on moves it, and the answer is not kept.
-        let computedAt = generation
-        let (cached, configuration) = state.withLock { ($0.cache[key], $0.configuration) }
+        let (cached, configuration, computedAt) = state.withLock { ($0.cache[key], $0.configuration, $0.generation) }
         if let cached { return cached }
         let keeper = IdentifierKeeper(stores: try configuration.get().stores())
         // Computed after the lookup, which overlaps the machine ID's first read with D-Bus.
@@ -128,7 +125,7 @@ public final class DeviceIdentity: Sendable {
                               keyringFailure: resolution.keyringFailure)
         if answer.isSettled {
             state.withLock { state in
-                if generation == computedAt { state.cache[key] = answer }
+                if state.generation == computedAt { state.cache[key] = answer }
             }
         }
         return answer

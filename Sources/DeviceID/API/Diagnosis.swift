@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// What `deviceid doctor` reports: every store, whether it works, and what would answer.
 public struct Diagnosis: Sendable {

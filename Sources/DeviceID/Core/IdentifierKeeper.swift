@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// Finds, reconciles and — only when every store has positively said "none" — mints one
 /// persisted identifier, kept in the keyring and mirrored in the file store.

@@ -1,5 +1,5 @@
 import CLibCrypto
-import Glibc
+import CDeviceIDLibc
 
 /// The only file that calls OpenSSL's libcrypto.
 ///

@@ -1,5 +1,5 @@
 import CDeviceIDSupport
-import Glibc
+import CDeviceIDLibc
 
 /// The Secret Service client of a process forked from one where GLib's D-Bus already ran: GLib
 /// serves every connection from one worker thread that does not exist in the child, so there a
@@ -104,11 +104,17 @@ enum LibDBus {
 
 extension LibDBus {
     /// One bounded conversation over this process's libdbus connection.
-    struct Session: SecretServiceWire {
+    final class Session: SecretServiceWire {
         let connection: OpaquePointer
         let deadline: LibSecret.Deadline
         /// CLOCK_MONOTONIC milliseconds at which the conversation must end.
         let end: Int
+
+        init(connection: OpaquePointer, deadline: LibSecret.Deadline, end: Int) {
+            self.connection = connection
+            self.deadline = deadline
+            self.end = end
+        }
 
         var busName: String { Environment.value("SECRET_SERVICE_BUS_NAME") ?? "org.freedesktop.secrets" }
 

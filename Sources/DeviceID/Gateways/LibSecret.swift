@@ -1,6 +1,6 @@
 import CDeviceIDSupport
 import CLibSecret
-import Glibc
+import CDeviceIDLibc
 
 /// The gateway to libsecret and GLib: sessions with the Secret Service, each under one deadline.
 ///
@@ -128,8 +128,8 @@ enum LibSecret {
     }
 
     private static func sessionWasRefused(_ error: DeviceIDError) -> Bool {
-        error.code == .keyring && (error.detail.contains("public key size is invalid")
-            || error.detail.contains("Can't find session") || error.detail.contains(Session.secretNotLoaded))
+        error.code == .keyring && (error.detail.includes("public key size is invalid")
+            || error.detail.includes("Can't find session") || error.detail.includes(Session.secretNotLoaded))
     }
 
     private static func openService(
@@ -230,10 +230,17 @@ enum LibSecret {
 
 extension LibSecret {
     /// One bounded conversation with the Secret Service, through libsecret and GLib.
-    struct Session: SecretServiceWire {
+    final class Session: SecretServiceWire {
         fileprivate let service: UnsafeMutablePointer<SecretService>
         fileprivate let cancellable: UnsafeMutablePointer<GCancellable>
         let deadline: Deadline
+
+        init(service: UnsafeMutablePointer<SecretService>, cancellable: UnsafeMutablePointer<GCancellable>,
+             deadline: Deadline) {
+            self.service = service
+            self.cancellable = cancellable
+            self.deadline = deadline
+        }
 
         /// An unlocked item whose secret did not come back: not "none", but worth one new session.
         static let secretNotLoaded = "an item's secret could not be loaded"

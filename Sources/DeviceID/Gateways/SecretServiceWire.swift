@@ -1,8 +1,9 @@
 /// The Secret Service operations DeviceID needs, as one D-Bus client carries them out within one
 /// bounded conversation. Two clients do: libsecret on GLib (`LibSecret.Session`), and libdbus
 /// (`LibDBus.Session`) in a process forked from one where GLib's D-Bus already ran, which GLib
-/// cannot serve. What DeviceID does with the operations is written once, below.
-protocol SecretServiceWire {
+/// cannot serve. What DeviceID does with the operations is written once, below. Class-bound:
+/// Embedded Swift has existentials of class-bound protocols only.
+protocol SecretServiceWire: AnyObject {
     var deadline: LibSecret.Deadline { get }
     /// The bus name the Secret Service answers on (`SECRET_SERVICE_BUS_NAME` honoured).
     var busName: String { get }

@@ -1,5 +1,5 @@
 import CDeviceIDSupport
-import Glibc
+import CDeviceIDLibc
 
 /// A 128-bit identifier, written as an RFC 9562 UUID.
 ///

@@ -1,5 +1,5 @@
 import CDeviceIDSupport
-import Glibc
+import CDeviceIDLibc
 
 /// The kernel's CSPRNG (`getrandom(2)`), through the one loop that calls it (`dids_random_fill`).
 enum SystemRandom {

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The machine's identity (`/etc/machine-id`), and identifiers derived from it exactly as
 /// systemd's `sd_id128_get_machine_app_specific` does. The raw machine ID is a system-wide
 /// secret-ish value (systemd asks that it never be exposed on the network): only `raw()` — whose
@@ -8,7 +6,7 @@ public enum MachineID {
     /// Where the machine ID is read from, in order, unless `DEVICEID_MACHINE_ID_PATH` names a file.
     public static let defaultPaths = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
 
-    private static let cache = Mutex<[String: ID128]>([:])
+    private static let cache = Locked<[String: ID128]>([:])
 
     /// The raw machine ID. Cached per path: it does not change while the system runs.
     public static func raw() throws(DeviceIDError) -> ID128 {

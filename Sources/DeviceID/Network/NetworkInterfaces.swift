@@ -1,5 +1,5 @@
 import CDeviceIDSupport
-import Glibc
+import CDeviceIDLibc
 
 /// Finds the primary hardware address among the network interfaces in sysfs.
 ///

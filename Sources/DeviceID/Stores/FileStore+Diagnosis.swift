@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 extension FileStore {
     /// `doctor`'s check of the file store, changing nothing: an existing directory must pass the

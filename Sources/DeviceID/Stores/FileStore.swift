@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// The embedded store for machines where no Secret Service answers: one checksummed file per
 /// item in a private directory (see `StoreDirectory` and `FileEnvelope`).
@@ -141,7 +141,7 @@ struct FileStore: Sendable {
     /// No name at all is fine: another process replaced or removed the item after this one
     /// opened it, and what was opened is a whole, earlier version (replacement is a rename).
     private static func checkFile(_ st: stat, _ path: String) throws(DeviceIDError) {
-        guard st.st_mode & S_IFMT == S_IFREG else {
+        guard st.isRegularFile else {
             throw DeviceIDError(.permission, "\(path) is not a regular file")
         }
         guard st.st_nlink <= 1 else {

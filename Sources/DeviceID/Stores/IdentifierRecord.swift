@@ -19,7 +19,7 @@ struct IdentifierRecord: Equatable, Sendable {
 
     static func == (a: IdentifierRecord, b: IdentifierRecord) -> Bool {
         a.id == b.id && a.created == b.created && a.machine == b.machine
-            && a.extra.map(\.0) == b.extra.map(\.0) && a.extra.map(\.1) == b.extra.map(\.1)
+            && a.extra.elementsEqual(b.extra) { $0.0 == $1.0 && $0.1 == $1.1 }
     }
 
     /// Upper bound of a record's size; larger stored values are corrupt by definition.

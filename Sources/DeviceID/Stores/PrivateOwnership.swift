@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// The rule for what the file store uses: owned by the effective user and writable by nobody
 /// else. Nothing is ever chmodded: what DeviceID creates is created private (0700 directories,

@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// The file store's directory, opened safely: reached through `TrustedPath`, owned by this user
 /// and writable by nobody else. Every file operation is relative to the open descriptor

@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// Opens a directory by a path that no other user can redirect, component by component from `/`
 /// (`openat` with `O_NOFOLLOW | O_DIRECTORY`), so that a check made on one component cannot be
@@ -80,7 +80,7 @@ enum TrustedPath {
             throw DeviceIDError(.permission, "\(path) is owned by uid \(st.st_uid): every directory on the way to the "
                 + "store must belong to root or to uid \(euid); use a directory of your own (\(Environment.storeDirectory))")
         }
-        guard st.st_mode & 0o022 == 0 || st.st_mode & S_ISVTX != 0 else {
+        guard st.st_mode & 0o022 == 0 || st.isSticky else {
             throw DeviceIDError(.permission, "\(path) is writable by group or others without the sticky bit "
                 + "(mode \(String(st.st_mode & 0o7777, radix: 8))); run chmod go-w on it, or use another directory "
                 + "(\(Environment.storeDirectory))")
@@ -94,7 +94,7 @@ enum TrustedPath {
         case .success(let s): st = s
         case .failure(let e): throw e.error("cannot stat", shown)
         }
-        guard st.st_mode & S_IFMT == S_IFLNK else {
+        guard st.isSymbolicLink else {
             throw DeviceIDError(.permission, "\(shown) is not a directory")
         }
         guard st.st_uid == 0 || st.st_uid == geteuid() else {

@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// Runs two pieces of work at once: `side` on a short-lived thread, `main` on this one.
 ///
@@ -6,10 +6,17 @@ import Glibc
 /// file mirror (and the first use of OpenSSL, ≈ 0.8 ms of provider loading here) fits inside
 /// that wait. If no thread can be started, both run here, one after the other.
 enum Concurrently {
-    fileprivate final class Job<B>: @unchecked Sendable {
+    /// What the side thread runs, without knowing the result type (Embedded Swift has no casts
+    /// to protocols, so a base class carries the entry point).
+    fileprivate class Runnable {
+        func runOnce() {}
+    }
+
+    fileprivate final class Job<B>: Runnable, @unchecked Sendable {
         let work: () -> B
         var result: B?
         init(_ work: @escaping () -> B) { self.work = work }
+        override func runOnce() { result = work() }
     }
 
     static func run<A, B>(_ main: () -> A, side: @escaping () -> B) -> (A, B) {
@@ -17,8 +24,7 @@ enum Concurrently {
         var thread = pthread_t()
         let context = Unmanaged.passRetained(job).toOpaque()
         let started = pthread_create(&thread, nil, { raw in
-            let job = Unmanaged<AnyObject>.fromOpaque(raw!).takeUnretainedValue()
-            (job as! Runnable).runOnce()
+            Unmanaged<Runnable>.fromOpaque(raw!).takeUnretainedValue().runOnce()
             return nil
         }, context) == 0
         guard started else {
@@ -30,12 +36,4 @@ enum Concurrently {
         Unmanaged<Job<B>>.fromOpaque(context).release()
         return (a, job.result!)
     }
-}
-
-private protocol Runnable: AnyObject {
-    func runOnce()
-}
-
-extension Concurrently.Job: Runnable {
-    func runOnce() { result = work() }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// The names in a directory stream.
 ///
@@ -7,10 +7,9 @@ import Glibc
 /// AddressSanitizer under Tests/stress/hammer.py; the name is read through a pointer instead.
 enum DirectoryListing {
     static func names(_ stream: OpaquePointer) -> [String] {
-        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         var names = [String]()
         while let entry = readdir(stream) {
-            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
+            let name = String(cString: dids_dirent_name(entry))
             if name != "." && name != ".." { names.append(name) }
         }
         return names

@@ -1,5 +1,5 @@
 import CDeviceIDSupport
-import Glibc
+import CDeviceIDLibc
 
 /// Reads of the process environment, in one place so that tests and docs agree on the names.
 ///

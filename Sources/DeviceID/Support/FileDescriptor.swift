@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// An open file descriptor and the one owner of it: closed when the last reference goes, never
 /// twice (after swift-system's FileDescriptor, reduced to what DeviceID does). Every system call
@@ -32,12 +32,12 @@ final class FileDescriptor {
 
     /// open(2) with O_CLOEXEC added.
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) -> Result<FileDescriptor, Errno> {
-        result(SystemCall.retrying { Glibc.open(path, flags | O_CLOEXEC, mode) })
+        result(SystemCall.retrying { dids_open(path, flags | O_CLOEXEC, mode) })
     }
 
     /// openat(2) relative to this directory, with O_CLOEXEC added.
     func open(_ name: String, _ flags: Int32, mode: mode_t = 0) -> Result<FileDescriptor, Errno> {
-        FileDescriptor.result(SystemCall.retrying { openat(rawValue, name, flags | O_CLOEXEC, mode) })
+        FileDescriptor.result(SystemCall.retrying { dids_openat(rawValue, name, flags | O_CLOEXEC, mode) })
     }
 
     func status() -> Result<stat, Errno> {
@@ -55,7 +55,7 @@ final class FileDescriptor {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
         var count = 0
         while count < buffer.count {
-            let n = SystemCall.retrying { Glibc.read(rawValue, buffer.baseAddress! + count, buffer.count - count) }
+            let n = SystemCall.retrying { CDeviceIDLibc.read(rawValue, buffer.baseAddress! + count, buffer.count - count) }
             if n < 0 { return .failure(.current) }
             if n == 0 { break }
             count += n
@@ -68,7 +68,7 @@ final class FileDescriptor {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { buffer in
-                SystemCall.retrying { Glibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset) }
+                SystemCall.retrying { CDeviceIDLibc.write(rawValue, buffer.baseAddress! + offset, buffer.count - offset) }
             }
             guard n > 0 else { return .failure(n < 0 ? .current : Errno(rawValue: EIO)) }
             offset += n
@@ -87,7 +87,7 @@ final class FileDescriptor {
         var request = flock()
         request.l_type = Int16(F_WRLCK)
         request.l_whence = Int16(SEEK_SET)
-        return SystemCall.retrying({ fcntl(rawValue, F_SETLKW, &request) }) == 0 ? .success(()) : .failure(.current)
+        return SystemCall.retrying({ dids_fcntl_lock(rawValue, F_SETLKW, &request) }) == 0 ? .success(()) : .failure(.current)
     }
 
     // MARK: As a directory

@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// What a process forked from one that used DeviceID must not inherit: locks held by threads that
 /// do not exist in the child, and connections served by such threads. Each owner registers a

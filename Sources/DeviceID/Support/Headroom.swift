@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// Resources a conversation with the Secret Service needs, checked before GLib is given control:
 /// GLib and libgcrypt abort the whole process when they run out of file descriptors (measured:
@@ -37,7 +37,7 @@ enum Headroom {
         let stack = limit.rlim_cur > rlim_t(64 << 20) ? eightMiB : max(Int(limit.rlim_cur), 1 << 20)  // RLIM_INFINITY is the largest value
         let size = stack * threads + (16 << 20)
         let region = mmap(nil, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-        guard let region, region != MAP_FAILED else {
+        guard let region, region != UnsafeMutableRawPointer(bitPattern: -1) else {  // MAP_FAILED
             throw DeviceIDError(.noMemory, "too little address space for \(purpose): it needs about "
                 + "\(size >> 20) MiB for \(threads) threads; raise the limit (ulimit -v)")
         }

@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// A plain pthread mutex that works with typed throws. Used where a lock is held across C calls.
 ///

@@ -1,10 +1,8 @@
-import Synchronization
-
 /// Texts that must never appear in an error DeviceID reports, whoever wrote the message (GLib,
 /// libdbus, D-Bus peers): the raw machine ID in each printed form, registered by `MachineID` when
 /// it reads it. The gateways pass foreign messages through `redacted(_:)`.
 enum Redaction {
-    private static let texts = Mutex<[String]>([])
+    private static let texts = Locked<[String]>([])
 
     static func register(_ forms: [String]) {
         texts.withLock { list in
@@ -14,7 +12,7 @@ enum Redaction {
 
     static func redacted(_ text: String) -> String {
         var out = text
-        for form in texts.withLock({ $0 }) { out = out.replacing(form, with: "[machine-id]") }
+        for form in texts.withLock({ $0 }) { out = out.replacingAll(form, with: "[machine-id]") }
         return out
     }
 }

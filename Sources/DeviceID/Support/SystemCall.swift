@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// Turns a failed system call into a DeviceIDError, the one place errno gets a DeviceID name.
 enum SystemCall {

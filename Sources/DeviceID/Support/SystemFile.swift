@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// Small system files (/etc/machine-id, sysfs attributes): read whole, bounded, errno named.
 enum SystemFile {
@@ -18,7 +18,7 @@ enum SystemFile {
         case .success(let s): st = s
         case .failure(let e): throw e.error("cannot stat", path)
         }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw DeviceIDError(.io, "\(path) is not a regular file") }
+        guard st.isRegularFile else { throw DeviceIDError(.io, "\(path) is not a regular file") }
         var bytes = [UInt8](repeating: 0, count: limit)
         switch bytes.withUnsafeMutableBytes({ file.read(into: $0) }) {
         case .success(let count): return Array(bytes.prefix(count))
@@ -37,7 +37,7 @@ enum SystemFile {
     /// Whether `path` is a socket (the session bus's, say).
     static func isSocket(_ path: String) -> Bool {
         var st = stat()
-        return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK
+        return stat(path, &st) == 0 && st.isSocket
     }
 
     static func exists(_ path: String) -> Bool {

@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// Runs an action on its own thread if `finish()` is not called within a deadline.
 ///

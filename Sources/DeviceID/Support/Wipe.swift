@@ -1,4 +1,4 @@
-import Glibc
+import CDeviceIDLibc
 
 /// Overwriting memory that held secret material, in a way the optimizer may not remove — the one
 /// place that does it, for the library, the C thunks and the CLI. Swift apps holding a secret from
