@@ -16,6 +16,8 @@ WORK = os.environ["BENCH_WORK"]
 ROOT = os.environ["BENCH_ROOT"]
 PREFIX = f"{WORK}/prefix"
 VENV_PY = f"{WORK}/venv/bin/python"
+NORMAL_LIBRARY = f"{WORK}/normal/libdeviceid.so.1"
+NORMAL_CLI = f"{WORK}/normal/deviceid"
 CLI = f"{PREFIX}/bin/deviceid"
 ENV = dict(os.environ, DEVICEID_LIBRARY=f"{PREFIX}/lib/libdeviceid.so.1", PYTHONPATH=f"{PREFIX}/python",
            DEVICEID_STORE_DIR=tempfile.mkdtemp(prefix="deviceid-bench-"))
@@ -23,8 +25,12 @@ APP = "bench.app"
 rows = []  # (group, what, unit, stats, anchor name, anchor stats, target)
 
 
-def sh(args, **kw):
-    return subprocess.run(args, env=ENV, check=True, capture_output=True, text=True, **kw).stdout
+def sh(args, env=None, **kw):
+    return subprocess.run(args, env=dict(ENV, **(env or {})), check=True, capture_output=True, text=True, **kw).stdout
+
+# The keyring asked on every first lookup (no mirror-first answers): what 0.1.0's rows measured.
+RECHECK = {"DEVICEID_MIRROR_RECHECK_S": "0"}
+KEYRING_ONLY = {"DEVICEID_BACKEND": "secret-service"}
 
 
 def stats(values):
@@ -41,10 +47,10 @@ def repeat_process(args, n):
     return [float(sh(args).strip()) for _ in range(n)]
 
 
-def hyperfine(commands, runs=40):
+def hyperfine(commands, runs=40, env=None):
     out = os.path.join(WORK, "hyperfine.json")
     subprocess.run(["hyperfine", "-N", "--warmup", "3", "--runs", str(runs), "--export-json", out, *commands],
-                   env=ENV, check=True, capture_output=True)
+                   env=dict(ENV, **(env or {})), check=True, capture_output=True)
     with open(out) as f:
         results = json.load(f)["results"]
     return [stats([t * 1e3 for t in r["times"]]) for r in results]  # ms
@@ -74,16 +80,26 @@ def main():
         "OpenSSL MD5() + hex (no discovery)", micro["md5.openssl_MD5+hex"], "ns", "—")
 
     print("first keyring lookup in a fresh process...", file=sys.stderr)
-    ours, theirs = [], []
+    asked, mirrored, keyring_only, theirs = [], [], [], []
     for _ in range(30):
-        ours.append(float(sh([f"{WORK}/first_call", "deviceid", APP])) / 1e6)
+        asked.append(float(sh([f"{WORK}/first_call", "deviceid", APP], env=RECHECK)) / 1e6)
+        mirrored.append(float(sh([f"{WORK}/first_call", "deviceid", APP])) / 1e6)
+        keyring_only.append(float(sh([f"{WORK}/first_call", "deviceid", APP], env=KEYRING_ONLY)) / 1e6)
         theirs.append(float(sh([f"{WORK}/first_call", "libsecret", APP])) / 1e6)
-    row("first deviceid_get in a process, keyring (C)", "deviceid_get", stats(ours),
+    row("first deviceid_get in a process, keyring (C)", "deviceid_get, keyring asked", stats(asked),
         "secret_password_lookupv_sync, first call", stats(theirs), "ms", "≤ 1.05× libsecret")
+    row("first deviceid_get in a process, mirror in sync (C)", "deviceid_get, mirror-first", stats(mirrored),
+        "secret_password_lookupv_sync, first call", stats(theirs), "ms", "≤ 0.1× libsecret")
+    row("first deviceid_get, no mirror record (keyring only, C)", "deviceid_get, secret-service backend",
+        stats(keyring_only), "secret_password_lookupv_sync, first call", stats(theirs), "ms", "≤ 1.1× libsecret")
 
     print("whole processes (hyperfine)...", file=sys.stderr)
+    cli, tool = hyperfine([f"{CLI} get {APP}", f"secret-tool lookup service deviceid.app username {APP}"], env=RECHECK)
+    row("`deviceid get` whole process", "deviceid get, keyring asked", cli, "secret-tool lookup", tool, "ms",
+        "≤ 1.0× secret-tool")
     cli, tool = hyperfine([f"{CLI} get {APP}", f"secret-tool lookup service deviceid.app username {APP}"])
-    row("`deviceid get` whole process", "deviceid get", cli, "secret-tool lookup", tool, "ms", "≤ 1.0× secret-tool")
+    row("`deviceid get` whole process, mirror in sync", "deviceid get", cli, "secret-tool lookup", tool, "ms",
+        "≤ 0.5× secret-tool")
     py_ours, py_keyring, py_machineid = hyperfine([
         f"{VENV_PY} -c 'import deviceid; deviceid.get(\"{APP}\")'",
         f"{VENV_PY} -c 'import keyring; keyring.get_password(\"deviceid.app\", \"{APP}\")'",
@@ -113,10 +129,18 @@ print(json.dumps({{
         "keyring.get_password() (warm)", stats([t * 1e3 for t in warm["keyring"]]), "µs", "—")
 
     print("dlopen...", file=sys.stderr)
-    ours = [v / 1e6 for v in repeat_process([f"{WORK}/dlopen", f"{PREFIX}/lib/libdeviceid.so.1"], 30)]
-    theirs = [v / 1e6 for v in repeat_process([f"{WORK}/dlopen", "libsecret-1.so.0", "libcrypto.so.3"], 30)]
-    row("dlopen of the library", "libdeviceid.so.1", stats(ours), "libsecret-1 + libcrypto", stats(theirs),
-        "ms", "≤ 1.5× libsecret + libcrypto")
+    ours, normal, theirs = [], [], []
+    for _ in range(30):
+        ours.append(float(sh([f"{WORK}/dlopen", f"{PREFIX}/lib/libdeviceid.so.1"])) / 1e6)
+        normal.append(float(sh([f"{WORK}/dlopen", NORMAL_LIBRARY])) / 1e6)
+        theirs.append(float(sh([f"{WORK}/dlopen", "libsecret-1.so.0", "libcrypto.so.3"])) / 1e6)
+    row("dlopen of the library", "libdeviceid.so.1 (Embedded Swift)", stats(ours), "libsecret-1 + libcrypto",
+        stats(theirs), "ms", "≤ 1.1× libsecret + libcrypto")
+    row("dlopen of the library", "the same sources, normal Swift (static runtime, as 0.1.0)", stats(normal),
+        "libsecret-1 + libcrypto", stats(theirs), "ms", "—")
+
+    print("keyring daemon frozen (SIGSTOP)...", file=sys.stderr)
+    frozen = frozen_keyring()
 
     print("file store as it grows...", file=sys.stderr)
     store = tempfile.mkdtemp(prefix="deviceid-bench-store-")
@@ -126,11 +150,16 @@ print(json.dumps({{
         growth.append((int(count), float(lo) / 1e3, float(med) / 1e3, float(hi) / 1e3))
 
     print("memory and concurrency...", file=sys.stderr)
-    def peak_kb(args):
-        out = subprocess.run(["/usr/bin/time", "-f", "%M", *args], env=ENV, capture_output=True, text=True, check=True)
+    def peak_kb(args, env=None):
+        out = subprocess.run(["/usr/bin/time", "-f", "%M", *args], env=dict(ENV, **(env or {})), capture_output=True,
+                             text=True, check=True)
         return int(out.stderr.strip().splitlines()[-1])
-    memory = [("deviceid get (CLI)", stats([peak_kb([CLI, "get", APP]) for _ in range(5)])),
-              ("C program calling deviceid_get", stats([peak_kb([f"{WORK}/get_once", APP]) for _ in range(5)])),
+    memory = [("deviceid get (CLI), keyring asked", stats([peak_kb([CLI, "get", APP], RECHECK) for _ in range(5)])),
+              ("deviceid get (CLI), mirror in sync", stats([peak_kb([CLI, "get", APP]) for _ in range(5)])),
+              ("C program calling deviceid_get, keyring asked",
+               stats([peak_kb([f"{WORK}/get_once", APP], RECHECK) for _ in range(5)])),
+              ("C program calling deviceid_get, mirror in sync",
+               stats([peak_kb([f"{WORK}/get_once", APP]) for _ in range(5)])),
               ("secret-tool lookup", stats([peak_kb(["secret-tool", "lookup", "service", "deviceid.app", "username", APP])
                                             for _ in range(5)]))]
     concurrency = []
@@ -145,14 +174,56 @@ print(json.dumps({{
             assert len(ids) == 1, "one ID per first run"
         concurrency.append((n, stats(times)))
 
-    write(growth, memory, concurrency)
+    write(growth, memory, concurrency, frozen, sizes())
+
+
+def keyring_pid():
+    out = sh(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+              "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.secrets"])
+    return int(out.strip("()\n ,").split()[-1].rstrip(","))
+
+
+def frozen_keyring():
+    """The first lookup while the keyring daemon is stopped: the mirror answers, the ID is the same."""
+    expected = sh([CLI, "get", APP]).strip()
+    pid = keyring_pid()
+    os.kill(pid, 19)  # SIGSTOP
+    try:
+        inside = [float(sh([f"{WORK}/first_call", "deviceid", APP])) / 1e6 for _ in range(15)]
+        whole = []
+        for _ in range(15):
+            start = time.monotonic()
+            got = sh([CLI, "get", APP]).strip()
+            whole.append((time.monotonic() - start) * 1e3)
+            assert got == expected, "the same ID while the keyring is frozen"
+    finally:
+        os.kill(pid, 18)  # SIGCONT
+    return [("first deviceid_get in a process (C, timed inside)", stats(inside)),
+            ("`deviceid get` whole process", stats(whole))]
+
+
+def sizes():
+    """Stripped sizes and what each file needs, beside the same sources built as normal Swift."""
+    def stripped(path):
+        out = os.path.join(WORK, "stripped")
+        subprocess.run(["strip", "-o", out, path], check=True)
+        return os.path.getsize(out)
+    def needed(path):
+        dyn = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+        return ", ".join(l.split("[")[1].rstrip("]") for l in dyn.splitlines() if "(NEEDED)" in l)
+    return [("libdeviceid.so.1, Embedded Swift", stripped(f"{PREFIX}/lib/libdeviceid.so.1"),
+             needed(f"{PREFIX}/lib/libdeviceid.so.1"), "≤ 512 KB; no libstdc++, no Swift library"),
+            ("libdeviceid.so.1, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_LIBRARY),
+             needed(NORMAL_LIBRARY), "—"),
+            ("deviceid CLI, Embedded Swift", stripped(CLI), needed(CLI), "≤ 1 MB"),
+            ("deviceid CLI, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_CLI), needed(NORMAL_CLI), "—")]
 
 
 def fmt(value):
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
-def write(growth, memory, concurrency):
+def write(growth, memory, concurrency, frozen, size_rows):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     lines = [
         "# Benchmark results",
@@ -167,6 +238,12 @@ def write(growth, memory, concurrency):
     for group, ours, o, anchor, a, unit, target in rows:
         lines.append(f"| {group} | {ours} | {fmt(o[0])} / **{fmt(o[1])}** / {fmt(o[2])} {unit} | {anchor} | "
                      f"{fmt(a[0])} / **{fmt(a[1])}** / {fmt(a[2])} {unit} | {o[1] / a[1]:.2f}× | {target} |")
+    lines += ["", "With the keyring daemon frozen (SIGSTOP), mirror in sync (target ≤ 50 ms, the same ID; "
+              "checked on every run):", "", "| what | min / median / max ms |", "|---|---|"]
+    lines += [f"| {name} | {fmt(s[0])} / **{fmt(s[1])}** / {fmt(s[2])} |" for name, s in frozen]
+    lines += ["", "Stripped sizes (`strip`, bytes) and NEEDED entries (`readelf -d`):", "",
+              "| file | stripped | NEEDED | target |", "|---|---|---|---|"]
+    lines += [f"| {name} | {size:,} ({size / 1024:.0f} KB) | {deps} | {target} |" for name, size, deps, target in size_rows]
     lines += ["", "File store lookups (uncached, fresh in-memory state each time) as the store grows:", "",
               "| IDs in the store | min / median / max µs |", "|---|---|"]
     lines += [f"| {n} | {fmt(lo)} / **{fmt(med)}** / {fmt(hi)} |" for n, lo, med, hi in growth]

@@ -188,6 +188,7 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
 #define DEVICEID_FLAG_LIMITED        4u  /* advertising tracking limited: the ID reads as zeros */
 #define DEVICEID_FLAG_FILE_ONLY      8u  /* the keyring answered but refused or failed to keep the ID */
 #define DEVICEID_FLAG_REPAIRED      16u  /* a corrupt copy in one store was replaced from the other */
+#define DEVICEID_FLAG_MIRRORED      32u  /* answered by the file mirror the keyring confirmed, no D-Bus */
 
 /**
  * As deviceid_get(), and stores in `*source` (when not NULL) where the identifier came from (a
@@ -203,6 +204,10 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
  *   tries the keyring again.
  * - DEVICEID_FLAG_REPAIRED: one store held a corrupt copy of the ID; it was replaced with the other
  *   store's valid copy (the same ID). Reported by the call that repaired it.
+ * - DEVICEID_FLAG_MIRRORED: in the auto backend, answered by the file mirror without asking the
+ *   keyring over D-Bus, because the keyring was seen holding the same ID less than the re-check
+ *   interval ago (DEVICEID_MIRROR_RECHECK_S, a day by default; the source is then
+ *   DEVICEID_SOURCE_KEYRING). See the README's "Mirror-first answers".
  */
 int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size,
                     int *DEVICEID_NULLABLE source, unsigned int *DEVICEID_NULLABLE flags);

@@ -12,6 +12,7 @@ extension Commands {
                 ("limited", String(id.flags.contains(.limited))),
                 ("file_only", String(id.flags.contains(.fileOnly))),
                 ("repaired", String(id.flags.contains(.repaired))),
+                ("mirrored", String(id.flags.contains(.mirrored))),
             ] + (id.keyringFailure.map { [("keyring_error", Output.quote($0.description))] } ?? [])) + "\n")
         } else {
             output.write(id.uuidString + "\n")

@@ -19,9 +19,13 @@ final class KeyringTests: XCTestCase {
         if ProcessInfo.processInfo.environment["DEVICEID_TEST_KEYRING"] == "1" { try Keyring.unlock() }
     }
 
-    private func identity(_ backend: Configuration.Backend = .auto, timeout: UInt32 = 5000) -> DeviceIdentity {
-        makeIdentity(backend, store: tmp.path, timeout: timeout)
+    private func identity(_ backend: Configuration.Backend = .auto, timeout: UInt32 = 5000,
+                          recheck: UInt32 = Configuration.defaultMirrorRecheckSeconds) -> DeviceIdentity {
+        makeIdentity(backend, store: tmp.path, timeout: timeout, recheck: recheck)
     }
+
+    /// Asks the keyring on every first lookup: what the reconciliation rules do at each re-check.
+    private func rechecking() -> DeviceIdentity { identity(recheck: 0) }
 
 
     private let keyring = SecretServiceStore(deadline: .init(milliseconds: 5000))
@@ -34,6 +38,10 @@ final class KeyringTests: XCTestCase {
 
     private func fileRecord(_ app: String) throws -> IdentifierRecord? {
         try FileStore(path: tmp.path).read(.identifier(scope: "app", name: app)).map { try IdentifierRecord(parsing: $0) }
+    }
+
+    private func writeFileRecord(_ app: String, _ record: IdentifierRecord) throws {
+        try FileStore(path: tmp.path).write(.identifier(scope: "app", name: app), record.serialized())
     }
 
     // MARK: Secrets
@@ -76,9 +84,80 @@ final class KeyringTests: XCTestCase {
         XCTAssertEqual(first.source, .created)
         XCTAssertEqual(try keyringRecord(app)?.id, first.id)
         XCTAssertEqual(try fileRecord(app)?.id, first.id)
-        let again = try identity().stableID(for: app)
+        let again = try rechecking().stableID(for: app)
         XCTAssertEqual(again.id, first.id)
         XCTAssertEqual(again.source, .keyring)
+        XCTAssertFalse(again.flags.contains(.mirrored))
+    }
+
+    // MARK: Mirror-first
+
+    func testTheMirrorSaysWhenTheKeyringConfirmedIt() throws {
+        let app = "app-\(unique)"
+        let before = UInt64(Date().timeIntervalSince1970)
+        let first = try identity().stableID(for: app)
+        let confirmed = try XCTUnwrap(try fileRecord(app)?.confirmed, "minted into both: confirmed at once")
+        XCTAssertTrue((before...before + 5).contains(confirmed))
+        XCTAssertNil(try keyringRecord(app)?.confirmed, "the keyring's copy carries no confirmation")
+        XCTAssertFalse(try Keyring.secretToolSearch(service: "deviceid.app", account: app).contains("confirmed"))
+        let mirrored = try identity().stableID(for: app)
+        XCTAssertEqual(mirrored.id, first.id)
+        XCTAssertEqual(mirrored.source, .keyring)
+        XCTAssertTrue(mirrored.flags.contains(.mirrored))
+    }
+
+    func testAConfirmedMirrorAnswersWhileTheKeyringIsLocked() throws {
+        let app = "app-\(unique)"
+        let first = try identity().stableID(for: app)
+        try Keyring.lock()
+        let answer = try identity().stableID(for: app)
+        XCTAssertEqual(answer.id, first.id)
+        XCTAssertTrue(answer.flags.contains(.mirrored), "no D-Bus: the lock was not even seen")
+        // A reset always asks the keyring.
+        XCTAssertEqual(errorCode { try self.identity().reset(appID: app) }, .locked)
+        XCTAssertEqual(try identity().stableID(for: app).id, first.id)
+    }
+
+    func testAnOldOrFutureConfirmationSendsTheLookupToTheKeyringWhichRenewsIt() throws {
+        let app = "app-\(unique)"
+        let first = try identity().stableID(for: app)
+        let now = UInt64(Date().timeIntervalSince1970)
+        for stale in [now - 86_400 - 5, now + 3600] {
+            try writeFileRecord(app, try XCTUnwrap(try fileRecord(app)).confirmed(at: stale))
+            let answer = try identity().stableID(for: app)
+            XCTAssertEqual(answer.id, first.id)
+            XCTAssertEqual(answer.source, .keyring)
+            XCTAssertFalse(answer.flags.contains(.mirrored), "confirmed at \(stale), now \(now)")
+            let renewed = try XCTUnwrap(try fileRecord(app)?.confirmed)
+            XCTAssertTrue((now...now + 5).contains(renewed), "renewed to \(renewed)")
+        }
+    }
+
+    func testAMirrorWrittenWithoutTheKeyringIsNotConfirmedUntilTheKeyringHoldsIt() throws {
+        let app = "app-\(unique)"
+        let headless = try identity(.file).stableID(for: app)
+        XCTAssertNil(try fileRecord(app)?.confirmed, "the file backend never confirms")
+        let answer = try identity().stableID(for: app)
+        XCTAssertEqual(answer.id, headless.id)
+        XCTAssertFalse(answer.flags.contains(.mirrored))
+        XCTAssertEqual(try keyringRecord(app)?.id, headless.id)
+        XCTAssertNotNil(try fileRecord(app)?.confirmed, "confirmed once the keyring received it")
+    }
+
+    func testAnOutsideChangeToTheKeyringIsNoticedAtTheRecheck() throws {
+        let app = "app-\(unique)"
+        let first = try identity().stableID(for: app)
+        try Keyring.secretToolClear(service: "deviceid.app", account: app)
+        XCTAssertTrue(try identity().stableID(for: app).flags.contains(.mirrored), "within the interval")
+        XCTAssertNil(try keyringRecord(app))
+        let rechecked = try rechecking().stableID(for: app)
+        XCTAssertEqual(rechecked.id, first.id)
+        XCTAssertEqual(try keyringRecord(app)?.id, first.id, "the keyring received the ID back")
+    }
+
+    func testTheRecheckIntervalComesFromTheEnvironmentAndIsBounded() throws {
+        XCTAssertEqual(try Configuration.resolved().mirrorRecheckSeconds, Configuration.defaultMirrorRecheckSeconds)
+        XCTAssertEqual(errorCode { _ = try Configuration(mirrorRecheckSeconds: 2_592_001).validated() }, .invalidArgument)
     }
 
     func testEitherStoreRestoresTheOther() throws {
@@ -88,7 +167,7 @@ final class KeyringTests: XCTestCase {
         XCTAssertEqual(try identity().stableID(for: app).id, first.id)
         XCTAssertEqual(try fileRecord(app)?.id, first.id, "the mirror was rewritten")
         try Keyring.secretToolClear(service: "deviceid.app", account: app)
-        let fromFile = try identity().stableID(for: app)
+        let fromFile = try rechecking().stableID(for: app)
         XCTAssertEqual(fromFile.id, first.id)
         XCTAssertEqual(fromFile.source, .file)
         XCTAssertEqual(try keyringRecord(app)?.id, first.id, "the keyring received the ID back")
@@ -164,7 +243,7 @@ final class KeyringTests: XCTestCase {
         let app = "app-\(unique)"
         let first = try identity().stableID(for: app)
         try Keyring.lock()
-        let answer = try identity().stableID(for: app)
+        let answer = try rechecking().stableID(for: app)
         XCTAssertEqual(answer.id, first.id)
         XCTAssertEqual(answer.source, .file)
         XCTAssertEqual(errorCode { _ = try self.identity(.secretService).stableID(for: app) }, .locked)

@@ -1,6 +1,7 @@
 """One set of cases for GNOME Keyring, KeePassXC and KWallet (see conftest.py)."""
 import json
 import os
+import re
 import time
 import uuid
 
@@ -76,8 +77,8 @@ def test_secrets_interoperate_with_secret_tool_both_ways(cli, store):
 
 def test_an_upgrade_from_010_changes_no_id(cli, store):
     """0.1.0's exact keyring item and mirror file, written as 0.1.0 wrote them: the same ID comes
-    back from both stores; the keyring item is rewritten in the new form; the mirror file, whose
-    format did not change, is left byte for byte as it was."""
+    back from both stores; the keyring item is rewritten in the new form; the mirror file keeps
+    its format and record, plus one `confirmed=` line (a key=value field 0.1.0 reads and keeps)."""
     app = unique("com.example.upgrade")
     old = str(uuid.uuid4())
     record = f"{old}\ncreated=1764425600\nmachine=000102030405060708090a0b0c0d0e0f\n"
@@ -89,7 +90,11 @@ def test_an_upgrade_from_010_changes_no_id(cli, store):
     got = json.loads(run([cli, "--json", "get", app]).stdout)
     assert got["id"] == old and got["source"] == "keyring"
     assert run([cli, "--backend", "file", "get", app]).stdout.strip() == old
-    assert (store / name).read_bytes() == data
+    name, now = envelope("deviceid.app", app, b"")[0], (store / name).read_bytes()
+    confirmed = re.search(rb"\nconfirmed=(\d+)\n", now)
+    assert confirmed and abs(int(confirmed.group(1)) - time.time()) < 60, now
+    _, expected = envelope("deviceid.app", app, record.encode() + b"confirmed=" + confirmed.group(1) + b"\n")
+    assert now == expected, "the same record, one field added"
     assert secret_tool_lookup("deviceid.app", app) == old
 
 

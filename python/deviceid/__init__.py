@@ -31,22 +31,23 @@ BACKENDS = {"auto": 0, "secret-service": 1, "file": 2}
 FORMAT_UPPERCASE, FORMAT_COMPACT = 1, 2
 
 
-FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED, FLAG_FILE_ONLY, FLAG_REPAIRED = 1, 2, 4, 8, 16
+FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED, FLAG_FILE_ONLY, FLAG_REPAIRED, FLAG_MIRRORED = 1, 2, 4, 8, 16, 32
 SCOPES = {"app": 1, "vendor": 2, "advertising": 3, "openudid": 4}
 NULL_UUID = "00000000-0000-0000-0000-000000000000"
 
 
 from collections import namedtuple  # noqa: E402
 
-StableID = namedtuple("StableID", "id source device_changed weak limited file_only keyring_error repaired",
-                      defaults=(False, False, False, False, None, False))
+StableID = namedtuple("StableID", "id source device_changed weak limited file_only keyring_error repaired mirrored",
+                      defaults=(False, False, False, False, None, False, False))
 StableID.__doc__ = """An identifier, where it came from ("keyring", "file" or "created"), and how far to trust it.
 
 device_changed: it was stored on another machine (cloned image, restored backup).
 weak: not known to be unique to this device. limited: advertising tracking is limited.
 file_only: the keyring answered but refused or failed to keep the ID (keyring_error says why);
 the ID is good, and the next call tries the keyring again. repaired: a corrupt copy in one store
-was replaced with the other store's valid one.
+was replaced with the other store's valid one. mirrored: answered by the file mirror, which the
+keyring confirmed within the re-check interval, without D-Bus (source is then "keyring").
 """
 
 MACAddress = namedtuple("MACAddress", "address interface permanent weak")
@@ -100,7 +101,7 @@ def identifier(scope: str, name: str | None = None) -> StableID:
                     bool(flags.value & FLAG_DEVICE_CHANGED), bool(flags.value & FLAG_WEAK),
                     bool(flags.value & FLAG_LIMITED), file_only,
                     _native.last_error().decode("utf-8", "replace") if file_only else None,
-                    bool(flags.value & FLAG_REPAIRED))
+                    bool(flags.value & FLAG_REPAIRED), bool(flags.value & FLAG_MIRRORED))
 
 
 def vendor_id(vendor: str) -> str:

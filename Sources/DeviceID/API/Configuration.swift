@@ -30,6 +30,10 @@ public struct Configuration: Sendable, Equatable {
     public static let defaultInteractiveTimeoutMilliseconds: UInt32 = 120_000
     /// The longest deadline accepted, a day; longer ones are surely mistakes.
     public static let maximumTimeoutMilliseconds: UInt32 = 86_400_000
+    /// How long the file mirror's confirmation stands: a day (see `mirrorRecheckSeconds`).
+    public static let defaultMirrorRecheckSeconds: UInt32 = 86_400
+    /// The longest re-check interval accepted, 30 days.
+    public static let maximumMirrorRecheckSeconds: UInt32 = 2_592_000
 
     public var backend: Backend
     /// The deadline of each conversation with the Secret Service.
@@ -41,17 +45,24 @@ public struct Configuration: Sendable, Equatable {
     /// default: then no dialog is ever started, and a locked keyring is `.locked` at once.
     public var interactive: Bool
     public var interactiveTimeoutMilliseconds: UInt32
+    /// Mirror-first answers, in `auto`: the first lookup of an ID in a process is answered from
+    /// the file mirror, without D-Bus, when the keyring was seen holding the same ID less than
+    /// this many seconds ago; otherwise the keyring is asked (and, agreeing, renews that). 0
+    /// asks the keyring on every first lookup. `DEVICEID_MIRROR_RECHECK_S`; a day by default.
+    public var mirrorRecheckSeconds: UInt32
 
     public init(backend: Backend = .auto,
                 timeoutMilliseconds: UInt32 = Configuration.defaultTimeoutMilliseconds,
                 storeDirectory: String? = nil,
                 interactive: Bool = false,
-                interactiveTimeoutMilliseconds: UInt32 = Configuration.defaultInteractiveTimeoutMilliseconds) {
+                interactiveTimeoutMilliseconds: UInt32 = Configuration.defaultInteractiveTimeoutMilliseconds,
+                mirrorRecheckSeconds: UInt32 = Configuration.defaultMirrorRecheckSeconds) {
         self.backend = backend
         self.timeoutMilliseconds = timeoutMilliseconds
         self.storeDirectory = storeDirectory
         self.interactive = interactive
         self.interactiveTimeoutMilliseconds = interactiveTimeoutMilliseconds
+        self.mirrorRecheckSeconds = mirrorRecheckSeconds
     }
 
     /// The stores this configuration puts to work.
@@ -61,7 +72,8 @@ public struct Configuration: Sendable, Equatable {
         case .secretService: .keyringOnly
         case .file: .fileOnly
         }
-        return try Stores(selection, deadline: keyringDeadline, storeDirectory: storeDirectory)
+        return try Stores(selection, deadline: keyringDeadline, storeDirectory: storeDirectory,
+                          mirrorRecheckSeconds: mirrorRecheckSeconds)
     }
 
     /// The bounds of one conversation with the Secret Service.
@@ -102,7 +114,8 @@ public struct Configuration: Sendable, Equatable {
 
     /// The configuration `overrides` and the environment ask for: each setting from the override
     /// when given, else from `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS` or `DEVICEID_INTERACTIVE`
-    /// (`DEVICEID_STORE_DIR` is read where the store directory is chosen). An invalid variable is
+    /// (`DEVICEID_STORE_DIR` is read where the store directory is chosen), and the re-check
+    /// interval from `DEVICEID_MIRROR_RECHECK_S` (no override). An invalid variable is
     /// an error only when nothing overrides it.
     public static func resolved(_ overrides: Overrides = Overrides()) throws(DeviceIDError) -> Configuration {
         var configuration = Configuration()
@@ -126,6 +139,13 @@ public struct Configuration: Sendable, Equatable {
             }
             configuration.interactive = text == "1"
         }
+        if let text = Environment.value(Environment.mirrorRecheck) {
+            guard let seconds = UInt32(text), seconds <= maximumMirrorRecheckSeconds else {
+                throw DeviceIDError(.invalidArgument, "\(Environment.mirrorRecheck)=\(text) is not a number of "
+                                    + "seconds from 0 to \(maximumMirrorRecheckSeconds)")
+            }
+            configuration.mirrorRecheckSeconds = seconds
+        }
         overrides.apply(to: &configuration)
         return try configuration.validated()
     }
@@ -140,6 +160,10 @@ public struct Configuration: Sendable, Equatable {
             guard ms > 0, ms <= Self.maximumTimeoutMilliseconds else {
                 throw DeviceIDError(.invalidArgument, "a timeout must be from 1 to \(Self.maximumTimeoutMilliseconds) ms")
             }
+        }
+        guard mirrorRecheckSeconds <= Self.maximumMirrorRecheckSeconds else {
+            throw DeviceIDError(.invalidArgument, "the mirror re-check interval must be at most "
+                                + "\(Self.maximumMirrorRecheckSeconds) seconds")
         }
         if let dir = storeDirectory, !dir.hasPrefix("/") {
             throw DeviceIDError(.invalidArgument, "the store directory must be an absolute path")

@@ -115,6 +115,7 @@ public final class DeviceIdentity: Sendable {
         let fingerprint = MachineID.fingerprint()
         var flags: StableID.Flags = resolution.keyringFailure == nil ? [] : .fileOnly
         if resolution.repairedCorrupt { flags.insert(.repaired) }
+        if resolution.fromMirror { flags.insert(.mirrored) }
         if let fingerprint {
             if let stored = record.machine, stored != fingerprint { flags.insert(.deviceChanged) }
         } else {

@@ -2,7 +2,7 @@
 public struct StableID: Sendable, Hashable, CustomStringConvertible {
     /// Where the answer came from. The raw values are the C ABI's `DEVICEID_SOURCE_*`.
     public enum Source: Int32, Sendable, CustomStringConvertible {
-        /// Read from the Secret Service.
+        /// Read from the Secret Service, or from the file mirror it confirmed (`Flags.mirrored`).
         case keyring = 1
         /// Read from the file store.
         case file = 2
@@ -50,6 +50,10 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         /// One store held a corrupt copy of the ID, and it was replaced with the other store's
         /// valid copy (the same ID). Said once, by the call that repaired it.
         public static let repaired = Flags(rawValue: 1 << 4)
+
+        /// In `auto`, answered by the file mirror without D-Bus: the keyring was seen holding the
+        /// same ID less than `Configuration.mirrorRecheckSeconds` ago (the source is `.keyring`).
+        public static let mirrored = Flags(rawValue: 1 << 5)
 
         /// Answers with these flags may change on the next call, so they are not remembered.
         public static let provisional: Flags = [.fileOnly, .repaired]

@@ -14,6 +14,14 @@ import CDeviceIDLibc
 /// 4. Nothing silent: when the keyring was there but refused or failed a write (of a new ID, or of
 ///    a repair), the answer carries that failure (`Resolution.keyringFailure`); the next call
 ///    tries again. A keyring item in 0.1.0's form is rewritten in the current one.
+/// 5. Mirror-first (auto, `Stores.mirrorFirst`): a mirror record whose `confirmed` time says the
+///    keyring held the same ID less than the re-check interval ago answers alone, without D-Bus.
+///    Whenever the keyring is seen holding the ID (found equal, written, repaired), the mirror's
+///    copy is written with a new `confirmed` time; a mirror written while the keyring was not
+///    there, or refused, carries none. So the keyring is asked when there is no such record, when
+///    it is older than the interval (or from the future: the clock went back), on reset, and on
+///    every write; what an outside actor changed in either store is noticed then and reconciled
+///    by rules 1–3.
 struct IdentifierKeeper {
     let stores: Stores
 
@@ -37,6 +45,8 @@ struct IdentifierKeeper {
         var keyringFailure: DeviceIDError?
         /// A store held a corrupt copy, which was replaced with the other store's valid one.
         var repairedCorrupt = false
+        /// Answered by the mirror for the keyring that confirmed it (rule 5); D-Bus not used.
+        var fromMirror = false
     }
 
     enum Decision {
@@ -88,17 +98,19 @@ struct IdentifierKeeper {
         })
     }
 
-    func decide(_ s: Sighting) -> Decision {
+    func decide(_ s: Sighting, now: UInt64) -> Decision {
         let rewrite: [Target] = s.keyringIsLegacy ? [.keyring] : []
+        // The mirror is written again, with the time, once the keyring holds its ID (rule 5).
+        let confirm: [Target] = stores.mirrorFirst ? [.file] : []
         switch (s.keyring.value, s.file.value) {
         case let (k?, f?):
-            if k.id == f.id { return .use(k, .keyring, repair: rewrite) }
+            if k.id == f.id { return .use(k, .keyring, repair: rewrite + (isConfirmed(f, now) ? [] : confirm)) }
             let winner = k.preferred(over: f)
-            return winner == k ? .use(k, .keyring, repair: [.file] + rewrite) : .use(f, .file, repair: [.keyring])
+            return winner == k ? .use(k, .keyring, repair: rewrite + [.file]) : .use(f, .file, repair: [.keyring] + confirm)
         case let (k?, nil):
-            return .use(k, .keyring, repair: (Self.receives(s.file) ? [.file] : []) + rewrite)
+            return .use(k, .keyring, repair: rewrite + (Self.receives(s.file) ? [.file] : []))
         case let (nil, f?):
-            return .use(f, .file, repair: Self.receives(s.keyring) ? [.keyring] : [])
+            return .use(f, .file, repair: Self.receives(s.keyring) ? [.keyring] + confirm : [])
         case (nil, nil):
             if let error = s.keyring.failure ?? s.file.failure { return .fail(error) }
             var targets = [Target]()
@@ -121,9 +133,24 @@ struct IdentifierKeeper {
         }
     }
 
+    /// Whether the mirror's copy was confirmed by the keyring within the re-check interval.
+    private func isConfirmed(_ mirror: IdentifierRecord, _ now: UInt64) -> Bool {
+        guard stores.mirrorFirst, let confirmed = mirror.confirmed else { return false }
+        return confirmed <= now && now - confirmed < stores.mirrorRecheckSeconds
+    }
+
+    /// Rule 5: the mirror's record, when it answers alone.
+    private func confirmedMirror(_ key: StoreKey, _ now: UInt64) -> Resolution? {
+        guard stores.mirrorFirst, case .found(let record) = askFile(key), isConfirmed(record, now) else { return nil }
+        return Resolution(record: record, source: .keyring, fromMirror: true)
+    }
+
+    private static func now() -> UInt64 { UInt64(max(0, time(nil))) }
+
     /// The identifier for `key`, minting one if and only if every store said "none".
     func resolve(_ key: StoreKey, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
-        switch decide(look(key)) {
+        if let mirrored = confirmedMirror(key, Self.now()) { return mirrored }
+        switch decide(look(key), now: Self.now()) {
         case .use(let record, let source, let repair) where repair.isEmpty:
             return Resolution(record: record, source: source)
         case .fail(let error):
@@ -133,14 +160,17 @@ struct IdentifierKeeper {
         }
         return try stores.lock.withLock { () throws(DeviceIDError) -> Resolution in
             let sighting = look(key)
-            switch decide(sighting) {
+            let now = Self.now()
+            switch decide(sighting, now: now) {
             case .use(let record, let source, let repair):
                 // The answer stands even if a copy cannot be written now; a keyring that refused
                 // is reported with it, and so is a corrupt copy that was replaced.
                 var resolution = Resolution(record: record, source: source)
-                for target in repair {
+                var keyringHolds = sighting.keyring.value?.id == record.id && !sighting.keyringIsLegacy
+                for target in Self.keyringFirst(repair) {
                     do throws(DeviceIDError) {
-                        try write(record, key, to: target)
+                        try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil)
+                        if target == .keyring { keyringHolds = true }
                         let answer = target == .keyring ? sighting.keyring : sighting.file
                         if case .failed(let error) = answer, error.code == .corrupt { resolution.repairedCorrupt = true }
                     } catch where target == .keyring {
@@ -156,9 +186,11 @@ struct IdentifierKeeper {
                 var resolution = Resolution(record: record, source: .created)
                 var firstError: DeviceIDError?
                 var written = 0
-                for target in targets {
+                var keyringHolds = false
+                for target in Self.keyringFirst(targets) {
                     do throws(DeviceIDError) {
-                        try write(record, key, to: target)
+                        try write(record, key, to: target, confirmedAt: keyringHolds && stores.mirrorFirst ? now : nil)
+                        if target == .keyring { keyringHolds = true }
                         written += 1
                     } catch {
                         firstError = firstError ?? error
@@ -180,10 +212,20 @@ struct IdentifierKeeper {
         }
     }
 
-    private func write(_ record: IdentifierRecord, _ key: StoreKey, to target: Target) throws(DeviceIDError) {
+    /// The keyring is written before the mirror, so that the mirror's copy can say the keyring holds it.
+    private static func keyringFirst(_ targets: [Target]) -> [Target] {
+        (targets.contains(.keyring) ? [.keyring] : []) + (targets.contains(.file) ? [.file] : [])
+    }
+
+    /// `confirmedAt`: the keyring holds this ID, as of then (rule 5); nil writes no confirmation.
+    private func write(_ record: IdentifierRecord, _ key: StoreKey, to target: Target,
+                       confirmedAt: UInt64?) throws(DeviceIDError) {
         switch target {
         case .keyring: try stores.keyring?.write(key, record.keyringSecret, extra: record.keyringAttributes)
-        case .file: try stores.file?.write(key, record.serialized())
+        case .file:
+            var copy = record
+            copy.confirmed = stores.mirrorFirst ? confirmedAt : nil
+            try stores.file?.write(key, copy.serialized())
         }
     }
 }

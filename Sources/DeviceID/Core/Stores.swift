@@ -14,9 +14,16 @@ struct Stores: Sendable {
     /// Holds the cross-process lock (`FileStore.withLock`, in the file store's directory), which
     /// every backend takes to mint, reset or write a setting — the keyring-only one too.
     let lock: FileStore
+    /// How long a mirror record confirmed by the keyring answers without D-Bus; 0: never.
+    let mirrorRecheckSeconds: UInt64
+
+    /// Whether the file mirror may answer for the keyring (both stores, a re-check interval).
+    var mirrorFirst: Bool { keyring != nil && file != nil && mirrorRecheckSeconds > 0 }
 
     /// `storeDirectory` nil: the default (`StoreDirectory.defaultPath`).
-    init(_ selection: Selection, deadline: LibSecret.Deadline, storeDirectory: String?) throws(DeviceIDError) {
+    init(_ selection: Selection, deadline: LibSecret.Deadline, storeDirectory: String?,
+         mirrorRecheckSeconds: UInt32 = Configuration.defaultMirrorRecheckSeconds) throws(DeviceIDError) {
+        self.mirrorRecheckSeconds = UInt64(mirrorRecheckSeconds)
         let directory: String
         if let chosen = storeDirectory {
             directory = chosen

@@ -5,16 +5,23 @@
 ///     1b4e28ba-2fa1-4d2b-883f-0016d3cca427
 ///     created=1764425600
 ///     machine=9f0c…(32 hex digits)
+///     confirmed=1764512000
 ///
 /// The first line is the canonical lowercase UUID. Optional `key=value` lines follow; `created`
 /// (seconds since the epoch) settles which copy wins when two stores disagree, `machine` is the
-/// fingerprint of the machine the record was made on (never the raw machine ID). Unknown keys are
-/// kept for newer versions; anything malformed makes the whole record corrupt. The keyring keeps
-/// the same fields in another shape (`keyringSecret`, `keyringAttributes`).
+/// fingerprint of the machine the record was made on (never the raw machine ID). `confirmed`, in
+/// the file mirror only, is when the keyring was last seen holding the same ID (written or read
+/// back together): what lets the mirror answer without D-Bus (`IdentifierKeeper`). Unknown keys
+/// are kept for newer versions (0.1.0 keeps `confirmed` as one); anything malformed makes the
+/// whole record corrupt. The keyring keeps the same fields, less `confirmed`, in another shape
+/// (`keyringSecret`, `keyringAttributes`).
 struct IdentifierRecord: Equatable, Sendable {
     var id: ID128
     var created: UInt64?
     var machine: [UInt8]?
+    /// When the keyring was last seen holding this ID (seconds since the epoch); file mirror only.
+    /// A fact about the copy, not the record: equality ignores it.
+    var confirmed: UInt64?
     var extra: [(String, String)] = []
 
     static func == (a: IdentifierRecord, b: IdentifierRecord) -> Bool {
@@ -37,7 +44,15 @@ struct IdentifierRecord: Equatable, Sendable {
     func serialized() -> [UInt8] {
         var text = id.uuidString + "\n"
         for (key, value) in fields { text += "\(key)=\(value)\n" }
+        if let confirmed { text += "confirmed=\(confirmed)\n" }
         return Array(text.utf8)
+    }
+
+    /// This record as the mirror keeps it once the keyring holds the same ID at `time`.
+    func confirmed(at time: UInt64) -> IdentifierRecord {
+        var copy = self
+        copy.confirmed = time
+        return copy
     }
 
     init(id: ID128, created: UInt64?, machine: [UInt8]? = nil) {
@@ -91,11 +106,11 @@ struct IdentifierRecord: Equatable, Sendable {
                 throw DeviceIDError(.corrupt, "stored identifier record repeats '\(key)'")
             }
             switch key {
-            case "created":
+            case "created", "confirmed":
                 guard !valueBytes.isEmpty, valueBytes.count <= 20, let n = UInt64(value) else {
-                    throw DeviceIDError(.corrupt, "stored identifier record has a malformed creation time")
+                    throw DeviceIDError(.corrupt, "stored identifier record has a malformed \(key) time")
                 }
-                created = n
+                if key == "created" { created = n } else { confirmed = n }
             case "machine":
                 guard valueBytes.count == 32, let raw = Hex.decode(valueBytes) else {
                     throw DeviceIDError(.corrupt, "stored identifier record has a malformed machine fingerprint")
@@ -129,11 +144,15 @@ struct IdentifierRecord: Equatable, Sendable {
             throw DeviceIDError(.corrupt, "stored identifier record is \(secret.count) bytes")
         }
         if secret.contains(UInt8(ascii: "\n")) {
-            return (try IdentifierRecord(parsing: secret), true)
+            var record = try IdentifierRecord(parsing: secret)
+            record.confirmed = nil
+            return (record, true)
         }
         let fields = attributes.filter { $0.key.hasPrefix(attributePrefix) }.sorted { $0.key < $1.key }
             .map { (ArraySlice($0.key.utf8.dropFirst(attributePrefix.utf8.count)), ArraySlice($0.value.utf8)) }
-        return (try IdentifierRecord(id: secret, fields: fields), false)
+        var record = try IdentifierRecord(id: secret, fields: fields)
+        record.confirmed = nil  // the mirror's own fact; a keyring item cannot vouch for itself
+        return (record, false)
     }
 
     /// Of two copies of one identifier found in two stores, the one to keep: the older, so that

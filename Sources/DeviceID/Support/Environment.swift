@@ -13,6 +13,7 @@ enum Environment {
     static let storeDirectory = "DEVICEID_STORE_DIR"
     static let timeout = "DEVICEID_TIMEOUT_MS"
     static let interactive = "DEVICEID_INTERACTIVE"
+    static let mirrorRecheck = "DEVICEID_MIRROR_RECHECK_S"
     static let machineIDPath = "DEVICEID_MACHINE_ID_PATH"
     static let sysfsRoot = "DEVICEID_SYSFS_ROOT"
 

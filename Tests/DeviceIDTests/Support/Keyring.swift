@@ -32,6 +32,13 @@ enum Keyring {
         XCTAssertEqual(result.status, 0)
     }
 
+    /// What `secret-tool search --all` prints about the items (attributes go to stderr).
+    static func secretToolSearch(service: String, account: String) throws -> String {
+        let result = try runProgram("secret-tool", ["search", "--all", "service", service, "username", account],
+                                    mergeStderr: true)
+        return String(decoding: result.output, as: UTF8.self)
+    }
+
     static func secretToolClear(service: String, account: String) throws {
         _ = try runProgram("secret-tool", ["clear", "service", service, "username", account])
     }
