@@ -1,7 +1,9 @@
+import CDeviceIDSupport
 @testable import DeviceID
 import XCTest
 
-/// Digests and MACs through libcrypto, against published vectors.
+/// Digests and MACs, through libcrypto and DeviceID's own SHA-256 (sha256.c), against published
+/// vectors and against each other.
 final class KnownAnswerTests: XCTestCase {
     private func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
@@ -31,6 +33,35 @@ final class KnownAnswerTests: XCTestCase {
         ]
         for (input, expected) in vectors {
             XCTAssertEqual(hex(try LibCrypto.hash(.sha256, Array(input.utf8))), expected, "SHA-256(\"\(input)\")")
+            XCTAssertEqual(hex(SHA256.hash(Array(input.utf8))), expected, "sha256.c: SHA-256(\"\(input)\")")
+        }
+        // FIPS 180-2 appendix B.3: one million "a".
+        XCTAssertEqual(hex(SHA256.hash([UInt8](repeating: 0x61, count: 1_000_000))),
+                       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    /// sha256.c against OpenSSL for every length across the padding boundaries (55, 56, 63, 64…),
+    /// and fed in pieces of every size, so that the buffering cannot be wrong unnoticed.
+    func testOwnSHA256AgreesWithOpenSSL() throws {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...300 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            XCTAssertEqual(SHA256.hash(bytes), try LibCrypto.hash(.sha256, bytes), "length \(length)")
+            XCTAssertEqual(SHA256.hash(bytes[...]), SHA256.hash(bytes), "a slice hashes in place")
+        }
+        let data = (0..<777).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        for piece in 1...130 {
+            var ctx = dids_sha256_ctx()
+            dids_sha256_init(&ctx)
+            var offset = 0
+            while offset < data.count {
+                let end = min(offset + piece, data.count)
+                data[offset..<end].withUnsafeBytes { dids_sha256_update(&ctx, $0.baseAddress, $0.count) }
+                offset = end
+            }
+            var out = [UInt8](repeating: 0, count: 32)
+            dids_sha256_final(&ctx, &out)
+            XCTAssertEqual(out, try LibCrypto.hash(.sha256, data), "pieces of \(piece)")
         }
     }
 
@@ -53,7 +84,7 @@ final class KnownAnswerTests: XCTestCase {
              "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
         ]
         for (index, (key, message, expected)) in vectors.enumerated() {
-            XCTAssertEqual(hex(try LibCrypto.hmacSHA256(key: key, message: message)), expected, "RFC 4231 vector #\(index)")
+            XCTAssertEqual(hex(SHA256.hmac(key: key, message: message)), expected, "RFC 4231 vector #\(index)")
         }
     }
 }

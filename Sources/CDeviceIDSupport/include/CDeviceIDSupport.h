@@ -10,6 +10,7 @@
 #include "CDeviceIDSecretService.h"
 #include "CDeviceIDFastPaths.h"
 #include "CDeviceIDUUID.h"
+#include "CDeviceIDSHA256.h"
 #include "CDeviceIDLibDBus.h"
 
 /// Reads the permanent hardware address of `ifname` with ETHTOOL_GPERMADDR.

@@ -1,7 +1,8 @@
 import CLibCrypto
 import CDeviceIDLibc
 
-/// The only file that calls OpenSSL's libcrypto.
+/// The only file that calls OpenSSL's libcrypto: the digests users ask for (`Digests`), so that
+/// OpenSSL's providers and policy (FIPS) apply to them. DeviceID's own derivations use `SHA256`.
 ///
 /// Digests are fetched once per process: `EVP_md5()`-style lookups on every call cost twice the
 /// hash itself here. A digest that the loaded provider refuses (MD5 under FIPS) reports
@@ -87,24 +88,5 @@ enum LibCrypto {
             throw DeviceIDError(.unsupported, "OpenSSL could not compute \(algorithm.name)")
         }
         withUnsafeBytes(of: raw) { r in Hex.write(UnsafeRawBufferPointer(rebasing: r[0..<algorithm.size]), into: out) }
-    }
-
-    /// HMAC-SHA256 (RFC 2104) of `message` under `key`.
-    static func hmacSHA256(key: [UInt8], message: [UInt8]) throws(DeviceIDError) -> [UInt8] {
-        let md = try digest(.sha256)
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let result = key.withUnsafeBytes { k in
-            message.withUnsafeBytes { m in
-                out.withUnsafeMutableBufferPointer { o in
-                    HMAC(md, k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                         m.count, o.baseAddress, &length)
-                }
-            }
-        }
-        guard result != nil, length == 32 else {
-            throw DeviceIDError(.unsupported, "OpenSSL could not compute HMAC-SHA256")
-        }
-        return out
     }
 }

@@ -52,7 +52,7 @@ public enum MachineID {
         guard !appID.isNull else { throw DeviceIDError(.invalidArgument, "the app ID must not be all zeros") }
         let key: ID128
         if let machine { key = machine } else { key = try raw() }
-        let mac = try LibCrypto.hmacSHA256(key: key.array, message: appID.array)
+        let mac = SHA256.hmac(key: key.array, message: appID.array)
         return ID128(bytes: Array(mac.prefix(16)))!.asVersion4()
     }
 
@@ -65,16 +65,14 @@ public enum MachineID {
             return id
         }
         try Names.validate(text, "app id")
-        let digest = try LibCrypto.hash(.sha256, Array("deviceid.app-id:\(text)".utf8))
+        let digest = SHA256.hash(Array("deviceid.app-id:\(text)".utf8))
         return ID128(bytes: Array(digest.prefix(16)))!
     }
 
     /// The fingerprint stored with each persisted ID for clone detection: HMAC-SHA256 keyed with
     /// the machine ID over a fixed label, 16 bytes. Never the machine ID itself.
     static func fingerprint() -> [UInt8]? {
-        guard let machine = try? raw(),
-              let mac = try? LibCrypto.hmacSHA256(key: machine.array, message: Array("deviceid.fingerprint.v1".utf8))
-        else { return nil }
-        return Array(mac.prefix(16))
+        guard let machine = try? raw() else { return nil }
+        return Array(SHA256.hmac(key: machine.array, message: Array("deviceid.fingerprint.v1".utf8)).prefix(16))
     }
 }

@@ -31,7 +31,7 @@ enum FileEnvelope {
         out += littleEndian(UInt32(k.count)) + littleEndian(UInt32(value.count))
         out += k
         out += value
-        out += try LibCrypto.hash(.sha256, out)
+        out += SHA256.hash(out)
         return out
     }
 
@@ -49,7 +49,7 @@ enum FileEnvelope {
             throw DeviceIDError(.corrupt, "file length does not match its header")
         }
         let bodyEnd = headerSize + keyLength + valueLength
-        let checksum = try LibCrypto.hash(.sha256, bytes[0..<bodyEnd])
+        let checksum = SHA256.hash(bytes[0..<bodyEnd])
         guard checksum.elementsEqual(bytes[bodyEnd...]) else {
             throw DeviceIDError(.corrupt, "file checksum does not match")
         }

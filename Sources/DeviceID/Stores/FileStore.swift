@@ -11,7 +11,7 @@ struct FileStore: Sendable {
     /// The file holding `key`: a kind prefix and 40 hex digits of SHA-256 of the key, so that any
     /// service and account map to a short, safe name and lookups cost the same for 10 or 10,000 items.
     static func fileName(for key: StoreKey) throws(DeviceIDError) -> String {
-        let digest = try LibCrypto.hash(.sha256, [key.kind.rawValue] + key.encoded)
+        let digest = SHA256.hash([key.kind.rawValue] + key.encoded)
         let prefix = key.kind == .identifier ? "id-" : "secret-"
         return prefix + Hex.encode(digest.prefix(20))
     }
