@@ -39,8 +39,10 @@ extension Commands {
     func vendor(_ operands: [String]) throws(DeviceIDError) -> Int32 {
         switch (operands.first, operands.count) {
         case ("get"?, 2): printID(try identity.vendorID(for: operands[1]), [("vendor_id", Output.quote(operands[1]))])
-        case ("reset"?, 2): try identity.resetVendorID(for: operands[1])
-        default: return usageError("vendor takes get|reset VENDOR_ID")
+        case ("reset"?, 2):
+            try identity.resetVendorID(for: operands[1])
+            output.done([("vendor_id", Output.quote(operands[1])), ("reset", "true")])
+        default: return usageError("vendor takes get|reset VENDOR_ID", command: "vendor")
         }
         return ExitCode.success
     }
@@ -48,13 +50,16 @@ extension Commands {
     func advertising(_ operands: [String]) throws(DeviceIDError) -> Int32 {
         switch (operands.first, operands.count) {
         case ("get"?, 1), (nil, 0): printID(try identity.advertisingID())
-        case ("reset"?, 1): try identity.resetAdvertisingID()
+        case ("reset"?, 1):
+            try identity.resetAdvertisingID()
+            output.done([("reset", "true")])
         case ("limit"?, 2) where ["on", "off"].contains(operands[1]):
             try identity.setAdvertisingTrackingLimited(operands[1] == "on")
+            output.done([("limited", String(operands[1] == "on"))])
         case ("limit"?, 1):
             let limited = try identity.isAdvertisingTrackingLimited()
             output.write(output.json ? Output.object([("limited", String(limited))]) + "\n" : (limited ? "on\n" : "off\n"))
-        default: return usageError("advertising takes get | reset | limit [on|off]")
+        default: return usageError("advertising takes get | reset | limit [on|off]", command: "advertising")
         }
         return ExitCode.success
     }
@@ -64,8 +69,11 @@ extension Commands {
         case ("get"?, 2): printID(try identity.openUDID(for: operands[1]), [("app_id", Output.quote(operands[1]))])
         case ("opt-out"?, 3) where ["on", "off"].contains(operands[2]):
             try identity.setOpenUDIDOptOut(operands[2] == "on", for: operands[1])
-        case ("reset"?, 1): try identity.resetOpenUDID()
-        default: return usageError("openudid takes get APP_ID | opt-out APP_ID on|off | reset")
+            output.done([("app_id", Output.quote(operands[1])), ("opted_out", String(operands[2] == "on"))])
+        case ("reset"?, 1):
+            try identity.resetOpenUDID()
+            output.done([("reset", "true")])
+        default: return usageError("openudid takes get APP_ID | opt-out APP_ID on|off | reset", command: "openudid")
         }
         return ExitCode.success
     }
@@ -96,7 +104,7 @@ extension Commands {
 
     func hash(_ operands: [String], _ invocation: Invocation) throws(DeviceIDError) -> Int32 {
         guard operands.count == 1, let algorithm = ["md5": Digests.Algorithm.md5, "sha256": .sha256][operands[0]] else {
-            return usageError("hash takes md5|sha256 (the data comes from standard input)")
+            return usageError("hash takes md5|sha256 (the data comes from standard input)", command: "hash")
         }
         let data = try SecretInput.read()
         let digest: String
@@ -114,14 +122,14 @@ extension Commands {
         switch (operands.first, operands.count) {
         case ("app-specific"?, 2): id = try MachineID.appSpecific(try MachineID.appID(from: operands[1]))
         case ("raw"?, 1): id = try MachineID.raw()
-        default: return usageError("machine-id takes app-specific APP_ID | raw")
+        default: return usageError("machine-id takes app-specific APP_ID | raw", command: "machine-id")
         }
         printValue("id", id.format(uppercase: invocation.uppercase, dashes: !invocation.compact))
         return ExitCode.success
     }
 
     func productUUID(_ operands: [String], _ invocation: Invocation) throws(DeviceIDError) -> Int32 {
-        guard operands == ["raw"] else { return usageError("product-uuid takes raw") }
+        guard operands == ["raw"] else { return usageError("product-uuid takes raw", command: "product-uuid") }
         printValue("id", try ProductUUID.raw().format(uppercase: invocation.uppercase, dashes: !invocation.compact))
         return ExitCode.success
     }

@@ -6,59 +6,19 @@ struct Commands {
     let identity: DeviceIdentity
     let output: Output
 
-    static let usage = """
-        usage: deviceid [OPTIONS] COMMAND [ARGS]
-
-        commands:
-          get APP_ID                       print this device's stable ID for APP_ID
-          reset APP_ID                     forget it; the next get mints a new one
-          secret store SERVICE ACCOUNT     store the secret read from standard input
-          secret lookup SERVICE ACCOUNT    write the secret to standard output
-          secret delete SERVICE ACCOUNT    delete the secret
-          vendor get|reset VENDOR_ID       identifierForVendor: one ID per vendor
-          advertising [get|reset]          the advertising ID (zeros while tracking is limited)
-          advertising limit [on|off]       show or set "limit ad tracking"
-          openudid get APP_ID              the ID every app of this user shares
-          openudid opt-out APP_ID on|off   opt an app out of (or back into) OpenUDID
-          openudid reset                   forget the shared ID
-          uuid                             a random UUID v4 (--uppercase, --compact)
-          mac                              the primary hardware address (--interface, --compact)
-          mac-md5                          MD5 of the MAC's 12 hex digits (--interface, --bundle ID)
-          hash md5|sha256                  hex digest of stdin; with --bundle ID, of stdin + ID
-          machine-id app-specific APP_ID   systemd's app-specific machine ID (--compact: its form)
-          machine-id raw                   the RAW machine ID (not for sending anywhere)
-          product-uuid raw                 the RAW firmware product UUID (usually root only)
-          doctor                           check the bus, the keyring and the file store
-          version                          print the version
-          help                             print this text
-
-        options:
-          --backend auto|secret-service|file   (default: $DEVICEID_BACKEND, else auto)
-          --timeout MS                          deadline for each keyring conversation
-          --store-dir DIR                       file store directory (absolute)
-          --interactive[=MS]                    let the keyring ask to unlock or confirm, waiting
-                                                up to MS (default 120000) for the person
-          --json                                machine-readable output and errors
-          --interface IF, --bundle ID, --uppercase, --compact   for the techniques above
-
-        exit status: 0 success, 1 not found, 2 usage, 10+|status| for other failures
-        (14 locked, 15 unavailable, 16 timed out, 17 corrupt, 19 permission; see README).
-
-        """
-
     func run(_ invocation: Invocation) -> Int32 {
         let words = invocation.words
-        guard let command = words.first else { return usageError("no command given") }
+        guard let command = words.first else { return usageError("no command given", command: nil) }
         let operands = Array(words.dropFirst())
         do throws(DeviceIDError) {
             switch command {
             case "get":
-                guard operands.count == 1 else { return usageError("get takes one APP_ID") }
+                guard operands.count == 1 else { return usageError("get takes one APP_ID", command: "get") }
                 return try get(operands[0])
             case "reset":
-                guard operands.count == 1 else { return usageError("reset takes one APP_ID") }
+                guard operands.count == 1 else { return usageError("reset takes one APP_ID", command: "reset") }
                 try identity.reset(appID: operands[0])
-                if output.json { output.write(Output.object([("app_id", Output.quote(operands[0])), ("reset", "true")]) + "\n") }
+                output.done([("app_id", Output.quote(operands[0])), ("reset", "true")])
                 return ExitCode.success
             case "secret":
                 return try secret(operands)
@@ -66,32 +26,45 @@ struct Commands {
             case "advertising": return try advertising(operands)
             case "openudid": return try openUDID(operands)
             case "uuid", "mac", "mac-md5":
-                guard operands.isEmpty else { return usageError("\(command) takes no arguments") }
+                guard operands.isEmpty else { return usageError("\(command) takes no arguments", command: command) }
                 return command == "uuid" ? try uuid(invocation) : try mac(invocation, md5: command == "mac-md5")
             case "hash": return try hash(operands, invocation)
             case "machine-id": return try machineID(operands, invocation)
             case "product-uuid": return try productUUID(operands, invocation)
             case "doctor":
-                guard operands.isEmpty else { return usageError("doctor takes no arguments") }
+                guard operands.isEmpty else { return usageError("doctor takes no arguments", command: "doctor") }
                 return doctor()
             case "version":
                 output.write(output.json ? Output.object([("version", Output.quote(Version.string.description))]) + "\n"
                                          : "deviceid \(Version.string)\n")
                 return ExitCode.success
             case "help":
-                output.write(Self.usage)
-                return ExitCode.success
+                return help(operands)
             default:
-                return usageError("unknown command '\(command)'")
+                return usageError("unknown command '\(command)'", command: nil)
             }
         } catch {
             return output.fail(error)
         }
     }
 
-    func usageError(_ message: String) -> Int32 {
-        output.write("deviceid: \(message)\n\n\(Self.usage)", to: STDERR_FILENO)
-        return ExitCode.usage
+    /// A usage error of the command being run (its help is the hint).
+    func usageError(_ message: String, command: String?) -> Int32 {
+        output.usageError(message, hint: Help.hint(command))
+    }
+
+    private func help(_ operands: [String]) -> Int32 {
+        guard let topic = operands.first else {
+            output.write(output.json ? Output.object([("help", Output.quote(Help.usage))]) + "\n" : Help.usage)
+            return ExitCode.success
+        }
+        guard operands.count == 1, let entry = Help.entry(topic) else {
+            return usageError("no help for '\(operands.joined(separator: " "))': not a command", command: nil)
+        }
+        let text = Help.text(for: entry)
+        output.write(output.json ? Output.object([("command", Output.quote(topic)), ("help", Output.quote(text))]) + "\n"
+                                 : text)
+        return ExitCode.success
     }
 
     private func get(_ appID: String) throws(DeviceIDError) -> Int32 {
@@ -101,7 +74,7 @@ struct Commands {
 
     private func secret(_ operands: [String]) throws(DeviceIDError) -> Int32 {
         guard operands.count == 3, ["store", "lookup", "delete"].contains(operands[0]) else {
-            return usageError("secret takes store|lookup|delete SERVICE ACCOUNT")
+            return usageError("secret takes store|lookup|delete SERVICE ACCOUNT", command: "secret")
         }
         let (service, account) = (operands[1], operands[2])
         switch operands[0] {
@@ -109,6 +82,7 @@ struct Commands {
             var bytes = try SecretInput.read()
             defer { SecretMemory.wipe(&bytes) }
             try identity.storeSecret(bytes, service: service, account: account)
+            output.done([("service", Output.quote(service)), ("account", Output.quote(account)), ("stored", "true")])
         case "lookup":
             guard var bytes = try identity.lookupSecret(service: service, account: account) else {
                 throw DeviceIDError(.notFound, "no secret for service '\(service)' and account '\(account)'")
@@ -126,6 +100,7 @@ struct Commands {
             guard try identity.deleteSecret(service: service, account: account) else {
                 throw DeviceIDError(.notFound, "no secret for service '\(service)' and account '\(account)'")
             }
+            output.done([("service", Output.quote(service)), ("account", Output.quote(account)), ("deleted", "true")])
         }
         return ExitCode.success
     }

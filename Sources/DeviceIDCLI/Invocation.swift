@@ -18,10 +18,28 @@ struct Invocation {
         let message: String
     }
 
+    /// Whether `--json` is among the options, for reporting a usage error found before it.
+    static func wantsJSON(_ arguments: [String]) -> Bool {
+        for argument in arguments {
+            if argument == "--" { return false }
+            if argument == "--json" { return true }
+        }
+        return false
+    }
+
+    /// The command word, if the arguments name one (for a usage error's hint).
+    static func command(_ arguments: [String]) -> String? {
+        arguments.first { !$0.hasPrefix("-") }
+    }
+
     init(_ arguments: [String]) throws(UsageError) {
         var iterator = arguments.makeIterator()
         var optionsEnded = false
         while let argument = iterator.next() {
+            if !optionsEnded && argument == "-h" {
+                words = ["help"] + words.prefix(1)
+                return
+            }
             if optionsEnded || !argument.hasPrefix("--") || argument == "-" {
                 words.append(argument)
                 continue
@@ -35,7 +53,7 @@ struct Invocation {
             switch name {
             case "--": optionsEnded = true
             case "--json": json = true
-            case "--help": words = ["help"]; return
+            case "--help": words = ["help"] + words.prefix(1); return
             case "--version": words = ["version"]; return
             case "--backend":
                 let v = try value()

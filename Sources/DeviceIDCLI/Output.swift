@@ -55,6 +55,23 @@ struct Output {
         return out + "\""
     }
 
+    /// A usage error: one line and where to read more, on stderr (an object under --json).
+    func usageError(_ message: String, hint: String) -> Int32 {
+        if json {
+            write(Self.object([("error", Self.object([
+                ("name", Self.quote("USAGE")), ("message", Self.quote(message)), ("help", Self.quote(hint)),
+            ]))]) + "\n", to: STDERR_FILENO)
+        } else {
+            write("deviceid: \(message)\nTry '\(hint)'.\n", to: STDERR_FILENO)
+        }
+        return ExitCode.usage
+    }
+
+    /// What a command that prints nothing in text says under --json.
+    func done(_ pairs: [(String, String)]) {
+        if json { write(Self.object(pairs) + "\n") }
+    }
+
     /// Reports a failure on stderr and returns the exit code.
     func fail(_ error: DeviceIDError) -> Int32 {
         if json {

@@ -10,8 +10,7 @@ func main() -> Int32 {
     do throws(Invocation.UsageError) {
         invocation = try Invocation(arguments)
     } catch {
-        Output(json: false).write("deviceid: \(error.message)\n\n\(Commands.usage)", to: STDERR_FILENO)
-        return ExitCode.usage
+        return Output(json: Invocation.wantsJSON(arguments)).usageError(error.message, hint: Help.hint(Invocation.command(arguments)))
     }
     let output = Output(json: invocation.json)
     let identity = DeviceIdentity.shared

@@ -6,7 +6,7 @@ import re
 import pytest
 
 import deviceid
-from conftest import KEYRING_CONTROL, UUID_V4, run
+from conftest import KEYRING_CONTROL, ROOT, UUID_V4, run
 
 UUID = UUID_V4
 
@@ -17,13 +17,87 @@ UUID = UUID_V4
     ["--backend", "cloud", "get", "a"], ["--backend"], ["--timeout", "0", "get", "a"],
     ["--timeout", "soon", "get", "a"], ["--store-dir", "relative", "get", "a"], ["--colour", "get", "a"],
 ])
-def test_usage_errors_exit_2_with_usage_on_stderr(cli, store, args):
+def test_usage_errors_exit_2_with_one_line_and_a_hint(cli, store, args):
     result = run([cli] + args)
     assert result.returncode == 2
     assert result.stdout == ""
-    assert result.stderr.startswith("deviceid: ")
-    assert "usage: deviceid" in result.stderr
-    assert "Traceback" not in result.stderr and "Fatal error" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("deviceid: "), result.stderr
+    assert re.fullmatch(r"Try 'deviceid (--help|help [a-z-]+)'\.", lines[1]), lines[1]
+    command = next((a for a in args if a in COMMANDS), None)
+    if command and not any(a.startswith("--") for a in args):
+        assert lines[1] == f"Try 'deviceid help {command}'.", "the hint names the command's own help"
+    json_result = run([cli, "--json"] + args)
+    assert json_result.returncode == 2 and json_result.stdout == ""
+    error = json.loads(json_result.stderr)["error"]
+    assert error["name"] == "USAGE" and error["message"] == lines[0][len("deviceid: "):]
+
+
+COMMANDS = ["get", "reset", "secret", "vendor", "advertising", "openudid", "uuid", "mac", "mac-md5", "hash",
+            "machine-id", "product-uuid", "doctor", "version", "help"]
+
+
+def test_help_forms(cli):
+    full = run([cli, "--help"])
+    assert full.returncode == 0 and full.stdout.startswith("usage: deviceid [OPTIONS] COMMAND")
+    assert run([cli, "-h"]).stdout == full.stdout == run([cli, "help"]).stdout
+    listed = re.findall(r"^  ([a-z][a-z0-9-]*) ", full.stdout.split("options:")[0], re.M)
+    assert sorted(set(listed)) == sorted(COMMANDS), "every command is listed, and only those"
+    for command in COMMANDS:
+        own = run([cli, "help", command])
+        assert own.returncode == 0 and own.stdout != full.stdout
+        assert f"deviceid [OPTIONS] {command}" in own.stdout, own.stdout
+        assert len(own.stdout.splitlines()) < len(full.stdout.splitlines())
+        if command != "help":
+            assert run([cli, command, "--help"]).stdout == own.stdout
+            assert run([cli, command, "-h"]).stdout == own.stdout
+    as_json = json.loads(run([cli, "--json", "help", "get"]).stdout)
+    assert as_json["command"] == "get" and "APP_ID" in as_json["help"]
+    unknown = run([cli, "help", "frobnicate"])
+    assert unknown.returncode == 2 and "not a command" in unknown.stderr
+
+
+def test_every_command_answers_json_on_stdout(cli, store, keyring):
+    calls = [
+        (["get", "j.app"], None), (["reset", "j.app"], None),
+        (["secret", "store", "j.s", "j.a"], "value"), (["secret", "lookup", "j.s", "j.a"], None),
+        (["secret", "delete", "j.s", "j.a"], None),
+        (["vendor", "get", "j.v"], None), (["vendor", "reset", "j.v"], None),
+        (["advertising"], None), (["advertising", "reset"], None), (["advertising", "limit"], None),
+        (["advertising", "limit", "on"], None), (["advertising", "limit", "off"], None),
+        (["openudid", "get", "j.app"], None), (["openudid", "opt-out", "j.app", "on"], None),
+        (["openudid", "opt-out", "j.app", "off"], None), (["openudid", "reset"], None),
+        (["uuid"], None), (["hash", "sha256"], "x"), (["machine-id", "app-specific", "j.app"], None),
+        (["doctor"], None), (["version"], None), (["help"], None),
+    ]
+    for args, stdin in calls:
+        result = run([cli, "--json"] + args, input=stdin)
+        assert result.returncode == 0, (args, result.stderr)
+        assert isinstance(json.loads(result.stdout), dict), (args, result.stdout)
+    assert json.loads(run([cli, "--json", "secret", "store", "j.s", "j.a"], input="v").stdout) == \
+        {"service": "j.s", "account": "j.a", "stored": True}
+    assert json.loads(run([cli, "--json", "secret", "delete", "j.s", "j.a"]).stdout)["deleted"] is True
+
+
+def test_bash_completion_completes_commands_and_their_words():
+    script = ROOT / "completions" / "deviceid.bash"
+    def complete(*words):
+        line = " ".join(f"'{w}'" for w in words)
+        out = run(["bash", "-c", f"source '{script}'; COMP_WORDS=(deviceid {line}); COMP_CWORD={len(words)}; "
+                                 "_deviceid; printf '%s\\n' \"${COMPREPLY[@]}\""])
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+    assert complete("sec") == ["secret"]
+    assert complete("secret", "") == ["store", "lookup", "delete"]
+    assert complete("--backend", "") == ["auto", "secret-service", "file"]
+    assert complete("--json", "hash", "") == ["md5", "sha256"]
+    assert "--interactive" in complete("--int")
+
+
+def test_zsh_and_fish_completions_parse():
+    assert run(["zsh", "-n", str(ROOT / "completions" / "_deviceid")]).returncode == 0
+    result = run(["fish", "--no-execute", str(ROOT / "completions" / "deviceid.fish")])
+    assert result.returncode == 0, result.stderr
 
 
 def test_invalid_names_exit_11(cli, store):
@@ -71,7 +145,8 @@ def test_secret_commands_read_stdin_and_report_not_found(cli, store):
 def test_corrupt_file_exits_17_and_is_left_alone(cli, store):
     assert run([cli, "--backend", "file", "get", "app"]).returncode == 0
     (path,) = store.glob("id-*")
-    damaged = path.read_bytes()[:-1] + b"\x00"
+    original = path.read_bytes()
+    damaged = original[:-1] + bytes([original[-1] ^ 0xFF])  # the checksum's last byte, always changed
     path.write_bytes(damaged)
     result = run([cli, "--backend", "file", "get", "app"])
     assert result.returncode == 17

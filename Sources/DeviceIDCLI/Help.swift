@@ -1,0 +1,111 @@
+/// The command line's help: one entry per command, from which `deviceid --help`, `deviceid help
+/// COMMAND`, `deviceid COMMAND --help` and the usage hints are all made, so they cannot disagree.
+enum Help {
+    struct Entry {
+        let command: String
+        /// One line per form: the synopsis, then what it does.
+        let forms: [(String, String)]
+        /// What the command's own help adds.
+        let details: String
+    }
+
+    static let entries: [Entry] = [
+        Entry(command: "get", forms: [("get APP_ID", "print this device's stable ID for APP_ID")], details: """
+            The ID is a UUID v4 minted once per APP_ID and user, kept in the keyring (Secret Service)
+            and mirrored in the file store; it survives restarts and reinstalls. With --json the
+            answer says where it came from and how far to trust it (device_changed, weak, file_only,
+            repaired, mirrored).
+            """),
+        Entry(command: "reset", forms: [("reset APP_ID", "forget it; the next get mints a new one")], details: """
+            Removes the ID from every store. A locked keyring fails the reset before anything is
+            removed (exit 14), so the old ID cannot come back from the store that kept it.
+            """),
+        Entry(command: "secret", forms: [
+            ("secret store SERVICE ACCOUNT", "store the secret read from standard input"),
+            ("secret lookup SERVICE ACCOUNT", "write the secret to standard output"),
+            ("secret delete SERVICE ACCOUNT", "delete the secret"),
+        ], details: """
+            Keychain-style secrets, kept where IDs are. The secret never travels through argv or the
+            environment: store reads standard input (prompting without echo on a terminal).
+            lookup and delete exit 1 when there is no such secret.
+            """),
+        Entry(command: "vendor", forms: [("vendor get|reset VENDOR_ID", "identifierForVendor: one ID per vendor")],
+              details: "Every app that passes the same VENDOR_ID gets the same ID; reset re-mints it."),
+        Entry(command: "advertising", forms: [
+            ("advertising [get|reset]", "the advertising ID (zeros while tracking is limited)"),
+            ("advertising limit [on|off]", "show or set \"limit ad tracking\""),
+        ], details: "A resettable device-wide ID; while tracking is limited it reads as all zeros."),
+        Entry(command: "openudid", forms: [
+            ("openudid get APP_ID", "the ID every app of this user shares"),
+            ("openudid opt-out APP_ID on|off", "opt an app out of (or back into) OpenUDID"),
+            ("openudid reset", "forget the shared ID"),
+        ], details: "One ID shared by all of this user's apps; an app that opted out reads zeros."),
+        Entry(command: "uuid", forms: [("uuid", "a random UUID v4 (--uppercase, --compact)")],
+              details: "From getrandom(2); --compact drops the dashes."),
+        Entry(command: "mac", forms: [("mac", "the primary hardware address (--interface, --compact)")], details: """
+            The primary physical NIC, chosen deterministically (the permanent address when the driver
+            reports one). A locally administered address is reported as weak.
+            """),
+        Entry(command: "mac-md5", forms: [("mac-md5", "MD5 of the MAC's 12 hex digits (--interface, --bundle ID)")],
+              details: "The iOS-era MD5(MAC) and, with --bundle, MD5(MAC + bundle id)."),
+        Entry(command: "hash", forms: [("hash md5|sha256", "hex digest of stdin; with --bundle ID, of stdin + ID")],
+              details: "Hashing a push token with the bundle id, as the iOS technique did."),
+        Entry(command: "machine-id", forms: [
+            ("machine-id app-specific APP_ID", "systemd's app-specific machine ID (--compact: its form)"),
+            ("machine-id raw", "the RAW machine ID (not for sending anywhere)"),
+        ], details: """
+            app-specific is exactly sd_id128_get_machine_app_specific(3): APP_ID is a 128-bit ID
+            (32 hex digits or a UUID), as `systemd-id128 machine-id --app-specific=` takes.
+            """),
+        Entry(command: "product-uuid", forms: [("product-uuid raw", "the RAW firmware product UUID (usually root only)")],
+              details: "Read from /sys/class/dmi/id/product_uuid, which only root may read on most systems."),
+        Entry(command: "doctor", forms: [("doctor", "check the bus, the keyring and the file store")], details: """
+            Says which stores would answer and why not; creates, reads back and deletes a probe item
+            in the keyring. Exits 15 when a check this configuration needs fails.
+            """),
+        Entry(command: "version", forms: [("version", "print the version")], details: ""),
+        Entry(command: "help", forms: [("help [COMMAND]", "print this text, or one command's")], details: ""),
+    ]
+
+    static let options = """
+        options:
+          --backend auto|secret-service|file   (default: $DEVICEID_BACKEND, else auto)
+          --timeout MS                          deadline for each keyring conversation
+          --store-dir DIR                       file store directory (absolute)
+          --interactive[=MS]                    let the keyring ask to unlock or confirm, waiting
+                                                up to MS (default 120000) for the person
+          --json                                machine-readable output and errors
+          --interface IF, --bundle ID, --uppercase, --compact   for the techniques above
+          -h, --help                            this text; after a command, that command's
+          --version                             the version
+
+        exit status: 0 success, 1 not found, 2 usage, 10+|status| for other failures
+        (14 locked, 15 unavailable, 16 timed out, 17 corrupt, 19 permission; see deviceid(1)).
+
+        """
+
+    static func line(_ form: (String, String)) -> String {
+        "  " + form.0 + String(repeating: " ", count: max(1, 33 - form.0.count)) + form.1 + "\n"
+    }
+
+    /// `deviceid --help`.
+    static var usage: String {
+        "usage: deviceid [OPTIONS] COMMAND [ARGS]\n\ncommands:\n"
+            + entries.flatMap { $0.forms }.map { line($0) }.joined() + "\n" + options
+    }
+
+    static func entry(_ command: String) -> Entry? { entries.first { $0.command == command } }
+
+    /// `deviceid help COMMAND`.
+    static func text(for entry: Entry) -> String {
+        "usage:\n" + entry.forms.map { "  deviceid [OPTIONS] \($0.0)\n" }.joined() + "\n"
+            + entry.forms.map { "  \($0.0): \($0.1)\n" }.joined() + "\n"
+            + (entry.details.isEmpty ? "" : entry.details + "\n\n") + "Global options: deviceid --help\n"
+    }
+
+    /// The hint under a one-line usage error.
+    static func hint(_ command: String?) -> String {
+        if let command, entry(command) != nil { return "deviceid help \(command)" }
+        return "deviceid --help"
+    }
+}

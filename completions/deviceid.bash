@@ -1,0 +1,36 @@
+# bash completion for deviceid(1)
+_deviceid() {
+    local cur prev words cword
+    _init_completion 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+    local commands="get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid doctor version help"
+    local options="--backend --timeout --store-dir --interactive --json --interface --bundle --uppercase --compact --help --version"
+    case $prev in
+        --backend) COMPREPLY=($(compgen -W "auto secret-service file" -- "$cur")); return ;;
+        --store-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --interface) COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
+        --timeout|--bundle) return ;;
+    esac
+    if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$options" -- "$cur")); return; fi
+    local command="" i
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            --backend|--timeout|--store-dir|--interface|--bundle) ((i++)) ;;
+            -*) ;;
+            *) command=${words[i]}; break ;;
+        esac
+    done
+    case $command in
+        "") COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
+        secret) ((cword == i + 1)) && COMPREPLY=($(compgen -W "store lookup delete" -- "$cur")) ;;
+        vendor) ((cword == i + 1)) && COMPREPLY=($(compgen -W "get reset" -- "$cur")) ;;
+        advertising) ((cword == i + 1)) && COMPREPLY=($(compgen -W "get reset limit" -- "$cur"))
+                     [[ ${words[i+1]} == limit ]] && ((cword == i + 2)) && COMPREPLY=($(compgen -W "on off" -- "$cur")) ;;
+        openudid) ((cword == i + 1)) && COMPREPLY=($(compgen -W "get opt-out reset" -- "$cur"))
+                  [[ ${words[i+1]} == opt-out ]] && ((cword == i + 3)) && COMPREPLY=($(compgen -W "on off" -- "$cur")) ;;
+        hash) ((cword == i + 1)) && COMPREPLY=($(compgen -W "md5 sha256" -- "$cur")) ;;
+        machine-id) ((cword == i + 1)) && COMPREPLY=($(compgen -W "app-specific raw" -- "$cur")) ;;
+        product-uuid) ((cword == i + 1)) && COMPREPLY=($(compgen -W "raw" -- "$cur")) ;;
+        help) ((cword == i + 1)) && COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
+    esac
+}
+complete -F _deviceid deviceid
