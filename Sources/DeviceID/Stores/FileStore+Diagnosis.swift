@@ -22,7 +22,7 @@ extension FileStore {
             let existing = ancestor.isEmpty ? "/" : ancestor
             guard faccessat(AT_FDCWD, existing, W_OK | X_OK, AT_EACCESS) == 0 else {
                 return (false, "\(path) does not exist and cannot be created: \(existing) is not writable by uid "
-                                 + "\(geteuid()); set \(Environment.storeDirectory) to a directory this user owns")
+                                 + "\(geteuid()); " + StoreDirectory.remedy)
             }
             return (true, "\(path) (not created yet; \(existing) is writable)")
         } catch {

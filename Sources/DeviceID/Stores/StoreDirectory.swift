@@ -7,8 +7,14 @@ final class StoreDirectory {
     let path: String
     let descriptor: FileDescriptor
 
-    /// The directory the file store uses: `$DEVICEID_STORE_DIR`, else `$XDG_DATA_HOME/deviceid`,
-    /// else `~/.local/share/deviceid`.
+    /// The directory the file store uses, the first that applies:
+    /// 1. `$DEVICEID_STORE_DIR`;
+    /// 2. `$STATE_DIRECTORY/deviceid` — a systemd service's `StateDirectory=` (its first entry);
+    /// 3. `$XDG_DATA_HOME/deviceid`;
+    /// 4. root without a session (no `$XDG_RUNTIME_DIR`, no `$DBUS_SESSION_BUS_ADDRESS`: a system
+    ///    service, cron, a boot script): `/var/lib/deviceid`, machine-wide — unless root's home
+    ///    already holds a store (where 0.1.0 kept root's IDs), which is then used, never replaced;
+    /// 5. `~/.local/share/deviceid`, the home from `$HOME` or else the password database.
     static func defaultPath() throws(DeviceIDError) -> String {
         if let dir = Environment.value(Environment.storeDirectory) {
             guard dir.hasPrefix("/") else {
@@ -16,24 +22,50 @@ final class StoreDirectory {
             }
             return dir
         }
+        if let state = Environment.value("STATE_DIRECTORY"),
+           let first = state.split(separator: ":").first, first.hasPrefix("/") {
+            return first + "/deviceid"
+        }
         if let data = Environment.value("XDG_DATA_HOME"), data.hasPrefix("/") {
             return data + "/deviceid"
         }
-        if let home = Environment.value("HOME"), home.hasPrefix("/") {
-            return home + "/.local/share/deviceid"
+        let inHome = home().map { $0 + "/.local/share/deviceid" }
+        if geteuid() == 0 && Environment.value("XDG_RUNTIME_DIR") == nil
+            && Environment.value("DBUS_SESSION_BUS_ADDRESS") == nil {
+            if let inHome, access(inHome, F_OK) == 0 { return inHome }
+            return systemPath
         }
+        if let inHome { return inHome }
+        throw DeviceIDError(.unavailable, "no home directory to keep the file store in; " + remedy)
+    }
+
+    /// Root's machine-wide store, for services and scripts that run outside any session.
+    static let systemPath = "/var/lib/deviceid"
+
+    /// What every store error that a configuration can fix suggests.
+    static let remedy = "set \(Environment.storeDirectory) to a directory this user owns (for a system service, "
+        + "StateDirectory= provides one: README \"System services\")"
+
+    private static func home() -> String? {
+        if let home = Environment.value("HOME"), home.hasPrefix("/") { return home }
         if let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir {
             let home = String(cString: dir)
-            if home.hasPrefix("/") { return home + "/.local/share/deviceid" }
+            if home.hasPrefix("/") { return home }
         }
-        throw DeviceIDError(.unavailable, "no home directory to keep the file store in; set \(Environment.storeDirectory)")
+        return nil
     }
 
     /// Opens the directory through `TrustedPath`, creating it (and missing parents, 0700) when
     /// `create` is set. Returns nil when it does not exist and `create` is false.
     init?(path: String, create: Bool) throws(DeviceIDError) {
         self.path = path
-        guard let descriptor = try TrustedPath.openDirectory(path, create: create) else { return nil }
+        let opened: FileDescriptor?
+        do {
+            opened = try TrustedPath.openDirectory(path, create: create)
+        } catch where error.code == .permission && !error.detail.includes(Environment.storeDirectory) {
+            throw DeviceIDError(.permission, error.detail + "; " + Self.remedy)
+        }
+        guard let descriptor = opened else { return nil }
         self.descriptor = descriptor
         switch descriptor.status() {
         case .success(let st): try PrivateOwnership.check(st, path: path)

@@ -1,0 +1,124 @@
+"""System services (README "System services"): no login session, no keyring, a state directory
+from systemd. systemd is not PID 1 here, so each test builds the environment a unit gives its
+process — the user, $STATE_DIRECTORY, the DynamicUser= directory layout — and runs the real CLI."""
+import json
+import os
+import shutil
+import subprocess
+
+from conftest import NOBODY, ROOT, UUID_V4, as_nobody, run
+
+# What a system service's process has: no HOME of its own, no session, no XDG variables.
+SERVICE_ENV = {k: None for k in ("HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS",
+                                  "DEVICEID_STORE_DIR", "DEVICEID_BACKEND", "STATE_DIRECTORY")}
+
+
+def service_env(**extra):
+    return dict(SERVICE_ENV, **extra)
+
+
+def owned_by_nobody(path, mode=0o700):
+    os.makedirs(path)
+    os.chown(path, NOBODY, NOBODY)
+    os.chmod(path, mode)
+    return path
+
+
+def test_state_directory_is_the_default_store(cli, shared_tmp):
+    state = owned_by_nobody(os.path.join(shared_tmp, "state"))
+    env = service_env(HOME="/nonexistent", STATE_DIRECTORY=f"{state}:{shared_tmp}/second-entry")
+    first = as_nobody([cli, "--json", "get", "com.example.service"], env=env)
+    assert first.returncode == 0, first.stderr
+    answer = json.loads(first.stdout)
+    assert UUID_V4.match(answer["id"]) and answer["source"] == "created"
+    items = os.listdir(os.path.join(state, "deviceid"))
+    assert any(n.startswith("id-") for n in items), "kept in $STATE_DIRECTORY/deviceid (its first entry)"
+    assert not os.path.exists(f"{shared_tmp}/second-entry")
+    again = as_nobody([cli, "get", "com.example.service"], env=env)
+    assert again.stdout.strip() == answer["id"], "the same ID on the next start"
+    doctor = as_nobody([cli, "doctor"], env=env)
+    assert doctor.returncode == 0 and f"{state}/deviceid" in doctor.stdout, doctor.stdout
+
+
+def test_the_dynamic_user_layout_is_followed(cli, shared_tmp):
+    # As the service sees it: /var/lib/NAME is root's link to private/NAME, the directory is the
+    # dynamic user's, and private/ belongs to root.
+    lib = os.path.join(shared_tmp, "var-lib")
+    os.makedirs(os.path.join(lib, "private"), mode=0o755)
+    os.chmod(os.path.join(lib, "private"), 0o755)
+    owned_by_nobody(os.path.join(lib, "private", "svc"))
+    os.symlink("private/svc", os.path.join(lib, "svc"))
+    env = service_env(STATE_DIRECTORY=os.path.join(lib, "svc"))
+    result = as_nobody([cli, "get", "com.example.dynamic"], env=env)
+    assert result.returncode == 0, result.stderr
+    assert os.listdir(os.path.join(lib, "private", "svc", "deviceid")), "written through the link"
+    assert as_nobody([cli, "get", "com.example.dynamic"], env=env).stdout == result.stdout
+
+
+def test_without_a_usable_store_doctor_fails_and_every_error_says_what_to_do(cli):
+    env = service_env(HOME="/nonexistent")
+    doctor = as_nobody([cli, "doctor"], env=env)
+    assert doctor.returncode == 15, doctor.stdout
+    assert "FAIL file store: /nonexistent/.local/share/deviceid does not exist and cannot be created" in doctor.stdout
+    get = as_nobody([cli, "get", "com.example.nohome"], env=env)
+    assert get.returncode == 19
+    for hint in ("DEVICEID_STORE_DIR", "StateDirectory="):
+        assert hint in get.stderr and hint in doctor.stdout, (hint, get.stderr)
+
+
+def test_a_permission_error_under_a_private_directory_suggests_the_fix(cli, shared_tmp):
+    closed = os.path.join(shared_tmp, "closed")
+    os.mkdir(closed, 0o700)  # root's
+    result = as_nobody([cli, "--store-dir", f"{closed}/store", "get", "x"], env=service_env())
+    assert result.returncode == 19
+    assert "Permission denied" in result.stderr and "StateDirectory=" in result.stderr, result.stderr
+
+
+ROOT_WITHOUT_SESSION = """set -eu
+mount -t tmpfs -o mode=0755 none /var/lib
+export HOME=$1
+cli=$2
+echo "id=$($cli get com.example.root)"
+ls /var/lib/deviceid | grep -c '^id-' | sed 's/^/files=/'
+"""
+
+
+def test_root_without_a_session_keeps_a_machine_wide_store(cli, tmp_path):
+    home = tmp_path / "root-home"
+    home.mkdir()
+    script = tmp_path / "root.sh"
+    script.write_text(ROOT_WITHOUT_SESSION)
+    result = run(["unshare", "--mount", "--propagation", "private", "bash", str(script), str(home), cli],
+                 env=service_env())
+    assert result.returncode == 0, result.stderr
+    assert "files=1" in result.stdout, "kept under /var/lib/deviceid"
+    assert not (home / ".local").exists()
+
+
+def test_an_id_010_kept_in_roots_home_is_still_found(cli, tmp_path):
+    home = tmp_path / "root-home"
+    legacy = home / ".local" / "share" / "deviceid"
+    old = run([cli, "--store-dir", str(legacy), "get", "com.example.root"]).stdout.strip()
+    assert UUID_V4.match(old)
+    script = tmp_path / "root.sh"
+    script.write_text(ROOT_WITHOUT_SESSION.replace("ls /var/lib/deviceid", "ls /var/lib/deviceid 2>/dev/null || true;"
+                                                   " ls /nonexistent 2>/dev/null"))
+    result = run(["unshare", "--mount", "--propagation", "private", "bash", str(script), str(home), cli],
+                 env=service_env())
+    assert f"id={old}" in result.stdout, result.stdout + result.stderr
+    assert "files=0" in result.stdout, "nothing written to /var/lib/deviceid"
+
+
+def test_the_example_unit_verifies_and_its_command_runs_as_the_unit_would(cli, shared_tmp):
+    unit = (ROOT / "examples" / "systemd" / "deviceid-example.service").read_text()
+    assert "StateDirectory=deviceid-example" in unit and "DynamicUser=yes" in unit
+    copy = os.path.join(shared_tmp, "deviceid-example.service")
+    with open(copy, "w") as f:
+        f.write(unit.replace("/usr/bin/deviceid", cli))
+    verify = run(["systemd-analyze", "verify", "--man=no", copy])
+    assert verify.returncode == 0, verify.stderr
+    state = owned_by_nobody(os.path.join(shared_tmp, "deviceid-example"))
+    command = next(l for l in unit.splitlines() if l.startswith("ExecStart=")).split("=", 1)[1].split()
+    env = service_env(STATE_DIRECTORY=state, DEVICEID_BACKEND="file")
+    result = as_nobody([cli] + command[1:], env=env)
+    assert result.returncode == 0 and UUID_V4.match(result.stdout.strip()), result.stderr
