@@ -6,11 +6,18 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CMAKEDIR ?= $(LIBDIR)/cmake/deviceid
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 PYTHON ?= python3
 # The interpreter's own site-packages, so that `import deviceid` works right after install.
 PYTHONDIR ?= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 
 VERSION := $(shell sed -n 's/^\#define DEVICEID_VERSION_STRING "\(.*\)"/\1/p' include/deviceid.h)
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # The soname's number is the ABI generation, not the version's major: 0.x releases keep .so.1.
 SONAME := libdeviceid.so.1
 # The library and the CLI are Embedded Swift (see Package.swift): no Swift runtime, no libstdc++.
@@ -20,30 +27,48 @@ EMBEDDED_LIBDIR := $(shell swift -print-target-info 2>/dev/null | sed -n 's/.*"r
 BUILD := .build/embedded/release
 SWIFT_BUILD := DEVICEID_EMBEDDED=1 swift build -c release --build-path .build/embedded -Xlinker -L$(EMBEDDED_LIBDIR)
 
-.PHONY: all build install uninstall test clean
+.PHONY: all build man install uninstall test clean
 
-all: build
+all: build man
 
 build:
 	$(SWIFT_BUILD) --product deviceid
 	$(SWIFT_BUILD) --product deviceid-cli
 
-install: build
+# The manual pages, from the header (section 3) and the CLI's own help (section 1).
+man: build
+	rm -rf $(BUILD)/man
+	scripts/gen-man $(BUILD)/man $(BUILD)/deviceid-cli
+
+install: build man
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(PYTHONDIR)/deviceid
+		$(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 -s $(BUILD)/libdeviceid.so $(DESTDIR)$(LIBDIR)/libdeviceid.so.$(VERSION)
 	ln -sfn libdeviceid.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libdeviceid.so
 	install -m 0644 include/deviceid.h $(DESTDIR)$(INCLUDEDIR)/deviceid.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' pkgconfig/deviceid.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc
+	for f in deviceidConfig deviceidConfigVersion; do \
+		sed -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+			-e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|' -e 's|@VERSION_MINOR@|$(VERSION_MINOR)|' \
+			cmake/$$f.cmake.in > $(DESTDIR)$(CMAKEDIR)/$$f.cmake; done
+	install -m 0644 $(BUILD)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(BUILD)/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 0755 -s $(BUILD)/deviceid-cli $(DESTDIR)$(BINDIR)/deviceid
+	install -m 0644 completions/deviceid.bash $(DESTDIR)$(BASHCOMPDIR)/deviceid
+	install -m 0644 completions/_deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid
+	install -m 0644 completions/deviceid.fish $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	install -m 0644 python/deviceid/*.py $(DESTDIR)$(PYTHONDIR)/deviceid/
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libdeviceid.so* $(DESTDIR)$(INCLUDEDIR)/deviceid.h \
-		$(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc $(DESTDIR)$(BINDIR)/deviceid
+		$(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc $(DESTDIR)$(BINDIR)/deviceid \
+		$(DESTDIR)$(MANDIR)/man1/deviceid.1 $(DESTDIR)$(MANDIR)/man3/deviceid.3 $(DESTDIR)$(MANDIR)/man3/deviceid_*.3 \
+		$(DESTDIR)$(BASHCOMPDIR)/deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
+	rm -rf $(DESTDIR)$(CMAKEDIR)
 	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid
 
 test:
