@@ -1,0 +1,94 @@
+#if !hasFeature(Embedded)
+import CDeviceIDLibc
+
+extension DeviceIdentity {
+    /// The calls that may wait on the keyring (up to the deadline, or the person in interactive
+    /// mode), as `async` functions for GUI main actors and server event loops:
+    ///
+    ///     let id = try await DeviceIdentity.shared.nonblocking.stableID(for: "com.example.app")
+    ///
+    /// The waiting happens on a thread of its own, never on a thread of Swift's cooperative pool
+    /// (which has as many threads as cores); an answer already in memory returns at once. Task
+    /// cancellation does not cut a call short: each has its deadline (`timeoutMilliseconds`).
+    public var nonblocking: NonBlocking { NonBlocking(identity: self) }
+
+    public struct NonBlocking: Sendable {
+        let identity: DeviceIdentity
+
+        public func stableID(for appID: String) async throws(DeviceIDError) -> StableID {
+            if let cached = identity.cachedIdentifier(.identifier(scope: "app", name: appID)) {
+                return cached
+            }
+            return try await Self.onOwnThread { [identity] () throws(DeviceIDError) in try identity.stableID(for: appID) }
+        }
+
+        public func reset(appID: String) async throws(DeviceIDError) {
+            try await Self.onOwnThread { [identity] () throws(DeviceIDError) in try identity.reset(appID: appID) }
+        }
+
+        public func identifier(scope: Scope, name: String?) async throws(DeviceIDError) -> StableID {
+            try await Self.onOwnThread { [identity] () throws(DeviceIDError) in try identity.identifier(scope: scope, name: name) }
+        }
+
+        public func vendorID(for vendorID: String) async throws(DeviceIDError) -> StableID {
+            try await identifier(scope: .vendor, name: vendorID)
+        }
+
+        public func advertisingID() async throws(DeviceIDError) -> StableID {
+            try await identifier(scope: .advertising, name: nil)
+        }
+
+        public func openUDID(for appID: String) async throws(DeviceIDError) -> StableID {
+            try await identifier(scope: .openUDID, name: appID)
+        }
+
+        public func storeSecret(_ secret: [UInt8], service: String, account: String) async throws(DeviceIDError) {
+            try await Self.onOwnThread { [identity] () throws(DeviceIDError) in
+                try identity.storeSecret(secret, service: service, account: account)
+            }
+        }
+
+        public func lookupSecret(service: String, account: String) async throws(DeviceIDError) -> [UInt8]? {
+            try await Self.onOwnThread { [identity] () throws(DeviceIDError) in
+                try identity.lookupSecret(service: service, account: account)
+            }
+        }
+
+        public func deleteSecret(service: String, account: String) async throws(DeviceIDError) -> Bool {
+            try await Self.onOwnThread { [identity] () throws(DeviceIDError) in
+                try identity.deleteSecret(service: service, account: account)
+            }
+        }
+
+        /// Runs `body` on a new detached thread and resumes the caller with its result. Where no
+        /// thread can be started (a thread limit), the call fails with `.noMemory` rather than
+        /// block a pool thread.
+        static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws(DeviceIDError) -> T)
+            async throws(DeviceIDError) -> T {
+            let result: Result<T, DeviceIDError> = await withCheckedContinuation { continuation in
+                let job = Job { continuation.resume(returning: Result { () throws(DeviceIDError) in try body() }) }
+                let context = Unmanaged.passRetained(job).toOpaque()
+                var attributes = pthread_attr_t()
+                pthread_attr_init(&attributes)
+                pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+                var thread = pthread_t()
+                let started = pthread_create(&thread, &attributes, { raw in
+                    Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue().run()
+                    return nil
+                }, context)
+                pthread_attr_destroy(&attributes)
+                if started != 0 {
+                    Unmanaged<Job>.fromOpaque(context).release()
+                    continuation.resume(returning: .failure(DeviceIDError(.noMemory, "cannot start a thread for the call")))
+                }
+            }
+            return try result.get()
+        }
+
+        private final class Job: @unchecked Sendable {
+            let run: () -> Void
+            init(_ run: @escaping () -> Void) { self.run = run }
+        }
+    }
+}
+#endif
