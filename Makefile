@@ -11,7 +11,9 @@ MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
-PYTHON ?= python3
+# The system's Python (Debian's /usr/bin/python3), not whichever python3 is first on PATH (a pyenv
+# or venv one); PYTHON=... chooses another.
+PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
 # The interpreter's own site-packages, so that `import deviceid` works right after install.
 PYTHONDIR ?= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 
@@ -60,7 +62,7 @@ install: build man
 	install -m 0644 completions/deviceid.bash $(DESTDIR)$(BASHCOMPDIR)/deviceid
 	install -m 0644 completions/_deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid
 	install -m 0644 completions/deviceid.fish $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
-	install -m 0644 python/deviceid/*.py $(DESTDIR)$(PYTHONDIR)/deviceid/
+	install -m 0644 python/deviceid/*.py python/deviceid/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid/
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 uninstall:

@@ -1,5 +1,10 @@
 """The Python package over the installed libdeviceid."""
+import json
+import os
+import pathlib
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -148,3 +153,34 @@ def test_error_detail_comes_from_the_library(store, keyring):
         deviceid.get("py.locked.app")
     assert caught.value.status == -4
     assert "locked" in str(caught.value)
+
+
+def test_the_package_exports_exactly_its_api_and_is_typed():
+    public = {name for name in dir(deviceid) if not name.startswith("_")}
+    assert public == set(deviceid.__all__), "dir() shows the API and nothing else (no ctypes, namedtuple)"
+    assert (pathlib.Path(deviceid.__file__).parent / "py.typed").exists(), "PEP 561: type checkers read it"
+
+
+def test_python_m_deviceid_speaks_like_the_cli(cli, store):
+    as_module = subprocess.run([sys.executable, "-m", "deviceid", "--json", "get", "com.example.module"],
+                               capture_output=True, text=True)
+    assert as_module.returncode == 0, as_module.stderr
+    from_cli = json.loads(subprocess.run([cli, "--json", "get", "com.example.module"], capture_output=True,
+                                         text=True).stdout)
+    mine = json.loads(as_module.stdout)
+    assert mine["id"] == from_cli["id"] and set(mine) == set(from_cli)
+    usage = subprocess.run([sys.executable, "-m", "deviceid", "frobnicate"], capture_output=True, text=True)
+    assert usage.returncode == 2 and "Try 'python -m deviceid --help'." in usage.stderr
+
+
+def test_an_unloadable_library_says_what_to_install(tmp_path):
+    env = dict(os.environ, DEVICEID_LIBRARY=str(tmp_path / "missing.so"), LD_LIBRARY_PATH=str(tmp_path))
+    loader = pathlib.Path(deviceid.__file__).parent / "_loader.py"
+    code = ("import ctypes.util, importlib.util as u; "
+            f"spec = u.spec_from_file_location('loader', {str(loader)!r}); l = u.module_from_spec(spec); "
+            "spec.loader.exec_module(l); ctypes.util.find_library = lambda name: None; "
+            "l.SONAME = 'libdeviceid-not-installed.so.1'; l.load()")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert "ImportError" in result.stderr
+    for advice in ("apt install libdeviceid1", "make install", "pip install", "DEVICEID_LIBRARY"):
+        assert advice in result.stderr, advice

@@ -10,7 +10,7 @@ app id and user. Errors are DeviceIDError subclasses named after the C statuses.
 
 from __future__ import annotations  # annotations stay strings: no `typing` import (≈ 8 ms)
 
-import ctypes
+import ctypes as _ctypes
 from _thread import _local as _ThreadLocal  # threading.local, without importing threading
 
 from . import _native
@@ -21,6 +21,29 @@ from ._errors import (  # noqa: F401  (re-exported)
 )
 
 __version__ = _native.version_string().decode()
+del annotations  # the __future__ import's name is not API
+
+__all__ = [
+    # identifiers
+    "get", "get_info", "identifier", "reset", "vendor_id", "reset_vendor_id", "advertising_id",
+    "reset_advertising_id", "set_advertising_limited", "advertising_limited", "openudid", "set_openudid_opt_out",
+    "reset_openudid", "StableID",
+    # keychain-style secrets
+    "store_secret", "lookup_secret", "delete_secret",
+    # the iOS-era techniques
+    "uuid4", "parse_uuid", "mac_address", "mac_md5", "MACAddress", "hash_hex", "token_hash",
+    "machine_app_specific", "machine_id_raw", "product_uuid_raw",
+    # configuration and statuses
+    "set_backend", "get_backend", "set_timeout_ms", "set_interactive", "get_interactive", "set_store_dir",
+    "strerror", "status_name", "BACKENDS", "SCOPES", "NULL_UUID", "UUID_STRING_MAX", "NAME_MAX", "SECRET_MAX",
+    "FORMAT_UPPERCASE", "FORMAT_COMPACT", "FLAG_DEVICE_CHANGED", "FLAG_WEAK", "FLAG_LIMITED", "FLAG_FILE_ONLY",
+    "FLAG_REPAIRED", "FLAG_MIRRORED",
+    # errors
+    "DeviceIDError", "InvalidArgumentError", "BufferTooSmallError", "NotFoundError", "LockedError",
+    "UnavailableError", "TimedOutError", "CorruptError", "IOFailureError", "PermissionDeniedError",
+    "UnsupportedError", "KeyringError", "OptedOutError", "NoMemoryError", "InvalidMachineIDError", "TooLargeError",
+    "InternalError", "NoCollectionError",
+]
 
 UUID_STRING_MAX = _native.uuid_string_max()
 NAME_MAX = _native.name_max()
@@ -36,9 +59,9 @@ SCOPES = {"app": 1, "vendor": 2, "advertising": 3, "openudid": 4}
 NULL_UUID = "00000000-0000-0000-0000-000000000000"
 
 
-from collections import namedtuple  # noqa: E402
+from collections import namedtuple as _namedtuple  # noqa: E402
 
-StableID = namedtuple("StableID", "id source device_changed weak limited file_only keyring_error repaired mirrored",
+StableID = _namedtuple("StableID", "id source device_changed weak limited file_only keyring_error repaired mirrored",
                       defaults=(False, False, False, False, None, False, False))
 StableID.__doc__ = """An identifier, where it came from ("keyring", "file" or "created"), and how far to trust it.
 
@@ -50,7 +73,7 @@ was replaced with the other store's valid one. mirrored: answered by the file mi
 keyring confirmed within the re-check interval, without D-Bus (source is then "keyring").
 """
 
-MACAddress = namedtuple("MACAddress", "address interface permanent weak")
+MACAddress = _namedtuple("MACAddress", "address interface permanent weak")
 MACAddress.__doc__ = """A hardware address ("AA:BB:CC:DD:EE:FF"), its interface, and whether it is the
 permanent address and whether it is weak (locally administered)."""
 
@@ -74,7 +97,7 @@ def get(app_id: str) -> str:
     try:
         out = _per_thread.out
     except AttributeError:
-        out = _per_thread.out = ctypes.create_string_buffer(UUID_STRING_MAX)
+        out = _per_thread.out = _ctypes.create_string_buffer(UUID_STRING_MAX)
     status = _native.get_unchecked(_text(app_id, "app_id"), out, UUID_STRING_MAX)
     if status:
         _native._check(status, None, None)
@@ -91,11 +114,11 @@ def identifier(scope: str, name: str | None = None) -> StableID:
     (no name) or "openudid" (name = the asking app's id)."""
     if scope not in SCOPES:
         raise InvalidArgumentError(f"invalid argument: scope must be one of {', '.join(SCOPES)}")
-    out = ctypes.create_string_buffer(UUID_STRING_MAX)
-    source = ctypes.c_int(0)
-    flags = ctypes.c_uint(0)
+    out = _ctypes.create_string_buffer(UUID_STRING_MAX)
+    source = _ctypes.c_int(0)
+    flags = _ctypes.c_uint(0)
     raw_name = None if name is None else _text(name, "name")
-    _native.identifier(SCOPES[scope], raw_name, out, len(out), ctypes.byref(source), ctypes.byref(flags))
+    _native.identifier(SCOPES[scope], raw_name, out, len(out), _ctypes.byref(source), _ctypes.byref(flags))
     file_only = bool(flags.value & FLAG_FILE_ONLY)
     return StableID(out.value.decode("ascii"), _native.source_name(source.value).decode("ascii"),
                     bool(flags.value & FLAG_DEVICE_CHANGED), bool(flags.value & FLAG_WEAK),
@@ -149,32 +172,32 @@ def _format(uppercase: bool, compact: bool) -> int:
 
 def uuid4(uppercase: bool = False, compact: bool = False) -> str:
     """A random UUID v4 from the kernel's CSPRNG."""
-    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    out = _ctypes.create_string_buffer(UUID_STRING_MAX)
     _native.uuid_generate(out, len(out), _format(uppercase, compact))
     return out.value.decode("ascii")
 
 
 def parse_uuid(text: str) -> bytes:
     """The 16 bytes of a UUID written with dashes or as 32 hex digits; anything else is refused."""
-    out = ctypes.create_string_buffer(16)
+    out = _ctypes.create_string_buffer(16)
     _native.uuid_parse(_text(text, "text"), out)
     return out.raw
 
 
 def mac_address(interface: str | None = None) -> MACAddress:
     """The primary hardware address (or that of `interface`)."""
-    out = ctypes.create_string_buffer(_native.mac_string_max())
-    name = ctypes.create_string_buffer(_native.interface_name_max())
-    properties = ctypes.c_uint(0)
+    out = _ctypes.create_string_buffer(_native.mac_string_max())
+    name = _ctypes.create_string_buffer(_native.interface_name_max())
+    properties = _ctypes.c_uint(0)
     _native.mac_address(None if interface is None else _text(interface, "interface"), 0, out, len(out),
-                        name, len(name), ctypes.byref(properties))
+                        name, len(name), _ctypes.byref(properties))
     return MACAddress(out.value.decode("ascii"), name.value.decode("utf-8", "replace"),
                       bool(properties.value & 1), bool(properties.value & 2))
 
 
 def mac_md5(bundle_id: str | None = None, interface: str | None = None) -> str:
     """MD5 hex of the MAC's 12 uppercase hex digits, followed by the bundle id when given."""
-    out = ctypes.create_string_buffer(_native.md5_hex_max())
+    out = _ctypes.create_string_buffer(_native.md5_hex_max())
     _native.mac_md5(None if interface is None else _text(interface, "interface"),
                     None if bundle_id is None else _text(bundle_id, "bundle_id"), out, len(out), None)
     return out.value.decode("ascii")
@@ -192,7 +215,7 @@ def _algorithm(name: str) -> int:
 def hash_hex(data: bytes, algorithm: str = "sha256") -> str:
     """Lowercase hex digest through OpenSSL."""
     data = bytes(data)
-    out = ctypes.create_string_buffer(_native.sha256_hex_max())
+    out = _ctypes.create_string_buffer(_native.sha256_hex_max())
     _native.hash_hex(_algorithm(algorithm), data, len(data), out, len(out))
     return out.value.decode("ascii")
 
@@ -200,28 +223,28 @@ def hash_hex(data: bytes, algorithm: str = "sha256") -> str:
 def token_hash(token: bytes, bundle_id: str, algorithm: str = "sha256") -> str:
     """hex(H(token + bundle id)): hashing a push token with the app's bundle id."""
     token = bytes(token)
-    out = ctypes.create_string_buffer(_native.sha256_hex_max())
+    out = _ctypes.create_string_buffer(_native.sha256_hex_max())
     _native.token_hash(_algorithm(algorithm), token, len(token), _text(bundle_id, "bundle_id"), out, len(out))
     return out.value.decode("ascii")
 
 
 def machine_app_specific(app_id: str, compact: bool = False) -> str:
     """systemd's app-specific machine ID for app_id (a UUID, or any name)."""
-    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    out = _ctypes.create_string_buffer(UUID_STRING_MAX)
     _native.machine_app_specific(_text(app_id, "app_id"), _format(False, compact), out, len(out))
     return out.value.decode("ascii")
 
 
 def machine_id_raw(compact: bool = True) -> str:
     """The RAW machine ID, as in /etc/machine-id. Prefer machine_app_specific()."""
-    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    out = _ctypes.create_string_buffer(UUID_STRING_MAX)
     _native.machine_id_raw(_format(False, compact), out, len(out))
     return out.value.decode("ascii")
 
 
 def product_uuid_raw() -> str:
     """The RAW firmware product UUID (usually root only)."""
-    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    out = _ctypes.create_string_buffer(UUID_STRING_MAX)
     _native.product_uuid_raw(0, out, len(out))
     return out.value.decode("ascii")
 
@@ -236,25 +259,25 @@ def store_secret(service: str, account: str, secret: bytes) -> None:
     if isinstance(secret, str):
         raise TypeError("secret must be bytes; encode text explicitly")
     data = bytes(secret)
-    buffer = ctypes.create_string_buffer(data, len(data)) if data else None
+    buffer = _ctypes.create_string_buffer(data, len(data)) if data else None
     try:
         _native.secret_store(_text(service, "service"), _text(account, "account"), buffer, len(data))
     finally:
         if buffer is not None:
-            ctypes.memset(buffer, 0, len(data))
+            _ctypes.memset(buffer, 0, len(data))
 
 
 def lookup_secret(service: str, account: str) -> bytes | None:
     """The secret stored under service and account, or None when there is none."""
-    data = ctypes.c_void_p()
-    size = ctypes.c_size_t()
+    data = _ctypes.c_void_p()
+    size = _ctypes.c_size_t()
     try:
         _native.secret_lookup(_text(service, "service"), _text(account, "account"),
-                              ctypes.byref(data), ctypes.byref(size))
+                              _ctypes.byref(data), _ctypes.byref(size))
     except NotFoundError:
         return None
     try:
-        return ctypes.string_at(data, size.value)
+        return _ctypes.string_at(data, size.value)
     finally:
         _native.free(data)
 
