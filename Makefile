@@ -29,7 +29,7 @@ EMBEDDED_LIBDIR := $(shell swift -print-target-info 2>/dev/null | sed -n 's/.*"r
 BUILD := .build/embedded/release
 SWIFT_BUILD := DEVICEID_EMBEDDED=1 swift build -c release --build-path .build/embedded -Xlinker -L$(EMBEDDED_LIBDIR)
 
-.PHONY: all build man install uninstall test clean
+.PHONY: all build man install uninstall test clean deb
 
 all: build man
 
@@ -75,6 +75,15 @@ uninstall:
 
 test:
 	scripts/test
+
+# Debian packages (debian/, debhelper) into dist/deb, checked with lintian. A Swift 6 toolchain
+# must be on PATH; scripts/release-check installs them into clean Debian roots.
+deb:
+	dpkg-buildpackage -b -us -uc
+	rm -rf dist/deb && mkdir -p dist/deb
+	mv ../deviceid_$(VERSION)_*.deb ../libdeviceid1_$(VERSION)_*.deb ../libdeviceid-dev_$(VERSION)_*.deb \
+		../python3-deviceid_$(VERSION)_all.deb ../deviceid_$(VERSION)_*.changes ../deviceid_$(VERSION)_*.buildinfo dist/deb/
+	lintian --fail-on error --info dist/deb/deviceid_$(VERSION)_*.changes
 
 clean:
 	rm -rf .build

@@ -68,7 +68,7 @@ let package = Package(
             dependencies: ["DeviceID", "CDeviceIDLibc", "CDeviceIDSupport"],
             exclude: ["exports.map"],
             swiftSettings: swiftSettings,
-            linkerSettings: [
+            linkerSettings: (embedded ? [.linkedLibrary("m")] : []) + [
                 .unsafeFlags(embeddedLinking + [
                     "-Xlinker", "-soname=libdeviceid.so.1",
                     "-Xlinker", "--version-script=\(root)/Sources/DeviceIDC/exports.map",
