@@ -22,12 +22,10 @@ VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # The soname's number is the ABI generation, not the version's major: 0.x releases keep .so.1.
 SONAME := libdeviceid.so.1
-# The library and the CLI are Embedded Swift (see Package.swift): no Swift runtime, no libstdc++.
-# The toolchain's embedded directory holds the Unicode tables their String comparisons need.
-ARCH := $(shell uname -m)
-EMBEDDED_LIBDIR := $(shell swift -print-target-info 2>/dev/null | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')/embedded/$(ARCH)-unknown-linux-gnu
+# The library and the CLI are Embedded Swift (see Package.swift and scripts/swift-embedded): no
+# Swift runtime, no libstdc++.
 BUILD := .build/embedded/release
-SWIFT_BUILD := DEVICEID_EMBEDDED=1 swift build -c release --build-path .build/embedded -Xlinker -L$(EMBEDDED_LIBDIR)
+SWIFT_BUILD := scripts/swift-embedded --build-path .build/embedded
 
 .PHONY: all build man install uninstall test clean deb
 
