@@ -42,7 +42,9 @@ extension DeviceIdentity {
         }
         checks.append(.init("configuration", ok: true,
                             "backend \(configuration.backend), timeout \(configuration.timeoutMilliseconds) ms"
-                                + (configuration.interactive ? ", interactive" : "")))
+                                + (configuration.interactive ? ", interactive" : "")
+                                + (configuration.backend == .auto
+                                    ? ", mirror re-check \(configuration.mirrorRecheckSeconds) s" : "")))
         var answering = [String]()
         let stores: Stores
         do {
