@@ -1,6 +1,5 @@
 @testable import DeviceID
 import Foundation
-import Synchronization
 import XCTest
 
 /// Against the real gnome-keyring of the test run (scripts/with-keyring). Each test uses its own
@@ -275,7 +274,7 @@ final class KeyringTests: XCTestCase {
 
     func testConcurrentFirstRunWithKeyringMintsOneID() throws {
         let app = "race-\(unique)"
-        let results = Mutex<[String]>([])
+        let results = Locked<[String]>([])  // see StableIDFileBackendTests: TSan models a pthread mutex
         let configuration = Configuration(backend: .auto, storeDirectory: tmp.path)
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
             let id = (try? DeviceIdentity(configuration: configuration).stableID(for: app))?.uuidString ?? "error"

@@ -1,6 +1,5 @@
 @testable import DeviceID
 import Foundation
-import Synchronization
 import XCTest
 
 /// The stable identifier with the file store alone: no keyring involved.
@@ -70,7 +69,7 @@ final class StableIDFileBackendTests: XCTestCase {
 
     func testConcurrentFirstRunMintsOneID() throws {
         let tmp = TemporaryDirectory()
-        let results = Mutex<[String]>([])
+        let results = Locked<[String]>([])  // a class over a pthread mutex, which TSan models (a Mutex on the stack drew a report)
         let store = tmp.path
         DispatchQueue.concurrentPerform(iterations: 32) { _ in
             // Separate instances: no shared memory cache, only the store and its lock.
