@@ -5,6 +5,7 @@
 // the exported deviceid_* set.
 #include "CDeviceIDLibc.h"
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/random.h>
 
 #include "CDeviceIDSecretService.h"
@@ -17,6 +18,11 @@
 /// Returns the address length (6 for Ethernet) and fills `out`, 0 when the driver reports none,
 /// or -errno (-EOPNOTSUPP when the driver has no ethtool support).
 int dids_permanent_address(const char *ifname, unsigned char *out, size_t out_size);
+
+/// An atomic 64-bit counter (acquire loads, acquire-release increments), for Swift code that
+/// must build without the Synchronization module (Embedded Swift on Linux).
+uint64_t dids_counter_load(const uint64_t *counter);
+void dids_counter_increment(uint64_t *counter);
 
 /// secure_getenv(3): NULL in a set-user-ID, set-group-ID or capability-raised process.
 const char *dids_secure_getenv(const char *name);

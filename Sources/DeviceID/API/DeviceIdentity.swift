@@ -13,19 +13,20 @@ public final class DeviceIdentity: Sendable {
         var overrides = Configuration.Overrides()
         var configuration: Result<Configuration, DeviceIDError>
         var cache: [StoreKey: StableID] = [:]
-        var generation: UInt64 = 1
     }
 
     private let state: Locked<State>
+    /// Moved only under `state`'s lock; read without it by the C ABI's cache on every call.
+    private let generationCounter = AtomicCounter(1)
 
     /// Grows with every reset and reconfiguration: an answer computed at an older generation may
     /// be stale. Caches outside this object (the C ABI's per-thread one) keep answers with the
     /// generation they were computed at and ignore them once it has moved on.
-    public var generation: UInt64 { state.withLock { $0.generation } }
+    public var generation: UInt64 { generationCounter.load() }
 
     private func forgetAnswers(_ state: inout State) {
         state.cache.removeAll()
-        state.generation &+= 1
+        generationCounter.increment()
     }
 
     /// The instance the C library, the Python package and the CLI use: configured from
@@ -106,7 +107,7 @@ public final class DeviceIdentity: Sendable {
 
     func identifier(_ key: StoreKey) throws(DeviceIDError) -> StableID {
         // Read first: a reset or reconfiguration from here on moves it, and the answer is not kept.
-        let (cached, configuration, computedAt) = state.withLock { ($0.cache[key], $0.configuration, $0.generation) }
+        let (cached, configuration, computedAt) = state.withLock { ($0.cache[key], $0.configuration, generationCounter.load()) }
         if let cached { return cached }
         let keeper = IdentifierKeeper(stores: try configuration.get().stores())
         // Computed after the lookup, which overlaps the machine ID's first read with D-Bus.
@@ -126,7 +127,7 @@ public final class DeviceIdentity: Sendable {
                               keyringFailure: resolution.keyringFailure)
         if answer.isSettled {
             state.withLock { state in
-                if state.generation == computedAt { state.cache[key] = answer }
+                if generationCounter.load() == computedAt { state.cache[key] = answer }
             }
         }
         return answer
