@@ -8,6 +8,7 @@ system, which manylinux does not allow a wheel to assume, so the tag is linux_<a
 `auditwheel show` reports for it); the Python code runs on any CPython 3, so the wheel is py3-none.
 """
 import os
+import re
 import shutil
 import subprocess
 
@@ -43,4 +44,8 @@ class PlatformWheel(bdist_wheel):
         return ("py3", "none", super().get_tag()[2])
 
 
-setup(cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel}, distclass=NativeDistribution)
+# The version has one source, the header (as for make, the .pc file and the CMake package).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "deviceid.h")) as header:
+    VERSION = re.search(r'#define DEVICEID_VERSION_STRING "(.*)"', header.read()).group(1)
+
+setup(version=VERSION, cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel}, distclass=NativeDistribution)

@@ -16,7 +16,7 @@ extension DeviceIdentity {
         let identity: DeviceIdentity
 
         public func stableID(for appID: String) async throws(DeviceIDError) -> StableID {
-            if let cached = identity.cachedIdentifier(.identifier(scope: "app", name: appID)) {
+            if let cached = identity.cachedIdentifier(Scope.app.key(appID)) {
                 return cached
             }
             return try await Self.onOwnThread { [identity] () throws(DeviceIDError) in try identity.stableID(for: appID) }

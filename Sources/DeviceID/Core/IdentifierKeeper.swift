@@ -149,8 +149,9 @@ struct IdentifierKeeper {
 
     /// The identifier for `key`, minting one if and only if every store said "none".
     func resolve(_ key: StoreKey, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
-        if let mirrored = confirmedMirror(key, Self.now()) { return mirrored }
-        switch decide(look(key), now: Self.now()) {
+        let now = Self.now()
+        if let mirrored = confirmedMirror(key, now) { return mirrored }
+        switch decide(look(key), now: now) {
         case .use(let record, let source, let repair) where repair.isEmpty:
             return Resolution(record: record, source: source)
         case .fail(let error):
