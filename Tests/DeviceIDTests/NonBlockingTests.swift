@@ -5,7 +5,8 @@ import XCTest
 /// The async calls wait on threads of their own, never on the cooperative pool's.
 final class NonBlockingTests: XCTestCase {
     /// More blocked calls than the pool has threads, released by a task that needs the pool: if a
-    /// call blocked a pool thread, the releasing task could never run and this would hang.
+    /// call blocked a pool thread, the releasing task could never run; each call then gives up
+    /// after 30 s, and the test fails instead of hanging.
     func testBlockedCallsLeaveTheCooperativePoolFree() async throws {
         var fds: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&fds), 0)
@@ -16,6 +17,10 @@ final class NonBlockingTests: XCTestCase {
             for _ in 0..<blocked {
                 group.addTask {
                     try await DeviceIdentity.NonBlocking.onOwnThread { () throws(DeviceIDError) -> UInt8 in
+                        var ready = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+                        guard poll(&ready, 1, 30_000) == 1 else {
+                            throw DeviceIDError(.timedOut, "never released: a pool thread was blocked")
+                        }
                         var byte: UInt8 = 0
                         guard read(readEnd, &byte, 1) == 1 else { throw DeviceIDError(.io, "pipe") }
                         return byte
