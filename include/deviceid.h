@@ -189,6 +189,7 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
 #define DEVICEID_FLAG_FILE_ONLY      8u  /* the keyring answered but refused or failed to keep the ID */
 #define DEVICEID_FLAG_REPAIRED      16u  /* a corrupt copy in one store was replaced from the other */
 #define DEVICEID_FLAG_MIRRORED      32u  /* answered by the file mirror the keyring confirmed, no D-Bus */
+#define DEVICEID_FLAG_PROVISIONAL   64u  /* kept without a keyring: one that answers later with another ID wins */
 
 /**
  * As deviceid_get(), and stores in `*source` (when not NULL) where the identifier came from (a
@@ -208,6 +209,10 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
  *   keyring over D-Bus, because the keyring was seen holding the same ID less than the re-check
  *   interval ago (DEVICEID_MIRROR_RECHECK_S, a day by default; the source is then
  *   DEVICEID_SOURCE_KEYRING). See the README's "Mirror-first answers".
+ * - DEVICEID_FLAG_PROVISIONAL: in the auto backend, the ID is kept only in the file store while no
+ *   keyring could be asked, and no keyring ever confirmed it: if a keyring that answers later holds
+ *   another ID for the same key, that one wins. Choose the file backend where no keyring will
+ *   ever be. See the README's "How it keeps the ID".
  */
 int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size,
                     int *DEVICEID_NULLABLE source, unsigned int *DEVICEID_NULLABLE flags);

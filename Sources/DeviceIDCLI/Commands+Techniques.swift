@@ -13,6 +13,7 @@ extension Commands {
                 ("file_only", String(id.flags.contains(.fileOnly))),
                 ("repaired", String(id.flags.contains(.repaired))),
                 ("mirrored", String(id.flags.contains(.mirrored))),
+                ("provisional", String(id.isProvisional)),
             ] + (id.keyringFailure.map { [("keyring_error", Output.quote($0.description))] } ?? [])) + "\n")
         } else {
             output.write(id.uuidString + "\n")

@@ -14,7 +14,7 @@ enum Help {
             The ID is a UUID v4 minted once per APP_ID and user, kept in the keyring (Secret Service)
             and mirrored in the file store; it survives restarts and reinstalls. With --json the
             answer says where it came from and how far to trust it (device_changed, weak, file_only,
-            repaired, mirrored).
+            repaired, mirrored, provisional).
             """),
         Entry(command: "reset", forms: [("reset APP_ID", "forget it; the next get mints a new one")], details: """
             Removes the ID from every store. A locked keyring fails the reset before anything is

@@ -37,7 +37,7 @@ __all__ = [
     "set_backend", "get_backend", "set_timeout_ms", "set_interactive", "get_interactive", "set_store_dir",
     "strerror", "status_name", "BACKENDS", "SCOPES", "NULL_UUID", "UUID_STRING_MAX", "NAME_MAX", "SECRET_MAX",
     "FORMAT_UPPERCASE", "FORMAT_COMPACT", "FLAG_DEVICE_CHANGED", "FLAG_WEAK", "FLAG_LIMITED", "FLAG_FILE_ONLY",
-    "FLAG_REPAIRED", "FLAG_MIRRORED",
+    "FLAG_REPAIRED", "FLAG_MIRRORED", "FLAG_PROVISIONAL",
     # errors
     "DeviceIDError", "InvalidArgumentError", "BufferTooSmallError", "NotFoundError", "LockedError",
     "UnavailableError", "TimedOutError", "CorruptError", "IOFailureError", "PermissionDeniedError",
@@ -55,14 +55,16 @@ FORMAT_UPPERCASE, FORMAT_COMPACT = 1, 2
 
 
 FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED, FLAG_FILE_ONLY, FLAG_REPAIRED, FLAG_MIRRORED = 1, 2, 4, 8, 16, 32
+FLAG_PROVISIONAL = 64
 SCOPES = {"app": 1, "vendor": 2, "advertising": 3, "openudid": 4}
 NULL_UUID = "00000000-0000-0000-0000-000000000000"
 
 
 from collections import namedtuple as _namedtuple  # noqa: E402
 
-StableID = _namedtuple("StableID", "id source device_changed weak limited file_only keyring_error repaired mirrored",
-                      defaults=(False, False, False, False, None, False, False))
+StableID = _namedtuple("StableID",
+                      "id source device_changed weak limited file_only keyring_error repaired mirrored provisional",
+                      defaults=(False, False, False, False, None, False, False, False))
 StableID.__doc__ = """An identifier, where it came from ("keyring", "file" or "created"), and how far to trust it.
 
 device_changed: it was stored on another machine (cloned image, restored backup).
@@ -71,6 +73,8 @@ file_only: the keyring answered but refused or failed to keep the ID (keyring_er
 the ID is good, and the next call tries the keyring again. repaired: a corrupt copy in one store
 was replaced with the other store's valid one. mirrored: answered by the file mirror, which the
 keyring confirmed within the re-check interval, without D-Bus (source is then "keyring").
+provisional: kept in the file store while no keyring could be asked and never confirmed by one;
+a keyring that later answers with another ID wins (use the file backend where none ever will).
 """
 
 MACAddress = _namedtuple("MACAddress", "address interface permanent weak")
@@ -124,7 +128,8 @@ def identifier(scope: str, name: str | None = None) -> StableID:
                     bool(flags.value & FLAG_DEVICE_CHANGED), bool(flags.value & FLAG_WEAK),
                     bool(flags.value & FLAG_LIMITED), file_only,
                     _native.last_error().decode("utf-8", "replace") if file_only else None,
-                    bool(flags.value & FLAG_REPAIRED), bool(flags.value & FLAG_MIRRORED))
+                    bool(flags.value & FLAG_REPAIRED), bool(flags.value & FLAG_MIRRORED),
+                    bool(flags.value & FLAG_PROVISIONAL))
 
 
 def vendor_id(vendor: str) -> str:

@@ -27,7 +27,8 @@ commands:
 
 def _id_object(info, **extra):
     return dict(extra, id=info.id, source=info.source, device_changed=info.device_changed, weak=info.weak,
-                limited=info.limited, file_only=info.file_only, repaired=info.repaired, mirrored=info.mirrored)
+                limited=info.limited, file_only=info.file_only, repaired=info.repaired, mirrored=info.mirrored,
+                provisional=info.provisional)
 
 
 def _run(words, as_json):

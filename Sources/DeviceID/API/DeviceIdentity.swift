@@ -111,12 +111,13 @@ public final class DeviceIdentity: Sendable {
         if let cached { return cached }
         let keeper = IdentifierKeeper(stores: try configuration.get().stores())
         // Computed after the lookup, which overlaps the machine ID's first read with D-Bus.
-        let resolution = try keeper.resolve(key, fingerprint: MachineID.fingerprint)
+        let resolution = try keeper.resolve(key, now: WallClock.seconds(), fingerprint: MachineID.fingerprint)
         let record = resolution.record
         let fingerprint = MachineID.fingerprint()
         var flags: StableID.Flags = resolution.keyringFailure == nil ? [] : .fileOnly
         if resolution.repairedCorrupt { flags.insert(.repaired) }
         if resolution.fromMirror { flags.insert(.mirrored) }
+        if resolution.provisional { flags.insert(.provisional) }
         if let fingerprint {
             if let stored = record.machine, stored != fingerprint { flags.insert(.deviceChanged) }
         } else {

@@ -55,8 +55,14 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         /// same ID less than `Configuration.mirrorRecheckSeconds` ago (the source is `.keyring`).
         public static let mirrored = Flags(rawValue: 1 << 5)
 
-        /// Answers with these flags may change on the next call, so they are not remembered.
-        public static let provisional: Flags = [.fileOnly, .repaired]
+        /// In `auto`, kept only in the file store while no keyring could be asked, and never
+        /// confirmed by one: a keyring that later answers with another ID for the same key wins
+        /// (docs/STATE.md, I1). Use the `file` backend where no keyring will ever be.
+        public static let provisional = Flags(rawValue: 1 << 6)
+
+        /// Answers with these flags may change on the next call, so they are not remembered. (A
+        /// provisional answer is: it changes only when a keyring appears, not from call to call.)
+        public static let unsettled: Flags = [.fileOnly, .repaired]
     }
 
     public let id: ID128
@@ -72,8 +78,10 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         self.keyringFailure = keyringFailure
     }
 
-    /// Whether the process may answer from memory next time (see `Flags.provisional`).
-    public var isSettled: Bool { flags.isDisjoint(with: .provisional) }
+    /// Whether the process may answer from memory next time (see `Flags.unsettled`).
+    public var isSettled: Bool { flags.isDisjoint(with: .unsettled) }
+    /// See `Flags.provisional`.
+    public var isProvisional: Bool { flags.contains(.provisional) }
 
     public var uuidString: String { id.uuidString }
     public var description: String { id.uuidString }

@@ -1,37 +1,49 @@
 import CDeviceIDLibc
 
-/// Finds, reconciles and — only when every store has positively said "none" — mints one
-/// persisted identifier, kept in the keyring and mirrored in the file store.
+/// Finds, reconciles and — only when every store that may hold it has positively said "none" —
+/// mints one persisted identifier, kept in the keyring and mirrored in the file store. The rules
+/// are docs/STATE.md's, which this type implements:
 ///
-/// The rules, in order:
-/// 1. Found anywhere: returned. Copies that disagree converge on the older record
-///    (`IdentifierRecord.preferred(over:)`); a store that lacks it, or holds a corrupt copy while
-///    the other store holds a valid one, receives it.
-/// 2. Not found, and some store could not answer (locked, timed out, corrupt, I/O): that store's
-///    error. Nothing is minted: silence is not "none".
-/// 3. Every store that is there said "none": under the cross-process lock, look again, then mint
-///    and write to each of them. Concurrent first runs, threads or processes, get one ID.
-/// 4. Nothing silent: when the keyring was there but refused or failed a write (of a new ID, or of
-///    a repair), the answer carries that failure (`Resolution.keyringFailure`); the next call
-///    tries again. A keyring item in 0.1.0's form is rewritten in the current one.
-/// 5. Mirror-first (auto, `Stores.mirrorFirst`): a mirror record whose `confirmed` time says the
-///    keyring held the same ID less than the re-check interval ago answers alone, without D-Bus.
-///    Whenever the keyring is seen holding the ID (found equal, written, repaired), the mirror's
-///    copy is written with a new `confirmed` time; a mirror written while the keyring was not
-///    there, or refused, carries none. So the keyring is asked when there is no such record, when
-///    it is older than the interval (or from the future: the clock went back), on reset, and on
-///    every write; what an outside actor changed in either store is noticed then and reconciled
-///    by rules 1–3.
+/// - a record whose generation is below the highest tombstone seen is dead: never returned or copied;
+/// - a live keyring record is the answer, and the mirror receives it (the keyring is the authority);
+/// - a keyring that answered without a live record receives the mirror's live one;
+/// - a keyring that failed or is absent leaves the mirror's live record to answer, flagged
+///   provisional when no keyring ever confirmed it;
+/// - no live record: a store that failed is the answer's error; else mint under the lock;
+/// - mirror-first: a mirror record the keyring confirmed within the re-check interval answers alone.
 struct IdentifierKeeper {
     let stores: Stores
 
     enum Target { case keyring, file }
 
+    /// What one store holds for a key: a record and/or a tombstone (a keyring whose clean-up after
+    /// a write was interrupted may hold both).
+    struct Held: Equatable {
+        var record: IdentifierRecord?
+        var tombstone: UInt64 = 0
+    }
+
     struct Sighting {
-        var keyring: Stores.Answer<IdentifierRecord>
-        var file: Stores.Answer<IdentifierRecord>
+        var keyring: Stores.Answer<Held>
+        var file: Stores.Answer<Held>
         /// The keyring's copy is in 0.1.0's form.
         var keyringIsLegacy = false
+        /// The file's answer came from root's legacy store: the default directory has nothing.
+        var fileIsLegacy = false
+
+        /// The highest reset generation any store answered with.
+        var tombstone: UInt64 { max(keyring.value?.tombstone ?? 0, file.value?.tombstone ?? 0) }
+
+        /// The highest generation of anything seen: what a reset must exceed.
+        var highestGeneration: UInt64 {
+            max(tombstone, keyring.value?.record?.generation ?? 0, file.value?.record?.generation ?? 0)
+        }
+
+        /// A store's record unless a tombstone of a later generation makes it dead.
+        func live(_ answer: Stores.Answer<Held>) -> IdentifierRecord? {
+            guard let record = answer.value?.record, record.generation >= tombstone else { return nil }
+            return record
+        }
     }
 
     /// Where an answer came from.
@@ -47,87 +59,146 @@ struct IdentifierKeeper {
         var repairedCorrupt = false
         /// Answered by the mirror for the keyring that confirmed it (rule 5); D-Bus not used.
         var fromMirror = false
+        /// Kept only where no keyring could be asked and never confirmed by one: a keyring that
+        /// later answers with another ID wins (docs/STATE.md, I1).
+        var provisional = false
     }
 
     enum Decision {
-        case use(IdentifierRecord, Origin, repair: [Target])
+        case use(IdentifierRecord, Origin, repair: [Target], provisional: Bool)
         case fail(DeviceIDError)
-        case mint(into: [Target])
+        case mint(into: [Target], generation: UInt64, provisional: Bool)
     }
 
     func look(_ key: StoreKey) -> Sighting {
         guard stores.keyring != nil, stores.file != nil else {
             let (keyring, legacy) = askKeyring(key)
-            return Sighting(keyring: keyring, file: askFile(key), keyringIsLegacy: legacy)
+            return withFile(Sighting(keyring: keyring, file: .notConfigured, keyringIsLegacy: legacy), key)
         }
         // Both stores: the file (and OpenSSL's first use, and the machine ID) while D-Bus answers.
         let stores = self.stores
-        let ((keyring, legacy), file) = Concurrently.run({ askKeyring(key) }, side: { () -> Stores.Answer<IdentifierRecord> in
+        let ((keyring, legacy), file) = Concurrently.run({ askKeyring(key) }, side: { () -> Stores.Answer<Held> in
             _ = try? MachineID.raw()
             return IdentifierKeeper(stores: stores).askFile(key)
         })
-        return Sighting(keyring: keyring, file: file, keyringIsLegacy: legacy)
+        return withLegacy(Sighting(keyring: keyring, file: file, keyringIsLegacy: legacy), key)
     }
 
-    /// The keyring's record (the preferred one of several copies), and whether it is in 0.1.0's form.
-    private func askKeyring(_ key: StoreKey) -> (Stores.Answer<IdentifierRecord>, Bool) {
+    private func withFile(_ sighting: Sighting, _ key: StoreKey) -> Sighting {
+        var s = sighting
+        s.file = askFile(key)
+        return withLegacy(s, key)
+    }
+
+    /// Root's legacy store answers for the default directory when that has nothing for the key.
+    private func withLegacy(_ sighting: Sighting, _ key: StoreKey) -> Sighting {
+        guard case .empty = sighting.file, let legacy = stores.legacy else { return sighting }
+        var s = sighting
+        let answer = Self.ask(legacy, key)
+        if let record = answer.value?.record {
+            s.file = .found(Held(record: record))
+            s.fileIsLegacy = true
+        } else if case .failed = answer {
+            s.file = answer
+        }
+        return s
+    }
+
+    /// The keyring's items for `key`: the preferred record and the highest tombstone, and whether
+    /// a record is in 0.1.0's form.
+    private func askKeyring(_ key: StoreKey) -> (Stores.Answer<Held>, Bool) {
         var legacy = false
-        let answer = stores.ask(keyring: { (store) throws(DeviceIDError) -> IdentifierRecord? in
-            var best: IdentifierRecord?
-            var firstError: DeviceIDError?
-            for item in try store.items(key) {
-                do throws(DeviceIDError) {
-                    let (record, isLegacy) = try IdentifierRecord.fromKeyring(secret: item.secret, attributes: item.attributes)
-                    legacy = legacy || isLegacy
-                    best = best.map { $0.preferred(over: record) } ?? record
-                } catch {
-                    firstError = firstError ?? DeviceIDError(.corrupt, "keyring item: \(error.detail)")
-                }
-            }
-            if let best { return best }
-            if let firstError { throw firstError }
-            return nil
+        let answer = stores.ask(keyring: { (store) throws(DeviceIDError) -> Held? in
+            let (held, isLegacy) = try Self.read(store, key)
+            legacy = isLegacy
+            return held
         })
         return (answer, legacy)
     }
 
-    private func askFile(_ key: StoreKey) -> Stores.Answer<IdentifierRecord> {
-        stores.ask(file: { (store) throws(DeviceIDError) -> IdentifierRecord? in
-            guard let bytes = try store.read(key) else { return nil }
-            return try IdentifierRecord(parsing: bytes)
-        })
+    private static func read(_ store: SecretServiceStore, _ key: StoreKey) throws(DeviceIDError) -> (Held?, Bool) {
+        var held = Held()
+        var any = false
+        var legacy = false
+        var firstError: DeviceIDError?
+        for item in try store.items(key) {
+            do throws(DeviceIDError) {
+                let (stored, isLegacy) = try StoredIdentifier.fromKeyring(secret: item.secret, attributes: item.attributes)
+                any = true
+                switch stored {
+                case .record(let record):
+                    legacy = legacy || isLegacy
+                    held.record = held.record.map { $0.preferred(over: record) } ?? record
+                case .tombstone(let n):
+                    held.tombstone = max(held.tombstone, n)
+                }
+            } catch {
+                firstError = firstError ?? DeviceIDError(.corrupt, "keyring item: \(error.detail)")
+            }
+        }
+        if held.record == nil, let firstError { throw firstError }
+        return (any ? held : nil, legacy)
     }
 
-    func decide(_ s: Sighting, now: UInt64) -> Decision {
-        let rewrite: [Target] = s.keyringIsLegacy ? [.keyring] : []
-        // The mirror is written again, with the time, once the keyring holds its ID (rule 5).
-        let confirm: [Target] = stores.mirrorFirst ? [.file] : []
-        switch (s.keyring.value, s.file.value) {
-        case let (k?, f?):
-            if k.id == f.id { return .use(k, .keyring, repair: rewrite + (isConfirmed(f, now) ? [] : confirm)) }
-            let winner = k.preferred(over: f)
-            return winner == k ? .use(k, .keyring, repair: rewrite + [.file]) : .use(f, .file, repair: [.keyring] + confirm)
-        case let (k?, nil):
-            return .use(k, .keyring, repair: rewrite + (Self.receives(s.file) ? [.file] : []))
-        case let (nil, f?):
-            return .use(f, .file, repair: Self.receives(s.keyring) ? [.keyring] + confirm : [])
-        case (nil, nil):
-            if let error = s.keyring.failure ?? s.file.failure { return .fail(error) }
-            var targets = [Target]()
-            if s.keyring.answered { targets.append(.keyring) }
-            if s.file.answered { targets.append(.file) }
-            guard !targets.isEmpty else {
-                if case .unreachable(let error) = s.keyring { return .fail(error) }
-                return .fail(DeviceIDError(.unavailable, "no store is available"))
+    private func askFile(_ key: StoreKey) -> Stores.Answer<Held> {
+        guard let file = stores.file else { return .notConfigured }
+        return Self.ask(file, key)
+    }
+
+    private static func ask(_ store: FileStore, _ key: StoreKey) -> Stores.Answer<Held> {
+        do {
+            guard let bytes = try store.read(key) else { return .empty }
+            switch try StoredIdentifier(parsing: bytes) {
+            case .record(let record): return .found(Held(record: record))
+            case .tombstone(let n): return .found(Held(tombstone: n))
             }
-            return .mint(into: targets)
+        } catch {
+            return .failed(error)
         }
     }
 
-    /// A store that said "none", or holds a corrupt copy, takes the other store's valid record.
-    private static func receives(_ answer: Stores.Answer<IdentifierRecord>) -> Bool {
+    func decide(_ s: Sighting, now: UInt64) -> Decision {
+        let keyringLive = s.live(s.keyring), fileLive = s.live(s.file)
+        if let k = keyringLive {
+            var repair: [Target] = s.keyringIsLegacy ? [.keyring] : []
+            // The mirror takes the keyring's record when it lacks it, or holds it unconfirmed or
+            // confirmed too long ago (mirror-first).
+            let mirrorCurrent = fileLive.map { $0 == k && !s.fileIsLegacy && $0.confirmed != nil
+                && (!stores.mirrorFirst || isConfirmed($0, now)) } ?? false
+            if Self.receives(s.file) && !mirrorCurrent { repair.append(.file) }
+            return .use(k, .keyring, repair: repair, provisional: false)
+        }
+        if let f = fileLive {
+            if s.keyring.answered {
+                // The keyring holds no live copy: it was wiped, or appeared after the ID was made.
+                return .use(f, .file, repair: [.keyring, .file], provisional: false)
+            }
+            let keyringSilent: Bool
+            switch s.keyring {
+            case .unreachable, .failed: keyringSilent = true
+            default: keyringSilent = false
+            }
+            return .use(f, .file, repair: s.fileIsLegacy ? [.file] : [],
+                        provisional: keyringSilent && f.confirmed == nil)
+        }
+        if let error = s.keyring.failure ?? s.file.failure { return .fail(error) }
+        var targets = [Target]()
+        if s.keyring.answered { targets.append(.keyring) }
+        if s.file.answered { targets.append(.file) }
+        guard !targets.isEmpty else {
+            if case .unreachable(let error) = s.keyring { return .fail(error) }
+            return .fail(DeviceIDError(.unavailable, "no store is available"))
+        }
+        var provisional = false
+        if case .unreachable = s.keyring { provisional = true }
+        return .mint(into: targets, generation: s.tombstone, provisional: provisional)
+    }
+
+    /// A store that said "none", holds something else (another ID, a dead one, a tombstone) or a
+    /// corrupt copy takes the live record.
+    private static func receives(_ answer: Stores.Answer<Held>) -> Bool {
         switch answer {
-        case .empty: return true
+        case .empty, .found: return true
         case .failed(let error) where error.code == .corrupt: return true
         default: return false
         }
@@ -141,19 +212,16 @@ struct IdentifierKeeper {
 
     /// Rule 5: the mirror's record, when it answers alone.
     private func confirmedMirror(_ key: StoreKey, _ now: UInt64) -> Resolution? {
-        guard stores.mirrorFirst, case .found(let record) = askFile(key), isConfirmed(record, now) else { return nil }
+        guard stores.mirrorFirst, let record = askFile(key).value?.record, isConfirmed(record, now) else { return nil }
         return Resolution(record: record, source: .keyring, fromMirror: true)
     }
 
-    private static func now() -> UInt64 { UInt64(max(0, time(nil))) }
-
     /// The identifier for `key`, minting one if and only if every store said "none".
-    func resolve(_ key: StoreKey, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
-        let now = Self.now()
+    func resolve(_ key: StoreKey, now: UInt64, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
         if let mirrored = confirmedMirror(key, now) { return mirrored }
         switch decide(look(key), now: now) {
-        case .use(let record, let source, let repair) where repair.isEmpty:
-            return Resolution(record: record, source: source)
+        case .use(let record, let source, let repair, let provisional) where repair.isEmpty:
+            return Resolution(record: record, source: source, provisional: provisional)
         case .fail(let error):
             throw error
         default:
@@ -161,13 +229,12 @@ struct IdentifierKeeper {
         }
         return try stores.lock.withLock { () throws(DeviceIDError) -> Resolution in
             let sighting = look(key)
-            let now = Self.now()
             switch decide(sighting, now: now) {
-            case .use(let record, let source, let repair):
+            case .use(let record, let source, let repair, let provisional):
                 // The answer stands even if a copy cannot be written now; a keyring that refused
                 // is reported with it, and so is a corrupt copy that was replaced.
-                var resolution = Resolution(record: record, source: source)
-                var keyringHolds = sighting.keyring.value?.id == record.id && !sighting.keyringIsLegacy
+                var resolution = Resolution(record: record, source: source, provisional: provisional)
+                var keyringHolds = sighting.live(sighting.keyring)?.id == record.id && !sighting.keyringIsLegacy
                 for target in Self.keyringFirst(repair) {
                     do throws(DeviceIDError) {
                         try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil)
@@ -178,19 +245,20 @@ struct IdentifierKeeper {
                         resolution.keyringFailure = error
                     } catch {}
                 }
+                if keyringHolds { stores.markKeyringInUse() }
                 return resolution
             case .fail(let error):
                 throw error
-            case .mint(let targets):
-                let record = IdentifierRecord(id: try ID128.random(), created: UInt64(max(0, time(nil))),
-                                              machine: fingerprint())
-                var resolution = Resolution(record: record, source: .created)
+            case .mint(let targets, let generation, let provisional):
+                let record = IdentifierRecord(id: try ID128.random(), created: now, machine: fingerprint(),
+                                              generation: generation)
+                var resolution = Resolution(record: record, source: .created, provisional: provisional)
                 var firstError: DeviceIDError?
                 var written = 0
                 var keyringHolds = false
                 for target in Self.keyringFirst(targets) {
                     do throws(DeviceIDError) {
-                        try write(record, key, to: target, confirmedAt: keyringHolds && stores.mirrorFirst ? now : nil)
+                        try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil)
                         if target == .keyring { keyringHolds = true }
                         written += 1
                     } catch {
@@ -199,17 +267,40 @@ struct IdentifierKeeper {
                     }
                 }
                 if written == 0, let firstError { throw firstError }
+                if keyringHolds { stores.markKeyringInUse() }
                 return resolution
             }
         }
     }
 
-    /// Removes the identifier from every store. A locked keyring fails the reset before anything
-    /// is removed, so the ID cannot come back from a store that kept it.
+    /// Resets the identifier (docs/STATE.md, "Reset"): every store that may hold it receives a
+    /// tombstone of a generation above anything seen, so that no older copy anywhere is returned
+    /// or written back again. A store that may hold it and cannot answer fails the reset before
+    /// anything is written; a corrupt copy is overwritten.
     func reset(_ key: StoreKey) throws(DeviceIDError) {
         try stores.lock.withLock { () throws(DeviceIDError) in
-            try stores.withKeyring { (keyring) throws(DeviceIDError) in try keyring.delete(key) }
-            try stores.file?.delete(key)
+            var sighting = look(key)
+            // The file backend reaches the keyring too when the file store says the user keeps IDs there.
+            var keyring = stores.keyring
+            if keyring == nil,
+               let reach = stores.askKeyringForChange({ (store) throws(DeviceIDError) -> Held? in try Self.read(store, key).0 }) {
+                keyring = reach.store
+                sighting.keyring = reach.answer
+            }
+            // The secret-service backend also clears the default directory's mirror when it holds a copy.
+            var mirror = stores.file
+            if mirror == nil, case .found(let held) = Self.ask(stores.lock, key) {
+                mirror = stores.lock
+                sighting.file = .found(held)
+            }
+            for answer in [sighting.keyring, sighting.file] {
+                if let error = answer.failure, error.code != .corrupt { throw error }
+            }
+            let tombstone = sighting.highestGeneration + 1
+            if let keyring, sighting.keyring.answered || sighting.keyring.failure != nil {
+                try keyring.write(key, [], extra: StoredIdentifier.tombstoneAttributes(tombstone))
+            }
+            try mirror?.write(key, StoredIdentifier.tombstoneText(tombstone))
         }
     }
 
@@ -218,14 +309,14 @@ struct IdentifierKeeper {
         (targets.contains(.keyring) ? [.keyring] : []) + (targets.contains(.file) ? [.file] : [])
     }
 
-    /// `confirmedAt`: the keyring holds this ID, as of then (rule 5); nil writes no confirmation.
+    /// `confirmedAt`: the keyring holds this ID, as of then (mirror-first); nil writes no confirmation.
     private func write(_ record: IdentifierRecord, _ key: StoreKey, to target: Target,
                        confirmedAt: UInt64?) throws(DeviceIDError) {
         switch target {
         case .keyring: try stores.keyring?.write(key, record.keyringSecret, extra: record.keyringAttributes)
         case .file:
             var copy = record
-            copy.confirmed = stores.mirrorFirst ? confirmedAt : nil
+            copy.confirmed = confirmedAt
             try stores.file?.write(key, copy.serialized())
         }
     }

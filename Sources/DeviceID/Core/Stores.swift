@@ -20,18 +20,29 @@ struct Stores: Sendable {
     /// Whether the file mirror may answer for the keyring (both stores, a re-check interval).
     var mirrorFirst: Bool { keyring != nil && file != nil && mirrorRecheckSeconds > 0 }
 
-    /// `storeDirectory` nil: the default (`StoreDirectory.defaultPath`).
+    /// The Secret Service of this configuration's deadline, whether or not the backend selects it:
+    /// a reset through the file backend reaches it when the file store says the user keeps IDs there.
+    let knownKeyring: SecretServiceStore
+    /// Root's store of 0.1.0 and 0.2.0 (`~root/.local/share/deviceid`), read only, when the
+    /// default directory is root's machine-wide one (docs/STATE.md, "Stores").
+    let legacy: FileStore?
+
+    /// `storeDirectory` nil: the default (`StoreDirectory.defaultLocation`).
     init(_ selection: Selection, deadline: LibSecret.Deadline, storeDirectory: String?,
          mirrorRecheckSeconds: UInt32 = Configuration.defaultMirrorRecheckSeconds) throws(DeviceIDError) {
         self.mirrorRecheckSeconds = UInt64(mirrorRecheckSeconds)
         let directory: String
         if let chosen = storeDirectory {
             directory = chosen
+            legacy = nil
         } else {
-            directory = try StoreDirectory.defaultPath()
+            let location = try StoreDirectory.defaultLocation()
+            directory = location.path
+            legacy = location.legacy.map { FileStore(path: $0) }
         }
         let fileStore = FileStore(path: directory)
         let keyringStore = SecretServiceStore(deadline: deadline)
+        knownKeyring = keyringStore
         switch selection {
         case .keyringAndFile:
             keyring = keyringStore
@@ -81,11 +92,43 @@ struct Stores: Sendable {
         }
     }
 
-    /// The one rule for an unreachable Secret Service: in auto mode it is "not there" — nothing
-    /// to read, write or delete — and an error only when the keyring was chosen explicitly.
+    /// The one rule for an unreachable Secret Service (docs/STATE.md, "How each store answers"):
+    /// it is "not there" — nothing to read, write or delete — only in `auto`, only when the
+    /// failure positively says no Secret Service is there, and only when the file store does not
+    /// know that this user keeps IDs in a keyring. Anything else is a failure: a store that may
+    /// hold the ID and cannot answer.
     private func classify(_ error: DeviceIDError) -> DeviceIDError? {
-        error.code == .unavailable && !keyringRequired ? nil : error
+        guard error.code == .unavailable, !keyringRequired else { return error }
+        guard error.keyringAbsent else {
+            return error
+        }
+        guard keyringInUse() else { return nil }
+        return DeviceIDError(.unavailable, "this user keeps IDs in a keyring (so says \(lock.path)), which "
+                             + "cannot be reached from here: \(error.detail); run this where the keyring is "
+                             + "reachable (the desktop session), or choose the file backend explicitly")
     }
+
+    /// Whether the file store says this user keeps IDs in a keyring: its marker (written whenever the
+    /// keyring is seen holding something written through it), or — a 0.2.0 store — any record the
+    /// keyring confirmed. A store that cannot tell is taken to say yes.
+    func keyringInUse() -> Bool {
+        do {
+            if try lock.read(Self.keyringMarker) != nil { return true }
+            return try lock.anyIdentifierValue { String(decoding: $0, as: UTF8.self).includes("\nconfirmed=") }
+        } catch {
+            return true
+        }
+    }
+
+    /// Records that the keyring holds something written through this file store; best effort (the
+    /// marker only ever makes a later failure more careful).
+    func markKeyringInUse() {
+        do {
+            if try lock.read(Self.keyringMarker) == nil { try lock.write(Self.keyringMarker, Array("1\n".utf8)) }
+        } catch {}
+    }
+
+    static let keyringMarker = StoreKey.identifier(scope: "state", name: "keyring-in-use")
 
     /// Asks the keyring, classifying "not there" apart from "there but silent". A Secret Service
     /// without a default collection is there: it may hold the ID where nothing can be read now.
@@ -107,6 +150,22 @@ struct Stores: Sendable {
         } catch {
             guard let failure = classify(error) else { return .unreachable(error) }
             return .failed(failure)
+        }
+    }
+
+    /// Asks the keyring that a change (a reset, a setting) must reach (docs/STATE.md): the selected
+    /// one, classified as `ask(keyring:)` does; with the file backend, the user's keyring when the
+    /// file store says IDs are kept there — then any failure is one. nil: no keyring to reach.
+    func askKeyringForChange<Value>(_ body: (SecretServiceStore) throws(DeviceIDError) -> Value?)
+        -> (store: SecretServiceStore, answer: Answer<Value>)? {
+        if let keyring { return (keyring, ask(keyring: body)) }
+        guard file != nil, keyringInUse() else { return nil }
+        do {
+            if let value = try body(knownKeyring) { return (knownKeyring, .found(value)) }
+            return (knownKeyring, .empty)
+        } catch {
+            return (knownKeyring, .failed(DeviceIDError(error.code, "this user keeps IDs in a keyring (so says "
+                + "\(lock.path)), which a change must reach: \(error.detail)")))
         }
     }
 

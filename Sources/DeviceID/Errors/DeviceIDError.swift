@@ -7,9 +7,27 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
     public let code: Code
     public let detail: String
 
+    /// Set only on the keyring path's positive "there is no Secret Service in this context" (no
+    /// session bus, or none on it): what lets `auto` keep IDs in the file store alone. Every other
+    /// failure, a transport library that cannot be loaded included, leaves open that a keyring
+    /// holds the ID (docs/STATE.md, "How each store answers").
+    let keyringAbsent: Bool
+
     public init(_ code: Code, _ detail: String = "") {
         self.code = code
         self.detail = detail
+        keyringAbsent = false
+    }
+
+    /// `.unavailable`, saying that no Secret Service is there in this context.
+    static func noKeyringHere(_ detail: String) -> DeviceIDError {
+        DeviceIDError(code: .unavailable, detail: detail, keyringAbsent: true)
+    }
+
+    private init(code: Code, detail: String, keyringAbsent: Bool) {
+        self.code = code
+        self.detail = detail
+        self.keyringAbsent = keyringAbsent
     }
 
     public var description: String {

@@ -53,7 +53,7 @@ enum LibDBus {
         } else if let runtime = Environment.value("XDG_RUNTIME_DIR") {
             address = "unix:path=\(runtime)/bus"
         } else {
-            throw DeviceIDError(.unavailable, "no session bus")
+            throw DeviceIDError.noKeyringHere("no session bus")
         }
         var error = DBusError()
         dids_dbus_error_init(&error)
@@ -90,14 +90,14 @@ enum LibDBus {
              "org.freedesktop.DBus.Error.NoServer", "org.freedesktop.DBus.Error.Disconnected",
              "org.freedesktop.DBus.Error.FileNotFound", "org.freedesktop.DBus.Error.Spawn.ExecFailed",
              "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ServiceNotFound":
-            return DeviceIDError(.unavailable, detail)
+            return DeviceIDError.noKeyringHere(detail)
         case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
              "org.freedesktop.DBus.Error.TimedOut":
             return DeviceIDError(.timedOut, detail)
         case "org.freedesktop.Secret.Error.IsLocked":
             return DeviceIDError(.locked, detail)
         default:
-            return DeviceIDError(unavailable ? .unavailable : .keyring, detail)
+            return unavailable ? DeviceIDError.noKeyringHere(detail) : DeviceIDError(.keyring, detail)
         }
     }
 }

@@ -76,7 +76,7 @@ enum LibSecret {
         _ deadline: Deadline,
         _ body: (any SecretServiceWire) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
-        if let problem = sessionBusProblem() { throw DeviceIDError(.unavailable, problem) }
+        if let problem = sessionBusProblem() { throw DeviceIDError.noKeyringHere(problem) }
         _ = forkHandler
         if gdbusUnusableHere() { return try LibDBus.session(deadline, body) }
         return try lock.withLock { () throws(DeviceIDError) -> T in
@@ -209,7 +209,7 @@ enum LibSecret {
                  Int32(G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND.rawValue), Int32(G_DBUS_ERROR_FILE_NOT_FOUND.rawValue),
                  Int32(G_DBUS_ERROR_NO_SERVER.rawValue), Int32(G_DBUS_ERROR_DISCONNECTED.rawValue),
                  Int32(G_DBUS_ERROR_SPAWN_EXEC_FAILED.rawValue), Int32(G_DBUS_ERROR_SPAWN_CHILD_EXITED.rawValue):
-                return DeviceIDError(.unavailable, detail)
+                return DeviceIDError.noKeyringHere(detail)
             case Int32(G_DBUS_ERROR_TIMEOUT.rawValue), Int32(G_DBUS_ERROR_TIMED_OUT.rawValue),
                  Int32(G_DBUS_ERROR_NO_REPLY.rawValue):
                 return DeviceIDError(.timedOut, detail)
@@ -217,7 +217,7 @@ enum LibSecret {
                 break
             }
         }
-        return DeviceIDError(unavailable ? .unavailable : .keyring, detail)
+        return unavailable ? DeviceIDError.noKeyringHere(detail) : DeviceIDError(.keyring, detail)
     }
 
     /// A GHashTable of string attributes, as libsecret's calls take them.

@@ -36,6 +36,20 @@ enum FileEnvelope {
     }
 
     static func decode(_ bytes: [UInt8], expecting key: StoreKey) throws(DeviceIDError) -> [UInt8] {
+        let (kind, keyBytes, value) = try split(bytes)
+        guard kind == key.kind.rawValue, keyBytes.elementsEqual(key.encoded) else {
+            throw DeviceIDError(.corrupt, "file holds a different item than its name says")
+        }
+        return value
+    }
+
+    /// The value of a valid file, whichever item it holds.
+    static func decodeValue(_ bytes: [UInt8]) throws(DeviceIDError) -> [UInt8] {
+        try split(bytes).value
+    }
+
+    private static func split(_ bytes: [UInt8]) throws(DeviceIDError)
+        -> (kind: UInt8, key: ArraySlice<UInt8>, value: [UInt8]) {
         guard bytes.count >= headerSize + checksumSize else {
             throw DeviceIDError(.corrupt, "file is truncated (\(bytes.count) bytes)")
         }
@@ -53,12 +67,7 @@ enum FileEnvelope {
         guard checksum.elementsEqual(bytes[bodyEnd...]) else {
             throw DeviceIDError(.corrupt, "file checksum does not match")
         }
-        guard bytes[9] == key.kind.rawValue,
-              bytes[headerSize..<(headerSize + keyLength)].elementsEqual(key.encoded)
-        else {
-            throw DeviceIDError(.corrupt, "file holds a different item than its name says")
-        }
-        return Array(bytes[(headerSize + keyLength)..<bodyEnd])
+        return (bytes[9], bytes[headerSize..<(headerSize + keyLength)], Array(bytes[(headerSize + keyLength)..<bodyEnd]))
     }
 
     private static func littleEndian(_ n: UInt32) -> [UInt8] {

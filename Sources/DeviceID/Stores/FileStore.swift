@@ -20,6 +20,30 @@ struct FileStore: Sendable {
     func read(_ key: StoreKey) throws(DeviceIDError) -> [UInt8]? {
         guard let dir = try StoreDirectory(path: path, create: false) else { return nil }
         let name = try Self.fileName(for: key)
+        guard var bytes = try Self.readFile(dir, name, path) else { return nil }
+        defer { wipe(&bytes) }
+        do {
+            return try FileEnvelope.decode(bytes, expecting: key)
+        } catch {
+            throw DeviceIDError(.corrupt, "\(path)/\(name): \(error.detail)")
+        }
+    }
+
+    /// Whether any identifier file (`id-…`) holds a valid value that satisfies `test`. For the
+    /// rare questions about the whole store (docs/STATE.md, the keyring marker of 0.2.0 stores);
+    /// unreadable files are skipped.
+    func anyIdentifierValue(where test: ([UInt8]) -> Bool) throws(DeviceIDError) -> Bool {
+        guard let dir = try StoreDirectory(path: path, create: false) else { return false }
+        for name in dir.descriptor.names() where name.hasPrefix("id-") {
+            guard var bytes = try? Self.readFile(dir, name, path) else { continue }
+            defer { wipe(&bytes) }
+            if let value = try? FileEnvelope.decodeValue(bytes), test(value) { return true }
+        }
+        return false
+    }
+
+    /// The bytes of one file of the store, checked as `checkFile` says; nil when it does not exist.
+    private static func readFile(_ dir: StoreDirectory, _ name: String, _ path: String) throws(DeviceIDError) -> [UInt8]? {
         let file: FileDescriptor
         switch dir.descriptor.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
         case .success(let opened): file = opened
@@ -36,20 +60,18 @@ struct FileStore: Sendable {
             throw DeviceIDError(.corrupt, "\(path)/\(name) is \(st.st_size) bytes, larger than any item")
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
-        defer { wipe(&bytes) }
         let offset: Int
         switch bytes.withUnsafeMutableBytes({ file.read(into: $0) }) {
         case .success(let count): offset = count
-        case .failure(let e): throw e.error("cannot read", "\(path)/\(name)")
+        case .failure(let e):
+            wipe(&bytes)
+            throw e.error("cannot read", "\(path)/\(name)")
         }
         guard offset == bytes.count else {
+            wipe(&bytes)
             throw DeviceIDError(.corrupt, "\(path)/\(name) changed size while being read")
         }
-        do {
-            return try FileEnvelope.decode(bytes, expecting: key)
-        } catch {
-            throw DeviceIDError(.corrupt, "\(path)/\(name): \(error.detail)")
-        }
+        return bytes
     }
 
     /// Replaces (or creates) the item atomically.

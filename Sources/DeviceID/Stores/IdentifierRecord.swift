@@ -5,11 +5,13 @@
 ///     1b4e28ba-2fa1-4d2b-883f-0016d3cca427
 ///     created=1764425600
 ///     machine=9f0c…(32 hex digits)
+///     generation=2
 ///     confirmed=1764512000
 ///
 /// The first line is the canonical lowercase UUID. Optional `key=value` lines follow; `created`
 /// (seconds since the epoch) settles which copy wins when two stores disagree, `machine` is the
-/// fingerprint of the machine the record was made on (never the raw machine ID). `confirmed`, in
+/// fingerprint of the machine the record was made on (never the raw machine ID), `generation` how
+/// many resets came before it (absent: 0, as 0.1.0 and 0.2.0 wrote; see docs/STATE.md). `confirmed`, in
 /// the file mirror only, is when the keyring was last seen holding the same ID (written or read
 /// back together): what lets the mirror answer without D-Bus (`IdentifierKeeper`). Unknown keys
 /// are kept for newer versions (0.1.0 keeps `confirmed` as one); anything malformed makes the
@@ -19,13 +21,15 @@ struct IdentifierRecord: Equatable, Sendable {
     var id: ID128
     var created: UInt64?
     var machine: [UInt8]?
+    /// The reset generation the ID was minted in: a tombstone of a higher generation makes it dead.
+    var generation: UInt64 = 0
     /// When the keyring was last seen holding this ID (seconds since the epoch); file mirror only.
     /// A fact about the copy, not the record: equality ignores it.
     var confirmed: UInt64?
     var extra: [(String, String)] = []
 
     static func == (a: IdentifierRecord, b: IdentifierRecord) -> Bool {
-        a.id == b.id && a.created == b.created && a.machine == b.machine
+        a.id == b.id && a.created == b.created && a.machine == b.machine && a.generation == b.generation
             && a.extra.elementsEqual(b.extra) { $0.0 == $1.0 && $0.1 == $1.1 }
     }
 
@@ -37,6 +41,7 @@ struct IdentifierRecord: Equatable, Sendable {
         var out = [(String, String)]()
         if let created { out.append(("created", String(created))) }
         if let machine { out.append(("machine", Hex.encode(machine))) }
+        if generation > 0 { out.append(("generation", String(generation))) }
         return out + extra
     }
 
@@ -55,10 +60,11 @@ struct IdentifierRecord: Equatable, Sendable {
         return copy
     }
 
-    init(id: ID128, created: UInt64?, machine: [UInt8]? = nil) {
+    init(id: ID128, created: UInt64?, machine: [UInt8]? = nil, generation: UInt64 = 0) {
         self.id = id
         self.created = created
         self.machine = machine
+        self.generation = generation
     }
 
     /// Parses the text form; throws `.corrupt` for anything that is not exactly this format.
@@ -106,11 +112,15 @@ struct IdentifierRecord: Equatable, Sendable {
                 throw DeviceIDError(.corrupt, "stored identifier record repeats '\(key)'")
             }
             switch key {
-            case "created", "confirmed":
+            case "created", "confirmed", "generation":
                 guard !valueBytes.isEmpty, valueBytes.count <= 20, let n = UInt64(value) else {
-                    throw DeviceIDError(.corrupt, "stored identifier record has a malformed \(key) time")
+                    throw DeviceIDError(.corrupt, "stored identifier record has a malformed \(key)")
                 }
-                if key == "created" { created = n } else { confirmed = n }
+                switch key {
+                case "created": created = n
+                case "confirmed": confirmed = n
+                default: generation = n
+                }
             case "machine":
                 guard valueBytes.count == 32, let raw = Hex.decode(valueBytes) else {
                     throw DeviceIDError(.corrupt, "stored identifier record has a malformed machine fingerprint")
@@ -155,9 +165,11 @@ struct IdentifierRecord: Equatable, Sendable {
         return (record, false)
     }
 
-    /// Of two copies of one identifier found in two stores, the one to keep: the older, so that
-    /// an ID that was handed out first is never replaced by a later one; on a tie, `self`.
+    /// Of two copies of one identifier found in one store (two keyring items), the one to keep:
+    /// the later generation (the older one was reset), else the older, so that an ID handed out
+    /// first is never replaced by a later one; on a tie, `self`.
     func preferred(over other: IdentifierRecord) -> IdentifierRecord {
+        if generation != other.generation { return generation > other.generation ? self : other }
         switch (created, other.created) {
         case let (a?, b?): return b < a ? other : self
         case (nil, _?): return other

@@ -7,35 +7,37 @@ final class StoreDirectory {
     let path: String
     let descriptor: FileDescriptor
 
-    /// The directory the file store uses, the first that applies:
+    /// The directory the file store uses — a function of who and where the process runs, never
+    /// of which directories exist (docs/STATE.md, I4) — the first that applies:
     /// 1. `$DEVICEID_STORE_DIR`;
     /// 2. `$STATE_DIRECTORY/deviceid` — a systemd service's `StateDirectory=` (its first entry);
     /// 3. `$XDG_DATA_HOME/deviceid`;
-    /// 4. root without a session (no `$XDG_RUNTIME_DIR`, no `$DBUS_SESSION_BUS_ADDRESS`: a system
-    ///    service, cron, a boot script): `/var/lib/deviceid`, machine-wide — unless root's home
-    ///    already holds a store (where 0.1.0 kept root's IDs), which is then used, never replaced;
+    /// 4. effective user root: `/var/lib/deviceid`, machine-wide — a root service, a root login
+    ///    and root in a session are one user with one store;
     /// 5. `~/.local/share/deviceid`, the home from `$HOME` or else the password database.
     static func defaultPath() throws(DeviceIDError) -> String {
+        try defaultLocation().path
+    }
+
+    /// `defaultPath`, and for root (rule 4) where 0.1.0 and 0.2.0 kept root's IDs
+    /// (`~root/.local/share/deviceid`): a legacy store, read when `path` has nothing for a key.
+    static func defaultLocation() throws(DeviceIDError) -> (path: String, legacy: String?) {
         if let dir = Environment.value(Environment.storeDirectory) {
             guard dir.hasPrefix("/") else {
                 throw DeviceIDError(.invalidArgument, "\(Environment.storeDirectory) must be an absolute path")
             }
-            return dir
+            return (dir, nil)
         }
         if let state = Environment.value("STATE_DIRECTORY"),
            let first = state.split(separator: ":").first, first.hasPrefix("/") {
-            return first + "/deviceid"
+            return (first + "/deviceid", nil)
         }
         if let data = Environment.value("XDG_DATA_HOME"), data.hasPrefix("/") {
-            return data + "/deviceid"
+            return (data + "/deviceid", nil)
         }
         let inHome = home().map { $0 + "/.local/share/deviceid" }
-        if geteuid() == 0 && Environment.value("XDG_RUNTIME_DIR") == nil
-            && Environment.value("DBUS_SESSION_BUS_ADDRESS") == nil {
-            if let inHome, access(inHome, F_OK) == 0 { return inHome }
-            return systemPath
-        }
-        if let inHome { return inHome }
+        if geteuid() == 0 { return (systemPath, inHome) }
+        if let inHome { return (inHome, nil) }
         throw DeviceIDError(.unavailable, "no home directory to keep the file store in; " + remedy)
     }
 

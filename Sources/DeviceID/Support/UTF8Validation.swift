@@ -1,7 +1,7 @@
 /// Whether bytes are well-formed UTF-8, decided without building a String: for secrets, of which
 /// a String would be one more copy left in freed memory.
-enum UTF8Validation {
-    static func isValid(_ bytes: [UInt8]) -> Bool {
+package enum UTF8Validation {
+    package static func isValid(_ bytes: [UInt8]) -> Bool {
         var iterator = bytes.makeIterator()
         var decoder = UTF8()
         while true {
