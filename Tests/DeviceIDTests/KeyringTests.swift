@@ -29,14 +29,24 @@ final class KeyringTests: XCTestCase {
 
     private let keyring = SecretServiceStore(deadline: .init(milliseconds: 5000))
 
+    /// The keyring's ID record for `app`; nil when it holds none (nothing, or a reset's tombstone).
     private func keyringRecord(_ app: String) throws -> IdentifierRecord? {
-        try keyring.items(.identifier(scope: "app", name: app)).first.map {
-            try IdentifierRecord.fromKeyring(secret: $0.secret, attributes: $0.attributes).record
+        try keyringHeld(app).compactMap { $0.record }.first
+    }
+
+    private func keyringHeld(_ app: String) throws -> [StoredIdentifier] {
+        try keyring.items(.identifier(scope: "app", name: app)).map {
+            try StoredIdentifier.fromKeyring(secret: $0.secret, attributes: $0.attributes).stored
         }
     }
 
+    /// The file store's ID record for `app`; nil when it holds none (nothing, or a tombstone).
     private func fileRecord(_ app: String) throws -> IdentifierRecord? {
-        try FileStore(path: tmp.path).read(.identifier(scope: "app", name: app)).map { try IdentifierRecord(parsing: $0) }
+        try fileHeld(app)?.record
+    }
+
+    private func fileHeld(_ app: String) throws -> StoredIdentifier? {
+        try FileStore(path: tmp.path).read(.identifier(scope: "app", name: app)).map { try StoredIdentifier(parsing: $0) }
     }
 
     private func writeFileRecord(_ app: String, _ record: IdentifierRecord) throws {
@@ -182,7 +192,9 @@ final class KeyringTests: XCTestCase {
         XCTAssertEqual(try keyringRecord(app)?.id, headless.id)
     }
 
-    func testDisagreeingStoresConvergeOnTheOlderID() throws {
+    /// docs/STATE.md rule 1: the keyring is the authority; a mirror never overrides it, however
+    /// old its record (0.2.0's "older wins" let a stale mirror undo a reset made elsewhere).
+    func testDisagreeingStoresConvergeOnTheKeyringsID() throws {
         let app = "app-\(unique)"
         let key = StoreKey.identifier(scope: "app", name: app)
         let old = IdentifierRecord(id: try ID128.random(), created: 1000)
@@ -190,8 +202,10 @@ final class KeyringTests: XCTestCase {
         try keyring.write(key, new.keyringSecret, extra: new.keyringAttributes)
         try FileStore(path: tmp.path).write(key, old.serialized())
         let answer = try identity().stableID(for: app)
-        XCTAssertEqual(answer.id, old.id)
-        XCTAssertEqual(try keyringRecord(app)?.id, old.id)
+        XCTAssertEqual(answer.id, new.id)
+        XCTAssertEqual(answer.source, .keyring)
+        XCTAssertEqual(try keyringRecord(app)?.id, new.id)
+        XCTAssertEqual(try fileRecord(app)?.id, new.id, "the mirror received the keyring's ID")
     }
 
     func testTheKeyringItemIsTheIDAloneAndItsFieldsAreAttributes() throws {
@@ -263,13 +277,35 @@ final class KeyringTests: XCTestCase {
         XCTAssertEqual(try identity().stableID(for: app).id, first.id)
     }
 
-    func testResetRemovesFromBothStores() throws {
+    func testResetLeavesATombstoneInBothStoresAndTheNextIDIsOfTheNextGeneration() throws {
         let app = "app-\(unique)"
         let first = try identity().stableID(for: app)
         try identity().reset(appID: app)
-        XCTAssertNil(try keyringRecord(app))
-        XCTAssertNil(try fileRecord(app))
-        XCTAssertNotEqual(try identity().stableID(for: app).id, first.id)
+        XCTAssertEqual(try keyringHeld(app), [.tombstone(generation: 1)], "the ID item was replaced, not kept")
+        XCTAssertEqual(try fileHeld(app), .tombstone(generation: 1))
+        let second = try identity().stableID(for: app)
+        XCTAssertNotEqual(second.id, first.id)
+        XCTAssertEqual(try keyringHeld(app), [.record(try XCTUnwrap(try keyringRecord(app)))], "the tombstone is gone")
+        XCTAssertEqual(try keyringRecord(app)?.generation, 1)
+        XCTAssertEqual(try fileRecord(app)?.generation, 1)
+        XCTAssertEqual(try fileRecord(app)?.id, second.id)
+        try identity().reset(appID: app)
+        XCTAssertEqual(try keyringHeld(app), [.tombstone(generation: 2)])
+    }
+
+    /// A mirror of an older generation (another data directory's, or restored from a backup) is
+    /// dead: it neither answers nor is written back, once the keyring says a reset came after it.
+    func testADeadMirrorIsNeverWrittenBack() throws {
+        let app = "app-\(unique)"
+        let first = try identity().stableID(for: app)
+        let stale = try XCTUnwrap(try fileRecord(app))
+        try identity().reset(appID: app)
+        try writeFileRecord(app, stale)
+        let answer = try rechecking().stableID(for: app)
+        XCTAssertNotEqual(answer.id, first.id)
+        XCTAssertEqual(answer.source, .created)
+        XCTAssertEqual(try keyringRecord(app)?.id, answer.id)
+        XCTAssertEqual(try fileRecord(app)?.id, answer.id)
     }
 
     func testConcurrentFirstRunWithKeyringMintsOneID() throws {

@@ -114,7 +114,7 @@ def test_get_text_and_json(cli, store):
     parsed = json.loads(as_json.stdout)
     assert parsed == {"app_id": "com.example.cli", "id": text.stdout.strip(), "source": "file",
                       "device_changed": False, "weak": False, "limited": False, "file_only": False, "repaired": False,
-                      "mirrored": False}
+                      "mirrored": False, "provisional": False}
 
 
 def test_an_override_on_the_command_line_replaces_an_invalid_environment_value(cli, store):

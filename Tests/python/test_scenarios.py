@@ -62,7 +62,7 @@ def test_locked_keyring_mints_nothing_and_the_mirror_still_answers(cli):
         old=$({cli} get old.app)
         {os.environ['DEVICEID_TEST_ROOT']}/scripts/keyring-control lock
         {cli} get new.app; echo "new rc=$?"
-        ls $HOME/store | wc -l
+        ls $HOME/store | grep -c "^id-"
         echo "old again: $({cli} get old.app) was $old"
         {cli} --backend secret-service get old.app; echo "explicit rc=$?"
     """)

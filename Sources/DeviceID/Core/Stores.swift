@@ -110,13 +110,14 @@ struct Stores: Sendable {
 
     /// Whether the file store says this user keeps IDs in a keyring: its marker (written whenever the
     /// keyring is seen holding something written through it), or — a 0.2.0 store — any record the
-    /// keyring confirmed. A store that cannot tell is taken to say yes.
+    /// keyring confirmed. A file store that cannot be read says no here, and its own failure stops
+    /// whatever asked (nothing is minted or changed over a store that cannot answer).
     func keyringInUse() -> Bool {
         do {
             if try lock.read(Self.keyringMarker) != nil { return true }
             return try lock.anyIdentifierValue { String(decoding: $0, as: UTF8.self).includes("\nconfirmed=") }
         } catch {
-            return true
+            return false
         }
     }
 
@@ -128,7 +129,7 @@ struct Stores: Sendable {
         } catch {}
     }
 
-    static let keyringMarker = StoreKey.identifier(scope: "state", name: "keyring-in-use")
+    static let keyringMarker = StoreKey.state("keyring-in-use")
 
     /// Asks the keyring, classifying "not there" apart from "there but silent". A Secret Service
     /// without a default collection is there: it may hold the ID where nothing can be read now.

@@ -12,7 +12,11 @@ struct FileStore: Sendable {
     /// service and account map to a short, safe name and lookups cost the same for 10 or 10,000 items.
     static func fileName(for key: StoreKey) throws(DeviceIDError) -> String {
         let digest = SHA256.hash([key.kind.rawValue] + key.encoded)
-        let prefix = key.kind == .identifier ? "id-" : "secret-"
+        let prefix = switch key.kind {
+        case .identifier: "id-"
+        case .secret: "secret-"
+        case .state: "state-"
+        }
         return prefix + Hex.encode(digest.prefix(20))
     }
 

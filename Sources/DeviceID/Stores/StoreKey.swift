@@ -7,6 +7,8 @@ struct StoreKey: Hashable, Sendable {
         case secret = 1
         /// A DeviceID identifier record: kept in the keyring and mirrored in the file store.
         case identifier = 2
+        /// A fact about the file store itself (the keyring marker, docs/STATE.md): file store only.
+        case state = 3
     }
 
     let kind: Kind
@@ -30,6 +32,11 @@ struct StoreKey: Hashable, Sendable {
     /// (`id-…`, service `deviceid.setting`) must keep their names.
     static func setting(_ name: String) -> StoreKey {
         identifier(scope: "setting", name: name)
+    }
+
+    /// A fact about the file store itself, never in the keyring.
+    static func state(_ name: String) -> StoreKey {
+        StoreKey(kind: .state, service: reservedPrefix + "state", account: name)
     }
 
     /// The bytes that identify the item, used for the file name and checked on every read.
