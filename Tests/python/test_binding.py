@@ -31,8 +31,10 @@ def test_constants_match_the_header():
     assert deviceid.UUID_STRING_MAX == defines["UUID_STRING_MAX"]
     assert deviceid.NAME_MAX == defines["NAME_MAX"]
     assert deviceid.SECRET_MAX == defines["SECRET_MAX"]
-    for name in ("DEVICE_CHANGED", "WEAK", "LIMITED", "FILE_ONLY", "REPAIRED"):
-        assert getattr(deviceid, f"FLAG_{name}") == defines[f"FLAG_{name}"], name
+    flags = [name for name in defines if name.startswith("FLAG_")]
+    assert "FLAG_MIRRORED" in flags and "FLAG_PROVISIONAL" in flags
+    for name in flags:  # every flag of the header, so that a new one cannot be missed
+        assert getattr(deviceid, name) == defines[name], name
     for name, number in deviceid.BACKENDS.items():
         assert number == defines["BACKEND_" + name.upper().replace("-", "_")], name
     assert (deviceid.FORMAT_UPPERCASE, deviceid.FORMAT_COMPACT) == (defines["FORMAT_UPPERCASE"], defines["FORMAT_COMPACT"])

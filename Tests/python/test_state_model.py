@@ -139,6 +139,7 @@ def test_case3b_a_reset_through_one_data_directory_is_never_undone_by_another(cl
         b() {{ XDG_DATA_HOME=$HOME/b "$@"; }}
         echo "a0=$(a {cli} get com.example.app)"
         echo "b0=$(b {cli} get com.example.app)"
+        sleep 1.1  # creation times in seconds: the new ID is younger, so 0.2.0's "older wins" picks the old
         a {cli} reset com.example.app
         echo "a1=$(a {cli} get com.example.app)"
         echo "b-mirror=$(b {cli} --json get com.example.app)"
@@ -301,3 +302,25 @@ def test_upgrade_keyring_items_and_mirror_records_without_generations_keep_their
     """).stdout
     assert value(out, "get") == "6f2c1a34-9b7e-4c1d-8e2f-0a1b2c3d4e5f" == value(out, "again"), out
     assert value(out, "new") != value(out, "get") and value(out, "attrs") == "1", out
+
+
+def test_first_runs_through_two_directories_at_once_mint_one_id(cli):
+    """Two data directories take two directory locks; the user's session lock makes their first
+    runs against one keyring mint one ID (docs/STATE.md, "Known limits")."""
+    out = in_fresh_keyring(f"""
+        for round in 1 2 3; do
+            app=com.example.race$round
+            for i in 1 2 3 4 5 6; do
+                d=a; [ $((i % 2)) = 0 ] && d=b
+                (echo "$round $(XDG_DATA_HOME=$HOME/$d DEVICEID_MIRROR_RECHECK_S=0 {cli} get $app)") &
+            done
+            wait
+            echo "$round $(XDG_DATA_HOME=$HOME/a DEVICEID_MIRROR_RECHECK_S=0 {cli} get $app)"
+            echo "$round $(XDG_DATA_HOME=$HOME/b DEVICEID_MIRROR_RECHECK_S=0 {cli} get $app)"
+        done
+        echo "locks=$(ls $XDG_RUNTIME_DIR | grep -c '^deviceid.lock$')"
+    """).stdout
+    for round in "123":
+        answers = {line.split()[1] for line in out.splitlines() if line.startswith(round + " ")}
+        assert len(answers) == 1 and re.fullmatch(UUID, answers.pop()), out
+    assert value(out, "locks") == "1"

@@ -30,6 +30,9 @@ struct IdentifierKeeper {
         var keyringIsLegacy = false
         /// The file's answer came from root's legacy store: the default directory has nothing.
         var fileIsLegacy = false
+        /// With the file backend: the file store says this user keeps IDs in a keyring, which this
+        /// backend does not ask, so an unconfirmed record is provisional (docs/STATE.md, rule 3).
+        var keyringUnasked = false
 
         /// The highest reset generation any store answered with.
         var tombstone: UInt64 { max(keyring.value?.tombstone ?? 0, file.value?.tombstone ?? 0) }
@@ -71,9 +74,19 @@ struct IdentifierKeeper {
     }
 
     func look(_ key: StoreKey) -> Sighting {
-        guard stores.keyring != nil, stores.file != nil else {
+        if stores.keyring == nil {
+            var s = withFile(Sighting(keyring: .notConfigured, file: .notConfigured), key)
+            if s.file.answered { s.keyringUnasked = stores.keyringInUse() }
+            return s
+        }
+        if stores.file == nil {
             let (keyring, legacy) = askKeyring(key)
-            return withFile(Sighting(keyring: keyring, file: .notConfigured, keyringIsLegacy: legacy), key)
+            var s = Sighting(keyring: keyring, file: .notConfigured, keyringIsLegacy: legacy)
+            // The secret-service backend also heeds the default directory's mirror: its tombstones,
+            // and a record to adopt when the keyring has none (rule 2). Unreadable, it is left out:
+            // this backend does not depend on the file store.
+            if keyring.answered, case .found(let held) = Self.ask(stores.lock, key) { s.file = .found(held) }
+            return s
         }
         // Both stores: the file (and OpenSSL's first use, and the machine ID) while D-Bus answers.
         let stores = self.stores
@@ -176,10 +189,12 @@ struct IdentifierKeeper {
             let keyringSilent: Bool
             switch s.keyring {
             case .unreachable, .failed: keyringSilent = true
-            default: keyringSilent = false
+            default: keyringSilent = s.keyringUnasked
             }
+            // Without the keyring, a record it confirmed within the re-check interval is as good as
+            // a mirror-first answer; any other may be stale or never have been the keyring's.
             return .use(f, .file, repair: s.fileIsLegacy ? [.file] : [],
-                        provisional: keyringSilent && f.confirmed == nil)
+                        provisional: keyringSilent && !isFresh(f, now))
         }
         if let error = s.keyring.failure ?? s.file.failure { return .fail(error) }
         var targets = [Target]()
@@ -189,7 +204,7 @@ struct IdentifierKeeper {
             if case .unreachable(let error) = s.keyring { return .fail(error) }
             return .fail(DeviceIDError(.unavailable, "no store is available"))
         }
-        var provisional = false
+        var provisional = s.keyringUnasked
         if case .unreachable = s.keyring { provisional = true }
         return .mint(into: targets, generation: s.tombstone, provisional: provisional)
     }
@@ -204,9 +219,14 @@ struct IdentifierKeeper {
         }
     }
 
-    /// Whether the mirror's copy was confirmed by the keyring within the re-check interval.
+    /// Whether the mirror's copy may answer alone (mirror-first): `isFresh`, in `auto`.
     private func isConfirmed(_ mirror: IdentifierRecord, _ now: UInt64) -> Bool {
-        guard stores.mirrorFirst, let confirmed = mirror.confirmed else { return false }
+        stores.mirrorFirst && isFresh(mirror, now)
+    }
+
+    /// Whether the keyring confirmed this copy within the re-check interval (not in the future).
+    private func isFresh(_ mirror: IdentifierRecord, _ now: UInt64) -> Bool {
+        guard let confirmed = mirror.confirmed else { return false }
         return confirmed <= now && now - confirmed < stores.mirrorRecheckSeconds
     }
 
@@ -227,7 +247,7 @@ struct IdentifierKeeper {
         default:
             break
         }
-        return try stores.lock.withLock { () throws(DeviceIDError) -> Resolution in
+        return try stores.withLocks { () throws(DeviceIDError) -> Resolution in
             let sighting = look(key)
             switch decide(sighting, now: now) {
             case .use(let record, let source, let repair, let provisional):
@@ -278,7 +298,7 @@ struct IdentifierKeeper {
     /// or written back again. A store that may hold it and cannot answer fails the reset before
     /// anything is written; a corrupt copy is overwritten.
     func reset(_ key: StoreKey) throws(DeviceIDError) {
-        try stores.lock.withLock { () throws(DeviceIDError) in
+        try stores.withLocks { () throws(DeviceIDError) in
             var sighting = look(key)
             // The file backend reaches the keyring too when the file store says the user keeps IDs there.
             var keyring = stores.keyring

@@ -89,6 +89,10 @@ struct SettingKeeper {
             guard keyring.answered || file.answered else {
                 throw DeviceIDError(.unavailable, "no store is available")
             }
+            if case .notConfigured = keyring, stores.keyringInUse() {
+                throw DeviceIDError(.unavailable, "this user keeps settings in a keyring (so says \(stores.lock.path)), "
+                                    + "which the file backend does not ask, and the file store has no copy of this one")
+            }
             return false
         }
     }
@@ -98,7 +102,7 @@ struct SettingKeeper {
     /// A store that answered with an older copy, or none, receives the newer; best effort (the next
     /// read tries again), under the lock so that it never overwrites a change made meanwhile.
     private func propagate(_ key: StoreKey, _ value: Value, to target: Target) {
-        _ = try? stores.lock.withLock { () throws(DeviceIDError) in
+        _ = try? stores.withLocks { () throws(DeviceIDError) in
             switch target {
             case .file:
                 if let current = askFile(key).value, current == value || current.wins(over: value) { return }
@@ -116,7 +120,7 @@ struct SettingKeeper {
     /// copy seen; a store that may hold one and cannot answer fails the call before anything is written.
     func write(_ name: String, _ on: Bool) throws(DeviceIDError) {
         let key = Self.key(name)
-        try stores.lock.withLock { () throws(DeviceIDError) in
+        try stores.withLocks { () throws(DeviceIDError) in
             let reach = stores.askKeyringForChange { (s) throws(DeviceIDError) -> Value? in try Self.read(s, key) }
             let file = askFile(key)
             for answer in [reach?.answer ?? .notConfigured, file] {

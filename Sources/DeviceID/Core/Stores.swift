@@ -115,7 +115,11 @@ struct Stores: Sendable {
     func keyringInUse() -> Bool {
         do {
             if try lock.read(Self.keyringMarker) != nil { return true }
-            return try lock.anyIdentifierValue { String(decoding: $0, as: UTF8.self).includes("\nconfirmed=") }
+            guard try lock.anyIdentifierValue(where: { String(decoding: $0, as: UTF8.self).includes("\nconfirmed=") }) else {
+                return false
+            }
+            markKeyringInUse()  // a 0.2.0 store: scanned once
+            return true
         } catch {
             return false
         }
@@ -151,6 +155,14 @@ struct Stores: Sendable {
         } catch {
             guard let failure = classify(error) else { return .unreachable(error) }
             return .failed(failure)
+        }
+    }
+
+    /// Runs `body` holding the store directory's lock and then the user's `SessionLock`: what every
+    /// mint, repair, reset and setting change takes.
+    func withLocks<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
+        try lock.withLock { () throws(DeviceIDError) -> T in
+            try SessionLock.withLock { () throws(DeviceIDError) -> T in try body() }
         }
     }
 

@@ -1,0 +1,35 @@
+import CDeviceIDLibc
+
+/// The user's lock across store directories (docs/STATE.md, "Known limits"): two directories that
+/// share one keyring take two different directory locks, so without this the first ID of a key
+/// could be minted twice at once, once through each. Every mint, reset and setting change also
+/// takes a record lock on `deviceid.lock` in `$XDG_RUNTIME_DIR` — the user's per-boot directory,
+/// which every context that reaches a session bus has — after its directory's lock (one order
+/// everywhere: no deadlock).
+///
+/// Best effort by design: with no runtime directory (a service, cron: no keyring either) or one
+/// that is not the user's own, it is not taken, and the directory lock alone serializes.
+enum SessionLock {
+    private static let threads = PThreadMutex()
+    private static let forkHandler: Void = ForkedChild.onFork { SessionLock.threads.reinitializeInChild() }
+
+    static func withLock<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
+        _ = forkHandler
+        return try threads.withLock { () throws(DeviceIDError) -> T in
+            // Held exactly as long as `body` runs: closing it drops the record lock.
+            let lock = open()
+            return try withExtendedLifetime(lock) { () throws(DeviceIDError) -> T in try body() }
+        }
+    }
+
+    /// The locked file, or nil when there is no trusted runtime directory to keep it in.
+    private static func open() -> FileDescriptor? {
+        guard let runtime = Environment.value("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"),
+              let directory = try? TrustedPath.openDirectory(runtime, create: false),
+              case .success(let st) = directory.status(), st.st_uid == geteuid(), st.st_mode & 0o077 == 0,
+              case .success(let file) = directory.open("deviceid.lock", O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600),
+              case .success = file.lockForWriting()
+        else { return nil }
+        return file
+    }
+}
