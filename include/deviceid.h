@@ -169,9 +169,13 @@ int deviceid_get_interactive(void);
  * and a NUL — to `out`. The same value for every call, process and language, across restarts and
  * reinstalls, until deviceid_reset(). Different app ids get unrelated identifiers.
  *
- * A new identifier is minted only when every available store positively answered "none"; a
- * locked or silent keyring without a file-store copy gives DEVICEID_E_LOCKED or
- * DEVICEID_E_TIMED_OUT instead. After the first answer the process answers from memory.
+ * A new identifier is minted only when every store that may hold it positively answered "none";
+ * a locked or silent keyring without a file-store copy gives DEVICEID_E_LOCKED or
+ * DEVICEID_E_TIMED_OUT instead, and so does a keyring the file store says this user keeps IDs in
+ * but that cannot be reached from here (no session bus: an ssh login, cron): DEVICEID_E_UNAVAILABLE.
+ * The keyring is the authority; a reset anywhere is never undone by an older copy. The rules are
+ * the README's "How it keeps the ID" (docs/STATE.md). After the first answer the process answers
+ * from memory.
  *
  * app_id:   1 to 255 bytes of UTF-8 without control characters, e.g. "com.example.app".
  * out:      receives the NUL-terminated identifier; untouched on failure.
@@ -219,8 +223,11 @@ int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABL
 
 /**
  * Removes the identifier of `app_id` from every store, so that the next deviceid_get() mints a
- * new one. Removing one that does not exist succeeds. A locked keyring fails with
- * DEVICEID_E_LOCKED before anything is removed.
+ * new one. Removing one that does not exist succeeds. Every store that may hold the identifier
+ * receives a tombstone, so that no older copy (another data directory's mirror, a backup) is
+ * returned or written back afterwards. A store that may hold it and cannot be reached — a locked
+ * keyring (DEVICEID_E_LOCKED), one the file store says this user keeps IDs in but that has no
+ * session bus here (DEVICEID_E_UNAVAILABLE) — fails the reset before anything is changed.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE,
  * DEVICEID_E_TIMED_OUT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING.
@@ -272,7 +279,11 @@ int deviceid_vendor_reset(const char *DEVICEID_NULLABLE vendor_id);
  */
 int deviceid_advertising_id(char *DEVICEID_NULLABLE out, size_t out_size);
 int deviceid_advertising_reset(void);
-/** Turns "limit ad tracking" on (non-zero) or off (0); persistent, kept like the IDs. */
+/**
+ * Turns "limit ad tracking" on (non-zero) or off (0); persistent, kept like the IDs. The change
+ * reaches every store that may hold settings or fails (DEVICEID_E_UNAVAILABLE, DEVICEID_E_LOCKED…)
+ * changing nothing; the latest change wins wherever it is read.
+ */
 int deviceid_advertising_set_limited(int limited);
 /** 1 when tracking is limited, 0 when not, or a negative status (e.g. DEVICEID_E_LOCKED). */
 int deviceid_advertising_is_limited(void);
@@ -282,7 +293,10 @@ int deviceid_advertising_is_limited(void);
  * creates it. An app that opted out gets DEVICEID_E_OPTED_OUT and the all-zero UUID in `out`.
  */
 int deviceid_openudid(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size);
-/** Opts `app_id` out of OpenUDID (non-zero) or back in (0); persistent. */
+/**
+ * Opts `app_id` out of OpenUDID (non-zero) or back in (0); persistent, and durable as
+ * deviceid_advertising_set_limited() is.
+ */
 int deviceid_openudid_set_opt_out(const char *DEVICEID_NULLABLE app_id, int opt_out);
 
 /* ---- UUIDs -------------------------------------------------------------------------------------- */

@@ -37,7 +37,7 @@ import time
 
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, settings
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 ROOT = os.environ.get("DEVICEID_TEST_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 CLI = os.environ["DEVICEID_TEST_CLI"]
@@ -63,8 +63,26 @@ ALL_CONTEXTS = {
 CONTEXTS = ALL_CONTEXTS
 if os.environ.get("DEVICEID_MODEL_CONTEXTS"):
     CONTEXTS = {name: ALL_CONTEXTS[name] for name in os.environ["DEVICEID_MODEL_CONTEXTS"].split(",")}
+# DEVICEID_MODEL_RULES=get,reset,...: only these rules (the others never run).
+RULES = set(filter(None, os.environ.get("DEVICEID_MODEL_RULES", "").split(",")))
+
+
+def only_if_chosen(function):
+    return precondition(lambda self: not RULES or function.__name__ in RULES)(function)
+
+
 BACKENDS = ["auto", "auto", "secret-service", "file"]  # auto, the default, twice as often
+# DEVICEID_MODEL_BACKENDS=auto,file: only these.
+if os.environ.get("DEVICEID_MODEL_BACKENDS"):
+    BACKENDS = os.environ["DEVICEID_MODEL_BACKENDS"].split(",")
 DRIVERS = ["cli", "python", "c", "fork", "fork-nolibdbus"]
+# DEVICEID_MODEL_DRIVERS=cli,fork,...: only these drivers.
+if os.environ.get("DEVICEID_MODEL_DRIVERS"):
+    DRIVERS = os.environ["DEVICEID_MODEL_DRIVERS"].split(",")
+
+
+def drivers(*names):
+    return st.sampled_from([d for d in names if d in DRIVERS] or DRIVERS)
 CLOCKS = ["", "-2d", "+2d", "+40d"]
 ERRORS_WHEN_SILENT = {"LOCKED", "TIMED_OUT", "UNAVAILABLE", "KEYRING", "NO_COLLECTION", "CORRUPT"}
 
@@ -183,12 +201,14 @@ class DeviceIDModel(RuleBasedStateMachine):
 
     # ---- faults -----------------------------------------------------------------------------------
 
+    @only_if_chosen
     @rule()
     def lock_keyring(self):
         if self.keyring == "healthy":
             control("lock")
             self.keyring = "locked"
 
+    @only_if_chosen
     @rule()
     def freeze_keyring(self):
         pid = keyring_pid() if self.keyring == "healthy" else None
@@ -196,6 +216,7 @@ class DeviceIDModel(RuleBasedStateMachine):
             os.kill(pid, signal.SIGSTOP)
             self.keyring = "frozen"
 
+    @only_if_chosen
     @rule()
     def kill_keyring(self):
         pid = keyring_pid() if self.keyring != "frozen" else None
@@ -204,11 +225,13 @@ class DeviceIDModel(RuleBasedStateMachine):
             time.sleep(0.2)
             self.keyring = "locked"  # D-Bus activates a new daemon, its login collection locked
 
+    @only_if_chosen
     @rule()
     def heal_keyring(self):
         if self.keyring != "healthy":
             self.restore_keyring()
 
+    @only_if_chosen
     @rule(directory=st.sampled_from(sorted({c[0] for c in CONTEXTS.values()})))
     def delete_mirror_record(self, directory):
         for path in self.record_files(directory):
@@ -216,6 +239,7 @@ class DeviceIDModel(RuleBasedStateMachine):
         self.mirror[directory] = None
         self.corrupt[directory] = False
 
+    @only_if_chosen
     @rule(directory=st.sampled_from(sorted({c[0] for c in CONTEXTS.values()})))
     def corrupt_mirror_record(self, directory):
         for path in self.record_files(directory):
@@ -225,6 +249,7 @@ class DeviceIDModel(RuleBasedStateMachine):
             self.mirror[directory] = None
             self.corrupt[directory] = True
 
+    @only_if_chosen
     @rule(offset=st.sampled_from(CLOCKS))
     def step_clock(self, offset):
         self.clock = offset
@@ -244,8 +269,9 @@ class DeviceIDModel(RuleBasedStateMachine):
 
     # ---- operations and the model -----------------------------------------------------------------
 
+    @only_if_chosen
     @rule(context=st.sampled_from(sorted(CONTEXTS)), backend=st.sampled_from(BACKENDS),
-          driver=st.sampled_from(DRIVERS), recheck=st.sampled_from([None, 0]))
+          driver=drivers(*DRIVERS), recheck=st.sampled_from([None, 0]))
     def get(self, context, backend, driver, recheck):
         directory = CONTEXTS[context][0]
         answer = self.call(context, backend, driver, "get", recheck)
@@ -288,8 +314,9 @@ class DeviceIDModel(RuleBasedStateMachine):
         if not answer["provisional"] and self.epoch_of.get(found) == self.epoch:
             assert self.final.get(self.epoch) in (None, found), "I1: " + where
 
+    @only_if_chosen
     @rule(context=st.sampled_from(sorted(CONTEXTS)), backend=st.sampled_from(BACKENDS),
-          driver=st.sampled_from(["cli", "python", "c", "fork", "fork-nolibdbus"]))
+          driver=drivers("cli", "python", "c", "fork", "fork-nolibdbus"))
     def reset(self, context, backend, driver):
         directory = CONTEXTS[context][0]
         answer = self.call(context, backend, driver, "reset")
@@ -304,8 +331,9 @@ class DeviceIDModel(RuleBasedStateMachine):
         self.mirror[directory] = None
         self.corrupt[directory] = False
 
+    @only_if_chosen
     @rule(context=st.sampled_from(sorted(CONTEXTS)), backend=st.sampled_from(BACKENDS),
-          driver=st.sampled_from(["cli", "python", "fork"]), on=st.booleans())
+          driver=drivers("cli", "python", "fork"), on=st.booleans())
     def change_setting(self, context, backend, driver, on):
         directory = CONTEXTS[context][0]
         answer = self.call(context, backend, driver, "limit-on" if on else "limit-off")
@@ -319,8 +347,9 @@ class DeviceIDModel(RuleBasedStateMachine):
             assert "error" in answer and answer["error"] in ERRORS_WHEN_SILENT, \
                 "I3: a change that cannot reach the keyring must fail: " + where
 
+    @only_if_chosen
     @rule(context=st.sampled_from(sorted(CONTEXTS)), backend=st.sampled_from(BACKENDS),
-          driver=st.sampled_from(["cli", "python", "fork-nolibdbus"]))
+          driver=drivers("cli", "python", "fork-nolibdbus"))
     def read_setting(self, context, backend, driver):
         directory = CONTEXTS[context][0]
         answer = self.call(context, backend, driver, "limit-get")
@@ -335,6 +364,7 @@ class DeviceIDModel(RuleBasedStateMachine):
         else:
             assert answer == {"limited": self.dir_setting[directory]}, "I3/I4: " + where
 
+    @only_if_chosen
     @rule(context=st.sampled_from(sorted(CONTEXTS)), byte=st.sampled_from([b"\xff", b"\xfe", b"\xc3(", b"\xed\xa0\x80"]))
     def get_with_a_name_that_is_not_utf8(self, context, byte):
         """I5: one name, one key — bytes that are not UTF-8 are refused, never mapped onto another name."""
@@ -349,8 +379,8 @@ class DeviceIDModel(RuleBasedStateMachine):
 
 
 DeviceIDModel.TestCase.settings = settings(
-    max_examples=int(os.environ.get("DEVICEID_MODEL_EXAMPLES", "10")),
-    stateful_step_count=int(os.environ.get("DEVICEID_MODEL_STEPS", "25")),
+    max_examples=int(os.environ.get("DEVICEID_MODEL_EXAMPLES", "30")),
+    stateful_step_count=int(os.environ.get("DEVICEID_MODEL_STEPS", "40")),
     deadline=None, database=None, derandomize=os.environ.get("DEVICEID_MODEL_RANDOM") != "1",
     suppress_health_check=list(HealthCheck),
 )

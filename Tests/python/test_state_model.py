@@ -27,7 +27,8 @@ def value(out, name):
 
 ROOT_CONTEXTS = """set -u
 mount -t tmpfs -o mode=0755 none /var/lib
-export HOME=$1
+mount --bind "$1" /root  # root's home is the password database's, whatever $HOME says
+export HOME=/root
 cli=$2
 service() { env -u XDG_RUNTIME_DIR -u DBUS_SESSION_BUS_ADDRESS -u XDG_DATA_HOME -u DEVICEID_STORE_DIR "$@"; }
 login() { env -u DBUS_SESSION_BUS_ADDRESS -u XDG_DATA_HOME -u DEVICEID_STORE_DIR XDG_RUNTIME_DIR=$HOME/run "$@"; }
@@ -324,3 +325,28 @@ def test_first_runs_through_two_directories_at_once_mint_one_id(cli):
         answers = {line.split()[1] for line in out.splitlines() if line.startswith(round + " ")}
         assert len(answers) == 1 and re.fullmatch(UUID, answers.pop()), out
     assert value(out, "locks") == "1"
+
+
+def test_upgrade_roots_opt_outs_kept_by_0_2_0_in_its_home_still_hold(cli, tmp_path):
+    home = tmp_path / "root-home"
+    legacy = home / ".local" / "share" / "deviceid"
+    assert run([cli, "--backend", "file", "--store-dir", str(legacy), "advertising", "limit", "on"]).returncode == 0
+    script = tmp_path / "root.sh"
+    script.write_text(ROOT_CONTEXTS + 'echo "limit=$(service $cli advertising limit)"\n'
+                      'echo "limit-login=$(login $cli advertising limit)"\n')
+    out = run(["unshare", "--mount", "--propagation", "private", "bash", str(script), str(home), cli]).stdout
+    assert value(out, "limit") == "on" and value(out, "limit-login") == "on", out
+
+
+def test_generations_and_clocks_that_would_overflow_are_corrupt_not_a_crash(cli):
+    big = "18446744073709551615"
+    out = in_fresh_keyring(f"""
+        echo "id=$({cli} get com.example.app)"
+        printf '' | secret-tool store --label=x service deviceid.app username com.example.app deviceid-reset {big}
+        {cli} reset com.example.app >/dev/null 2>&1; echo "reset-rc=$?"
+        printf 'on\\nclock={big}\\n' | secret-tool store --label=x service deviceid.setting username advertising.limit-tracking
+        {cli} advertising limit off >/dev/null 2>&1; echo "limit-rc=$?"
+        echo "limit=$({cli} advertising limit)"
+    """).stdout
+    assert value(out, "reset-rc") == "0", "the unreadable tombstone is replaced by a sound one: " + out
+    assert value(out, "limit-rc") == "0" and value(out, "limit") == "off", out

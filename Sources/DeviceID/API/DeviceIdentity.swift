@@ -124,8 +124,9 @@ public final class DeviceIdentity: Sendable {
             // No machine ID: the ID cannot be bound to this machine, so a clone would go unnoticed.
             flags.insert(.weak)
         }
-        let answer = StableID(id: record.id, source: StableID.Source(resolution.source), flags: flags,
+        var answer = StableID(id: record.id, source: StableID.Source(resolution.source), flags: flags,
                               keyringFailure: resolution.keyringFailure)
+        answer.awaitsKeyring = resolution.keyringMayAnswer && resolution.provisional
         if answer.isSettled {
             state.withLock { state in
                 if generationCounter.load() == computedAt { state.cache[key] = answer }

@@ -50,7 +50,9 @@ extension DeviceIdentity {
         let limited = try settings().read(Self.limitTracking)
         let real = try identifier(Scope.advertising.key(""))
         guard limited else { return real }
-        return StableID(id: .null, source: real.source, flags: real.flags.union(.limited), keyringFailure: real.keyringFailure)
+        var zeros = StableID(id: .null, source: real.source, flags: real.flags.union(.limited), keyringFailure: real.keyringFailure)
+        zeros.awaitsKeyring = real.awaitsKeyring
+        return zeros
     }
 
     /// A new random advertising ID. While tracking is limited it stays hidden until turned off.

@@ -78,8 +78,12 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         self.keyringFailure = keyringFailure
     }
 
+    /// A provisional answer given while a keyring that is there could not answer (locked, frozen):
+    /// the next call asks it again instead of answering from memory.
+    var awaitsKeyring = false
+
     /// Whether the process may answer from memory next time (see `Flags.unsettled`).
-    public var isSettled: Bool { flags.isDisjoint(with: .unsettled) }
+    public var isSettled: Bool { flags.isDisjoint(with: .unsettled) && !awaitsKeyring }
     /// See `Flags.provisional`.
     public var isProvisional: Bool { flags.contains(.provisional) }
 

@@ -65,6 +65,9 @@ struct IdentifierKeeper {
         /// Kept only where no keyring could be asked and never confirmed by one: a keyring that
         /// later answers with another ID wins (docs/STATE.md, I1).
         var provisional = false
+        /// Answered while a keyring that is there could not answer (locked, frozen): it may answer
+        /// the next call, so this answer is not remembered.
+        var keyringMayAnswer = false
     }
 
     enum Decision {
@@ -85,7 +88,11 @@ struct IdentifierKeeper {
             // The secret-service backend also heeds the default directory's mirror: its tombstones,
             // and a record to adopt when the keyring has none (rule 2). Unreadable, it is left out:
             // this backend does not depend on the file store.
-            if keyring.answered, case .found(let held) = Self.ask(stores.lock, key) { s.file = .found(held) }
+            if keyring.answered {
+                var mirror = Self.ask(stores.lock, key)
+                if case .empty = mirror, let legacy = stores.legacy { mirror = Self.ask(legacy, key) }
+                if case .found(let held) = mirror { s.file = .found(held) }
+            }
             return s
         }
         // Both stores: the file (and OpenSSL's first use, and the machine ID) while D-Bus answers.
@@ -149,7 +156,9 @@ struct IdentifierKeeper {
                 firstError = firstError ?? DeviceIDError(.corrupt, "keyring item: \(error.detail)")
             }
         }
-        if held.record == nil, let firstError { throw firstError }
+        // Items that cannot be read beside a readable record or tombstone are left to the next
+        // write's clean-up; alone, they may hold the ID: corrupt, never "none".
+        if held.record == nil, held.tombstone == 0, let firstError { throw firstError }
         return (any ? held : nil, legacy)
     }
 
@@ -182,8 +191,9 @@ struct IdentifierKeeper {
             return .use(k, .keyring, repair: repair, provisional: false)
         }
         if let f = fileLive {
-            if s.keyring.answered {
-                // The keyring holds no live copy: it was wiped, or appeared after the ID was made.
+            if s.keyring.answered || s.keyring.failure?.code == .corrupt {
+                // The keyring holds no live copy: it was wiped, appeared after the ID was made, or
+                // holds only a corrupt copy, which the valid one replaces.
                 return .use(f, .file, repair: [.keyring, .file], provisional: false)
             }
             let keyringSilent: Bool
@@ -239,9 +249,12 @@ struct IdentifierKeeper {
     /// The identifier for `key`, minting one if and only if every store said "none".
     func resolve(_ key: StoreKey, now: UInt64, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
         if let mirrored = confirmedMirror(key, now) { return mirrored }
-        switch decide(look(key), now: now) {
+        let first = look(key)
+        switch decide(first, now: now) {
         case .use(let record, let source, let repair, let provisional) where repair.isEmpty:
-            return Resolution(record: record, source: source, provisional: provisional)
+            var resolution = Resolution(record: record, source: source, provisional: provisional)
+            if case .failed = first.keyring { resolution.keyringMayAnswer = true }
+            return resolution
         case .fail(let error):
             throw error
         default:
@@ -266,6 +279,9 @@ struct IdentifierKeeper {
                     } catch {}
                 }
                 if keyringHolds { stores.markKeyringInUse() }
+                // Refused by a keyring that answered: another directory's first run may still
+                // put another ID there, which would win (docs/STATE.md, I1).
+                if resolution.keyringFailure != nil { resolution.provisional = true }
                 return resolution
             case .fail(let error):
                 throw error
@@ -288,6 +304,7 @@ struct IdentifierKeeper {
                 }
                 if written == 0, let firstError { throw firstError }
                 if keyringHolds { stores.markKeyringInUse() }
+                if resolution.keyringFailure != nil { resolution.provisional = true }
                 return resolution
             }
         }
@@ -317,10 +334,14 @@ struct IdentifierKeeper {
                 if let error = answer.failure, error.code != .corrupt { throw error }
             }
             let tombstone = sighting.highestGeneration + 1
+            // The mirror's tombstone is staged first and put in place last: a keyring that
+            // refuses leaves everything as it was.
+            let staged = try mirror?.stage(key, StoredIdentifier.tombstoneText(tombstone))
             if let keyring, sighting.keyring.answered || sighting.keyring.failure != nil {
                 try keyring.write(key, [], extra: StoredIdentifier.tombstoneAttributes(tombstone))
+                stores.markKeyringInUse()
             }
-            try mirror?.write(key, StoredIdentifier.tombstoneText(tombstone))
+            try staged?.commit()
         }
     }
 

@@ -46,7 +46,7 @@ struct SettingKeeper {
             if lines.count == 2, lines[1].hasPrefix("clock=") {
                 let digits = lines[1].dropFirst("clock=".count)
                 guard !digits.isEmpty, digits.utf8.count <= 20, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                      let n = UInt64(String(digits)) else {
+                      let n = UInt64(String(digits)), n < IdentifierRecord.generationLimit else {
                     throw DeviceIDError(.corrupt, "a stored setting has a malformed clock")
                 }
                 clock = n
@@ -61,19 +61,43 @@ struct SettingKeeper {
     }
 
     private static func read(_ store: SecretServiceStore, _ key: StoreKey) throws(DeviceIDError) -> Value? {
-        try store.read(key).map { (b) throws(DeviceIDError) in try Value(parsing: b) }
+        try readAll(store, key)
     }
 
     private func askFile(_ key: StoreKey) -> Stores.Answer<Value> {
-        stores.ask(file: { (s) throws(DeviceIDError) -> Value? in
+        askFileOrLegacy(key).answer
+    }
+
+    /// The file store's copy; when it has none, root's legacy store's (`fromLegacy` says so).
+    private func askFileOrLegacy(_ key: StoreKey) -> (answer: Stores.Answer<Value>, fromLegacy: Bool) {
+        let parse = { (s: FileStore) throws(DeviceIDError) -> Value? in
             try s.read(key).map { (b) throws(DeviceIDError) in try Value(parsing: b) }
-        })
+        }
+        let answer = stores.ask(file: parse)
+        guard case .empty = answer, let legacy = stores.legacy else { return (answer, false) }
+        do {
+            guard let value = try parse(legacy) else { return (answer, false) }
+            return (.found(value), true)
+        } catch {
+            return (.failed(error), false)
+        }
+    }
+
+    /// Every keyring copy (a write's clean-up may have been interrupted): the one that wins.
+    private static func readAll(_ store: SecretServiceStore, _ key: StoreKey) throws(DeviceIDError) -> Value? {
+        var best: Value?
+        for item in try store.items(key) {
+            let value = try Value(parsing: item.secret)
+            if best.map({ value.wins(over: $0) }) ?? true { best = value }
+        }
+        return best
     }
 
     func read(_ name: String) throws(DeviceIDError) -> Bool {
         let key = Self.key(name)
         let keyring = stores.ask(keyring: { (s) throws(DeviceIDError) -> Value? in try Self.read(s, key) })
-        let file = askFile(key)
+        let (file, fromLegacy) = askFileOrLegacy(key)
+        if fromLegacy, let value = file.value { propagate(key, value, to: .file) }
         switch (keyring.value, file.value) {
         case let (k?, f?):
             if k != f { propagate(key, k.wins(over: f) ? k : f, to: k.wins(over: f) ? .file : .keyring) }
@@ -105,8 +129,10 @@ struct SettingKeeper {
         _ = try? stores.withLocks { () throws(DeviceIDError) in
             switch target {
             case .file:
-                if let current = askFile(key).value, current == value || current.wins(over: value) { return }
-                try stores.file?.write(key, value.bytes)
+                guard let file = stores.file else { return }
+                if let current = try file.read(key).map({ (b) throws(DeviceIDError) in try Value(parsing: b) }),
+                   current == value || current.wins(over: value) { return }
+                try file.write(key, value.bytes)
             case .keyring:
                 guard let keyring = stores.keyring else { return }
                 if let current = try Self.read(keyring, key), current == value || current.wins(over: value) { return }
@@ -128,14 +154,17 @@ struct SettingKeeper {
             }
             let seen = max(reach?.answer.value?.clock ?? 0, file.value?.clock ?? 0)
             let value = Value(on: on, clock: max(WallClock.milliseconds(), seen + 1))
+            // The file's copy is staged first and put in place last: a keyring that refuses
+            // leaves everything as it was.
+            let staged = try stores.file?.stage(key, value.bytes)
             var wrote = false
             if let reach, reach.answer.answered || reach.answer.failure != nil {
                 try reach.store.write(key, value.bytes)
                 stores.markKeyringInUse()
                 wrote = true
             }
-            if let store = stores.file {
-                try store.write(key, value.bytes)
+            if let staged {
+                try staged.commit()
                 wrote = true
             }
             if !wrote { throw DeviceIDError(.unavailable, "no store is available") }

@@ -110,19 +110,20 @@ struct Stores: Sendable {
 
     /// Whether the file store says this user keeps IDs in a keyring: its marker (written whenever the
     /// keyring is seen holding something written through it), or — a 0.2.0 store — any record the
-    /// keyring confirmed. A file store that cannot be read says no here, and its own failure stops
-    /// whatever asked (nothing is minted or changed over a store that cannot answer).
+    /// keyring confirmed (root's legacy store included). A corrupt marker says yes. A file store
+    /// that cannot be read at all says no here: its own failure stops whatever asked (nothing is
+    /// minted or changed over a store that cannot answer), and is the error to report.
     func keyringInUse() -> Bool {
         do {
             if try lock.read(Self.keyringMarker) != nil { return true }
-            guard try lock.anyIdentifierValue(where: { String(decoding: $0, as: UTF8.self).includes("\nconfirmed=") }) else {
-                return false
-            }
-            markKeyringInUse()  // a 0.2.0 store: scanned once
-            return true
         } catch {
-            return false
+            return error.code == .corrupt
         }
+        let confirmed = { (value: [UInt8]) -> Bool in String(decoding: value, as: UTF8.self).includes("\nconfirmed=") }
+        let found = (try? lock.anyIdentifierValue(where: confirmed)) == true
+            || (try? legacy?.anyIdentifierValue(where: confirmed)) == true
+        if found { markKeyringInUse() }  // a 0.2.0 store: scanned once
+        return found
     }
 
     /// Records that the keyring holds something written through this file store; best effort (the
@@ -162,7 +163,9 @@ struct Stores: Sendable {
     /// mint, repair, reset and setting change takes.
     func withLocks<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
         try lock.withLock { () throws(DeviceIDError) -> T in
-            try SessionLock.withLock { () throws(DeviceIDError) -> T in try body() }
+            try SessionLock.withLock(waitingAtMost: knownKeyring.deadline.session) { () throws(DeviceIDError) -> T in
+                try body()
+            }
         }
     }
 

@@ -86,11 +86,15 @@ enum LibDBus {
         let message = Redaction.redacted(error.message.map { String(cString: $0) } ?? "no message")
         let detail = "\(context): \(message)"
         switch name {
+        // No bus, or no Secret Service on it: nothing here can hold the ID (docs/STATE.md).
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
              "org.freedesktop.DBus.Error.NoServer", "org.freedesktop.DBus.Error.Disconnected",
-             "org.freedesktop.DBus.Error.FileNotFound", "org.freedesktop.DBus.Error.Spawn.ExecFailed",
-             "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ServiceNotFound":
+             "org.freedesktop.DBus.Error.FileNotFound", "org.freedesktop.DBus.Error.Spawn.ServiceNotFound":
             return DeviceIDError.noKeyringHere(detail)
+        // A Secret Service that is installed but failed to start may hold the ID.
+        case "org.freedesktop.DBus.Error.Spawn.ExecFailed", "org.freedesktop.DBus.Error.Spawn.ChildExited",
+             "org.freedesktop.DBus.Error.Spawn.ChildSignaled", "org.freedesktop.DBus.Error.Spawn.Failed":
+            return DeviceIDError(.unavailable, detail)
         case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
              "org.freedesktop.DBus.Error.TimedOut":
             return DeviceIDError(.timedOut, detail)

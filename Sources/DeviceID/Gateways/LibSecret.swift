@@ -138,7 +138,7 @@ enum LibSecret {
         var error: UnsafeMutablePointer<GError>?
         if gdbusProcess == 0 { gdbusProcess = getpid() }
         guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
-            throw translate(error, "cannot connect to the session bus", unavailable: true)
+            throw translate(error, "cannot connect to the session bus", unavailable: true, absent: true)
         }
         // GLib's shared bus connection exits the process when the bus closes. Not in ours.
         g_dbus_connection_set_exit_on_close(connection, 0)
@@ -184,7 +184,7 @@ enum LibSecret {
     /// A GError as a DeviceIDError (and frees it). Only GLib's message is kept: it never carries
     /// secret material.
     static func translate(
-        _ error: UnsafeMutablePointer<GError>?, _ context: String, unavailable: Bool = false
+        _ error: UnsafeMutablePointer<GError>?, _ context: String, unavailable: Bool = false, absent: Bool = false
     ) -> DeviceIDError {
         guard let error else { return DeviceIDError(.keyring, context) }
         defer { g_error_free(error) }
@@ -205,11 +205,15 @@ enum LibSecret {
         }
         if domain == g_dbus_error_quark() {
             switch code {
+            // No bus, or no Secret Service on it: nothing here can hold the ID (docs/STATE.md).
             case Int32(G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue), Int32(G_DBUS_ERROR_NAME_HAS_NO_OWNER.rawValue),
                  Int32(G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND.rawValue), Int32(G_DBUS_ERROR_FILE_NOT_FOUND.rawValue),
-                 Int32(G_DBUS_ERROR_NO_SERVER.rawValue), Int32(G_DBUS_ERROR_DISCONNECTED.rawValue),
-                 Int32(G_DBUS_ERROR_SPAWN_EXEC_FAILED.rawValue), Int32(G_DBUS_ERROR_SPAWN_CHILD_EXITED.rawValue):
+                 Int32(G_DBUS_ERROR_NO_SERVER.rawValue), Int32(G_DBUS_ERROR_DISCONNECTED.rawValue):
                 return DeviceIDError.noKeyringHere(detail)
+            // A Secret Service that is installed but failed to start may hold the ID.
+            case Int32(G_DBUS_ERROR_SPAWN_EXEC_FAILED.rawValue), Int32(G_DBUS_ERROR_SPAWN_CHILD_EXITED.rawValue),
+                 Int32(G_DBUS_ERROR_SPAWN_CHILD_SIGNALED.rawValue), Int32(G_DBUS_ERROR_SPAWN_FAILED.rawValue):
+                return DeviceIDError(.unavailable, detail)
             case Int32(G_DBUS_ERROR_TIMEOUT.rawValue), Int32(G_DBUS_ERROR_TIMED_OUT.rawValue),
                  Int32(G_DBUS_ERROR_NO_REPLY.rawValue):
                 return DeviceIDError(.timedOut, detail)
@@ -217,7 +221,8 @@ enum LibSecret {
                 break
             }
         }
-        return unavailable ? DeviceIDError.noKeyringHere(detail) : DeviceIDError(.keyring, detail)
+        guard unavailable else { return DeviceIDError(.keyring, detail) }
+        return absent ? DeviceIDError.noKeyringHere(detail) : DeviceIDError(.unavailable, detail)
     }
 
     /// A GHashTable of string attributes, as libsecret's calls take them.

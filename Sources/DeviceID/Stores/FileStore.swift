@@ -80,6 +80,38 @@ struct FileStore: Sendable {
 
     /// Replaces (or creates) the item atomically.
     func write(_ key: StoreKey, _ value: [UInt8]) throws(DeviceIDError) {
+        try stage(key, value).commit()
+    }
+
+    /// The replacement of an item, written and synced under a temporary name: `commit()` puts it
+    /// in place (a rename), and one never committed is removed. What lets a change that must also
+    /// reach the keyring prepare the file first and change nothing when the keyring refuses.
+    final class Staged {
+        private let directory: StoreDirectory
+        private let temporary: String
+        private let name: String
+        private var committed = false
+
+        fileprivate init(_ directory: StoreDirectory, temporary: String, name: String) {
+            self.directory = directory
+            self.temporary = temporary
+            self.name = name
+        }
+
+        func commit() throws(DeviceIDError) {
+            if case .failure(let e) = directory.descriptor.rename(temporary, to: name) {
+                throw e.error("cannot rename into place", "\(directory.path)/\(name)")
+            }
+            committed = true
+            try directory.sync()
+        }
+
+        deinit {
+            if !committed { _ = directory.descriptor.unlink(temporary) }
+        }
+    }
+
+    func stage(_ key: StoreKey, _ value: [UInt8]) throws(DeviceIDError) -> Staged {
         guard value.count <= FileEnvelope.maximumValueSize else {
             throw DeviceIDError(.tooLarge, "\(value.count) bytes; the limit is \(FileEnvelope.maximumValueSize)")
         }
@@ -96,17 +128,10 @@ struct FileStore: Sendable {
         case .success(let opened): file = opened
         case .failure(let e): throw e.error("cannot create", "\(path)/\(temporary)")
         }
-        var committed = false
-        defer {
-            if !committed { _ = dir.descriptor.unlink(temporary) }
-        }
+        let staged = Staged(dir, temporary: temporary, name: name)
         if case .failure(let e) = file.write(bytes) { throw e.error("cannot write", "\(path)/\(temporary)") }
         if case .failure(let e) = file.sync() { throw e.error("cannot fsync", "\(path)/\(temporary)") }
-        if case .failure(let e) = dir.descriptor.rename(temporary, to: name) {
-            throw e.error("cannot rename into place", "\(path)/\(name)")
-        }
-        committed = true
-        try dir.sync()
+        return staged
     }
 
     /// Removes the item; false when there was none.

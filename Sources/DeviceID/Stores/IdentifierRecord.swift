@@ -33,6 +33,10 @@ struct IdentifierRecord: Equatable, Sendable {
             && a.extra.elementsEqual(b.extra) { $0.0 == $1.0 && $0.1 == $1.1 }
     }
 
+    /// Generations and setting clocks at or above this are corrupt: one more must never overflow
+    /// (2^62: a reset a nanosecond would take 146 years to get there).
+    static let generationLimit: UInt64 = 1 << 62
+
     /// Upper bound of a record's size; larger stored values are corrupt by definition.
     static let maximumSize = 4096
 
@@ -119,7 +123,11 @@ struct IdentifierRecord: Equatable, Sendable {
                 switch key {
                 case "created": created = n
                 case "confirmed": confirmed = n
-                default: generation = n
+                default:
+                    guard n < Self.generationLimit else {
+                        throw DeviceIDError(.corrupt, "stored identifier record has an impossible generation")
+                    }
+                    generation = n
                 }
             case "machine":
                 guard valueBytes.count == 32, let raw = Hex.decode(valueBytes) else {

@@ -8,28 +8,38 @@ import CDeviceIDLibc
 /// everywhere: no deadlock).
 ///
 /// Best effort by design: with no runtime directory (a service, cron: no keyring either) or one
-/// that is not the user's own, it is not taken, and the directory lock alone serializes.
+/// that is not the user's own, it is not taken, and the directory lock alone serializes; nor is it
+/// waited for longer than the call's keyring deadline (another process may be waiting for a person
+/// to answer an unlock prompt), after which the call goes on without it.
 enum SessionLock {
     private static let threads = PThreadMutex()
     private static let forkHandler: Void = ForkedChild.onFork { SessionLock.threads.reinitializeInChild() }
 
-    static func withLock<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
+    static func withLock<T>(waitingAtMost milliseconds: UInt32,
+                            _ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
         _ = forkHandler
         return try threads.withLock { () throws(DeviceIDError) -> T in
             // Held exactly as long as `body` runs: closing it drops the record lock.
-            let lock = open()
+            let lock = open(waitingAtMost: milliseconds)
             return try withExtendedLifetime(lock) { () throws(DeviceIDError) -> T in try body() }
         }
     }
 
-    /// The locked file, or nil when there is no trusted runtime directory to keep it in.
-    private static func open() -> FileDescriptor? {
+    /// The locked file, or nil when there is no trusted runtime directory to keep it in, or the
+    /// lock stayed taken for `milliseconds`.
+    private static func open(waitingAtMost milliseconds: UInt32) -> FileDescriptor? {
         guard let runtime = Environment.value("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"),
               let directory = try? TrustedPath.openDirectory(runtime, create: false),
               case .success(let st) = directory.status(), st.st_uid == geteuid(), st.st_mode & 0o077 == 0,
-              case .success(let file) = directory.open("deviceid.lock", O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600),
-              case .success = file.lockForWriting()
+              case .success(let file) = directory.open("deviceid.lock", O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
         else { return nil }
-        return file
+        let step: UInt32 = 5
+        var waited: UInt32 = 0
+        while true {
+            if case .success = file.tryLockForWriting() { return file }
+            guard waited < milliseconds else { return nil }
+            usleep(step * 1000)
+            waited += step
+        }
     }
 }

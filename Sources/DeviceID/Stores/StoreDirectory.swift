@@ -35,9 +35,10 @@ final class StoreDirectory {
         if let data = Environment.value("XDG_DATA_HOME"), data.hasPrefix("/") {
             return (data + "/deviceid", nil)
         }
-        let inHome = home().map { $0 + "/.local/share/deviceid" }
-        if geteuid() == 0 { return (systemPath, inHome) }
-        if let inHome { return (inHome, nil) }
+        // Root's legacy store is in root's home as the password database has it: `sudo -E` keeps
+        // the caller's $HOME, which is not root's and not where root's IDs were kept.
+        if geteuid() == 0 { return (systemPath, passwordHome().map { $0 + "/.local/share/deviceid" }) }
+        if let inHome = home().map({ $0 + "/.local/share/deviceid" }) { return (inHome, nil) }
         throw DeviceIDError(.unavailable, "no home directory to keep the file store in; " + remedy)
     }
 
@@ -50,6 +51,10 @@ final class StoreDirectory {
 
     private static func home() -> String? {
         if let home = Environment.value("HOME"), home.hasPrefix("/") { return home }
+        return passwordHome()
+    }
+
+    private static func passwordHome() -> String? {
         if let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir {
             let home = String(cString: dir)
             if home.hasPrefix("/") { return home }

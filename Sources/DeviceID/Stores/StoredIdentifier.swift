@@ -39,7 +39,7 @@ enum StoredIdentifier: Equatable {
             var digits = bytes.dropFirst(prefix.count)
             if digits.last == UInt8(ascii: "\n") { digits = digits.dropLast() }
             guard !digits.isEmpty, digits.count <= 20, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                  let n = UInt64(String(decoding: digits, as: UTF8.self)), n > 0
+                  let n = UInt64(String(decoding: digits, as: UTF8.self)), n > 0, n < IdentifierRecord.generationLimit
             else { throw DeviceIDError(.corrupt, "stored reset record is malformed") }
             self = .tombstone(generation: n)
             return
@@ -60,7 +60,8 @@ enum StoredIdentifier: Equatable {
     static func fromKeyring(secret: [UInt8], attributes: [String: String]) throws(DeviceIDError)
         -> (stored: StoredIdentifier, isLegacy: Bool) {
         if let text = attributes[tombstoneAttribute] {
-            guard secret.isEmpty, !text.isEmpty, text.utf8.count <= 20, let n = UInt64(text), n > 0 else {
+            guard secret.isEmpty, !text.isEmpty, text.utf8.count <= 20, let n = UInt64(text), n > 0,
+                  n < IdentifierRecord.generationLimit else {
                 throw DeviceIDError(.corrupt, "keyring reset item is malformed")
             }
             return (.tombstone(generation: n), false)

@@ -83,6 +83,15 @@ final class FileDescriptor {
     /// Waits for a POSIX record lock on the whole file, for writing (`fcntl F_SETLKW`). It belongs
     /// to the process, is never inherited by a child, and ends when any descriptor of the file
     /// is closed.
+    /// As `lockForWriting`, without waiting: `.failure(.wouldBlock)`-like errors (EAGAIN, EACCES)
+    /// when another process holds the lock.
+    func tryLockForWriting() -> Result<Void, Errno> {
+        var request = flock()
+        request.l_type = Int16(F_WRLCK)
+        request.l_whence = Int16(SEEK_SET)
+        return SystemCall.retrying({ dids_fcntl_lock(rawValue, F_SETLK, &request) }) == 0 ? .success(()) : .failure(.current)
+    }
+
     func lockForWriting() -> Result<Void, Errno> {
         var request = flock()
         request.l_type = Int16(F_WRLCK)
