@@ -324,11 +324,15 @@ struct IdentifierKeeper {
                 keyring = reach.store
                 sighting.keyring = reach.answer
             }
-            // The secret-service backend also clears the default directory's mirror when it holds a copy.
+            // The secret-service backend also clears the default directory's mirror when it holds a
+            // copy, a corrupt one included.
             var mirror = stores.file
-            if mirror == nil, case .found(let held) = Self.ask(stores.lock, key) {
-                mirror = stores.lock
-                sighting.file = .found(held)
+            if mirror == nil {
+                let answer = Self.ask(stores.lock, key)
+                if answer.value != nil || answer.failure?.code == .corrupt {
+                    mirror = stores.lock
+                    sighting.file = answer
+                }
             }
             for answer in [sighting.keyring, sighting.file] {
                 if let error = answer.failure, error.code != .corrupt { throw error }
