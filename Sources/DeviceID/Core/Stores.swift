@@ -109,20 +109,26 @@ struct Stores: Sendable {
     }
 
     /// Whether the file store says this user keeps IDs in a keyring: its marker (written whenever the
-    /// keyring is seen holding something written through it), or — a 0.2.0 store — any record the
-    /// keyring confirmed (root's legacy store included). A corrupt marker says yes. A file store
-    /// that cannot be read at all says no here: its own failure stops whatever asked (nothing is
-    /// minted or changed over a store that cannot answer), and is the error to report.
+    /// keyring is seen holding something written through it), or — a 0.2.0 store, which has none —
+    /// any record the keyring confirmed (root's legacy store included). That scan is made once:
+    /// its answer is written as the marker, `1` or `0`, and `markKeyringInUse` turns a `0` into `1`.
+    /// A corrupt marker says yes. A file store that cannot be read at all says no here: its own
+    /// failure stops whatever asked (nothing is minted or changed over a store that cannot
+    /// answer), and is the error to report.
     func keyringInUse() -> Bool {
         do {
-            if try lock.read(Self.keyringMarker) != nil { return true }
+            if let marker = try lock.read(Self.keyringMarker) { return marker != Self.noKeyringYet }
         } catch {
             return error.code == .corrupt
         }
         let confirmed = { (value: [UInt8]) -> Bool in String(decoding: value, as: UTF8.self).includes("\nconfirmed=") }
-        let found = (try? lock.anyIdentifierValue(where: confirmed)) == true
-            || (try? legacy?.anyIdentifierValue(where: confirmed)) == true
-        if found { markKeyringInUse() }  // a 0.2.0 store: scanned once
+        let none: (found: Bool, scanned: Int) = (false, 0)
+        let here = (try? lock.anyIdentifierValue(where: confirmed)) ?? none
+        let old = (try? legacy?.anyIdentifierValue(where: confirmed)) ?? none
+        let found = here.found || old.found
+        if found || here.scanned + old.scanned > 0 {
+            _ = try? lock.write(Self.keyringMarker, found ? Self.keyringSeen : Self.noKeyringYet)
+        }
         return found
     }
 
@@ -130,9 +136,12 @@ struct Stores: Sendable {
     /// marker only ever makes a later failure more careful).
     func markKeyringInUse() {
         do {
-            if try lock.read(Self.keyringMarker) == nil { try lock.write(Self.keyringMarker, Array("1\n".utf8)) }
+            if try lock.read(Self.keyringMarker) != Self.keyringSeen { try lock.write(Self.keyringMarker, Self.keyringSeen) }
         } catch {}
     }
+
+    private static let keyringSeen = Array("1\n".utf8)
+    private static let noKeyringYet = Array("0\n".utf8)
 
     static let keyringMarker = StoreKey.state("keyring-in-use")
 

@@ -33,17 +33,19 @@ struct FileStore: Sendable {
         }
     }
 
-    /// Whether any identifier file (`id-…`) holds a valid value that satisfies `test`. For the
-    /// rare questions about the whole store (docs/STATE.md, the keyring marker of 0.2.0 stores);
-    /// unreadable files are skipped.
-    func anyIdentifierValue(where test: ([UInt8]) -> Bool) throws(DeviceIDError) -> Bool {
-        guard let dir = try StoreDirectory(path: path, create: false) else { return false }
+    /// Whether any identifier file (`id-…`) holds a valid value that satisfies `test`, and how
+    /// many were looked at. For the rare questions about the whole store (docs/STATE.md, the
+    /// keyring marker of 0.2.0 stores), asked once per store; unreadable files are skipped.
+    func anyIdentifierValue(where test: ([UInt8]) -> Bool) throws(DeviceIDError) -> (found: Bool, scanned: Int) {
+        guard let dir = try StoreDirectory(path: path, create: false) else { return (false, 0) }
+        var scanned = 0
         for name in dir.descriptor.names() where name.hasPrefix("id-") {
+            scanned += 1
             guard var bytes = try? Self.readFile(dir, name, path) else { continue }
             defer { wipe(&bytes) }
-            if let value = try? FileEnvelope.decodeValue(bytes), test(value) { return true }
+            if let value = try? FileEnvelope.decodeValue(bytes), test(value) { return (true, scanned) }
         }
-        return false
+        return (false, scanned)
     }
 
     /// The bytes of one file of the store, checked as `checkFile` says; nil when it does not exist.
