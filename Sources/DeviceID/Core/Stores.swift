@@ -193,17 +193,4 @@ struct Stores: Sendable {
                 + "\(lock.path)), which a change must reach: \(error.detail)")))
         }
     }
-
-    /// Runs `body` against the keyring where it is there (see `classify`); returns whether it ran.
-    @discardableResult
-    func withKeyring(_ body: (SecretServiceStore) throws(DeviceIDError) -> Void) throws(DeviceIDError) -> Bool {
-        guard let keyring else { return false }
-        do {
-            try body(keyring)
-            return true
-        } catch {
-            guard let failure = classify(error) else { return false }
-            throw failure
-        }
-    }
 }

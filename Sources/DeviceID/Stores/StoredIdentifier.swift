@@ -10,19 +10,6 @@ enum StoredIdentifier: Equatable {
         return nil
     }
 
-    /// The generation a reset after this would have to exceed.
-    var generation: UInt64 {
-        switch self {
-        case .record(let r): r.generation
-        case .tombstone(let n): n
-        }
-    }
-
-    var tombstone: UInt64? {
-        if case .tombstone(let n) = self { return n }
-        return nil
-    }
-
     // MARK: The file form
 
     private static let tombstoneLine = "reset"
