@@ -57,7 +57,7 @@ let package = Package(
         ),
         .target(name: "CDeviceIDLibc"),
         .target(name: "CDeviceIDCLI"),
-        .target(name: "CDeviceIDSupport", dependencies: ["CDeviceIDLibc", "CLibSecret"]),
+        .target(name: "CDeviceIDSupport", dependencies: ["CDeviceIDLibc"]),
         .target(
             name: "DeviceID",
             dependencies: ["CDeviceIDLibc", "CLibSecret", "CLibCrypto", "CDeviceIDSupport"],

@@ -1,7 +1,7 @@
 #ifndef CDEVICEID_LIBDBUS_H
 #define CDEVICEID_LIBDBUS_H
 // libdbus, loaded only when it is needed — in a process forked from one where GLib's D-Bus already
-// ran (Sources/DeviceID/Gateways/LibDBus.swift) — as systemd loads its optional libraries
+// ran (Sources/DeviceID/SecretService/Transports/LibDBusTransport.swift) — as systemd loads its optional libraries
 // (dlopen on first use). Linking it would cost every process that loads libdeviceid about 1 ms
 // (measured here) for a path most never take. The package still depends on libdbus-1-3.
 //
@@ -45,9 +45,6 @@ const char *dids_libdbus_error(void);
 
 // The functions DeviceID calls: return type, name, parameters, arguments.
 #define DIDS_LIBDBUS_FUNCTIONS(X, XV) \
-    XV(dbus_bus_add_match, (DBusConnection *c, const char *rule, DBusError *e), (c, rule, e)) \
-    X(dbus_bool_t, dbus_bus_register, (DBusConnection *c, DBusError *e), (c, e)) \
-    XV(dbus_bus_remove_match, (DBusConnection *c, const char *rule, DBusError *e), (c, rule, e)) \
     XV(dbus_connection_close, (DBusConnection *c), (c)) \
     XV(dbus_connection_flush, (DBusConnection *c), (c)) \
     X(DBusConnection *, dbus_connection_open_private, (const char *address, DBusError *e), (address, e)) \
@@ -60,7 +57,7 @@ const char *dids_libdbus_error(void);
     XV(dbus_connection_unref, (DBusConnection *c), (c)) \
     XV(dbus_error_free, (DBusError *e), (e)) \
     XV(dbus_error_init, (DBusError *e), (e)) \
-    X(dbus_bool_t, dbus_error_is_set, (const DBusError *e), (e)) \
+    XV(dbus_free, (void *memory), (memory)) \
     X(const char *, dbus_message_get_path, (DBusMessage *m), (m)) \
     X(dbus_bool_t, dbus_message_is_signal, (DBusMessage *m, const char *iface, const char *name), (m, iface, name)) \
     X(dbus_bool_t, dbus_message_iter_append_basic, (DBusMessageIter *i, int type, const void *value), (i, type, value)) \
@@ -70,6 +67,7 @@ const char *dids_libdbus_error(void);
     X(int, dbus_message_iter_get_arg_type, (DBusMessageIter *i), (i)) \
     XV(dbus_message_iter_get_basic, (DBusMessageIter *i, void *value), (i, value)) \
     XV(dbus_message_iter_get_fixed_array, (DBusMessageIter *i, void *value, int *n), (i, value, n)) \
+    X(char *, dbus_message_iter_get_signature, (DBusMessageIter *i), (i)) \
     X(dbus_bool_t, dbus_message_iter_init, (DBusMessage *m, DBusMessageIter *i), (m, i)) \
     XV(dbus_message_iter_init_append, (DBusMessage *m, DBusMessageIter *i), (m, i)) \
     X(dbus_bool_t, dbus_message_iter_next, (DBusMessageIter *i), (i)) \

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <sys/random.h>
 
-#include "CDeviceIDSecretService.h"
 #include "CDeviceIDFastPaths.h"
 #include "CDeviceIDUUID.h"
 #include "CDeviceIDSHA256.h"

@@ -77,8 +77,8 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The bounds of one conversation with the Secret Service.
-    var keyringDeadline: LibSecret.Deadline {
-        LibSecret.Deadline(milliseconds: timeoutMilliseconds,
+    var keyringDeadline: SecretService.Deadline {
+        SecretService.Deadline(milliseconds: timeoutMilliseconds,
                            promptMilliseconds: interactive ? interactiveTimeoutMilliseconds : nil)
     }
 

@@ -28,7 +28,7 @@ struct Stores: Sendable {
     let legacy: FileStore?
 
     /// `storeDirectory` nil: the default (`StoreDirectory.defaultLocation`).
-    init(_ selection: Selection, deadline: LibSecret.Deadline, storeDirectory: String?,
+    init(_ selection: Selection, deadline: SecretService.Deadline, storeDirectory: String?,
          mirrorRecheckSeconds: UInt32 = Configuration.defaultMirrorRecheckSeconds) throws(DeviceIDError) {
         self.mirrorRecheckSeconds = UInt64(mirrorRecheckSeconds)
         let directory: String

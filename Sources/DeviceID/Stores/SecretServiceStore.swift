@@ -1,7 +1,7 @@
 /// The keyring backend: items in the Secret Service's default collection, filed under the
 /// `service` and `username` attributes so that `secret-tool` and DeviceID read each other's items.
 struct SecretServiceStore: Sendable {
-    let deadline: LibSecret.Deadline
+    let deadline: SecretService.Deadline
 
     /// One stored item: its secret, and the attributes beyond `service` and `username`.
     struct Item {
@@ -11,7 +11,7 @@ struct SecretServiceStore: Sendable {
 
     /// Why no session bus would be reached (without autolaunching one), or nil when one may be.
     static func sessionBusProblem() -> String? {
-        LibSecret.sessionBusProblem()
+        SecretService.sessionBusProblem()
     }
 
     /// The largest secret read or written.
@@ -26,7 +26,7 @@ struct SecretServiceStore: Sendable {
     /// `.locked` (its items are hidden from search, and KeePassXC's search would wait for an unlock
     /// dialog), missing throws `.noCollection`, and a locked match elsewhere throws `.locked`.
     func items(_ key: StoreKey) throws(DeviceIDError) -> [Item] {
-        try LibSecret.session(deadline) { session throws(DeviceIDError) in
+        try SecretService.session(deadline) { session throws(DeviceIDError) in
             _ = try session.usableDefaultCollection()
             var attempt = 0
             while true {
@@ -48,7 +48,7 @@ struct SecretServiceStore: Sendable {
         }
     }
 
-    private func read(_ paths: [String], _ session: any SecretServiceWire) throws(DeviceIDError) -> [Item] {
+    private func read(_ paths: [String], _ session: SecretService.Conversation) throws(DeviceIDError) -> [Item] {
         var secrets = try session.secrets(paths, limit: Self.maximumSecretSize)
         var found = [(item: Item, modified: UInt64)]()
         do throws(DeviceIDError) {
@@ -80,7 +80,7 @@ struct SecretServiceStore: Sendable {
         let label = key.kind == .identifier
             ? "DeviceID \(key.service.dropFirst(StoreKey.reservedPrefix.count)) identifier for \(key.account)"
             : "\(key.service) (\(key.account))"
-        try LibSecret.session(deadline) { session throws(DeviceIDError) in
+        try SecretService.session(deadline) { session throws(DeviceIDError) in
             let collection = try session.usableDefaultCollection()
             let created = try session.createItem(in: collection, label: label,
                                                  attributes: Self.attributes(key) + extra, value: value)
@@ -93,7 +93,7 @@ struct SecretServiceStore: Sendable {
     /// the call before anything is deleted.
     @discardableResult
     func delete(_ key: StoreKey) throws(DeviceIDError) -> Bool {
-        try LibSecret.session(deadline) { session throws(DeviceIDError) in
+        try SecretService.session(deadline) { session throws(DeviceIDError) in
             _ = try session.usableDefaultCollection()
             let paths = try session.searchPaths(Self.attributes(key))
             if !paths.locked.isEmpty { throw DeviceIDError(.locked, "a matching item is locked") }
@@ -106,13 +106,13 @@ struct SecretServiceStore: Sendable {
     /// an item can be created, read back and deleted there.
     struct Probe {
         var provider: String
-        var collection: LibSecret.CollectionState
+        var collection: SecretService.CollectionState
         /// nil when the round trip worked.
         var roundTrip: DeviceIDError?
     }
 
     func probe(_ key: StoreKey, value: [UInt8]) throws(DeviceIDError) -> Probe {
-        let (provider, state) = try LibSecret.session(deadline) { session throws(DeviceIDError) in
+        let (provider, state) = try SecretService.session(deadline) { session throws(DeviceIDError) in
             (session.provider(), try session.defaultCollection().state)
         }
         var probe = Probe(provider: provider, collection: state, roundTrip: nil)

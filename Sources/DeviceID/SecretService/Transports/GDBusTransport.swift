@@ -1,0 +1,228 @@
+import CDeviceIDLibc
+import CLibSecret
+
+/// The Secret Service's messages over GLib's D-Bus (GDBus), with libsecret's transfer session:
+/// secrets cross the bus encrypted (Diffie-Hellman, AES) and are decrypted into non-pageable
+/// memory. libsecret is asked for nothing else — its calls that prompt would run prompts their
+/// own way — so every conversation follows the one logic of `SecretService.Conversation`.
+///
+/// Conversations are serialized: GLib's session bus connection and libsecret's service proxy
+/// are process-wide, kept between conversations.
+final class GDBusTransport: SecretServiceTransport {
+    private static let lock = PThreadMutex()
+    // All guarded by `lock`: the session bus connection last seen; libsecret's service proxy on it,
+    // which holds the transfer session; the process that first started GLib's D-Bus machinery.
+    nonisolated(unsafe) private static var bus: OpaquePointer?
+    nonisolated(unsafe) private static var service: UnsafeMutablePointer<CLibSecret.SecretService>?
+    nonisolated(unsafe) private static var gdbusProcess: pid_t = 0
+
+    /// A forked child inherits the lock as it was (perhaps held by a thread mid-call in the
+    /// parent) and GLib's D-Bus objects, whose worker thread it does not have: the lock is made
+    /// free and the objects forgotten (not released: their owner thread is gone).
+    private static let forkHandler: Void = ForkedChild.onFork {
+        GDBusTransport.lock.reinitializeInChild()
+        GDBusTransport.bus = nil
+        GDBusTransport.service = nil
+    }
+
+    /// GLib runs every D-Bus connection of a process on one worker thread, started once and never
+    /// again (gdbusprivate.c), so in a child forked after it started no connection, old or new,
+    /// ever gets an answer: measured, a new one times out in its handshake. Such a child talks to
+    /// the Secret Service through `LibDBusTransport` instead.
+    static func usableHere() -> Bool {
+        _ = forkHandler
+        return lock.withLock { gdbusProcess == 0 || gdbusProcess == getpid() }
+    }
+
+    /// Runs `body` over the session bus, every step cancelled at the deadline by a watchdog.
+    static func conversation<T>(
+        deadline: SecretService.Deadline, end: Int, _ body: (any SecretServiceTransport) throws(DeviceIDError) -> T
+    ) throws(DeviceIDError) -> T {
+        try lock.withLock { () throws(DeviceIDError) -> T in
+            let purpose = "a Secret Service conversation"
+            try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: purpose)
+            try Headroom.requireAddressSpace(threads: Headroom.keyringThreads, for: purpose)
+            // GLib's own threads start with its first connection, and it cannot fail them.
+            if gdbusProcess == 0 { try Headroom.requireThreads(Headroom.keyringThreads, for: purpose) }
+            guard let cancellable = g_cancellable_new() else { throw DeviceIDError(.noMemory) }
+            defer { g_object_unref(cancellable) }
+            let cancellableAddress = UInt(bitPattern: cancellable)
+            let watchdog = Watchdog(milliseconds: UInt32(clamping: max(end - Monotonic.milliseconds(), 1))) {
+                g_cancellable_cancel(UnsafeMutablePointer<GCancellable>(bitPattern: cancellableAddress))
+            }
+            guard watchdog.isArmed else { throw DeviceIDError(.noMemory, "cannot start the deadline thread") }
+            defer { watchdog.finish() }
+            do throws(DeviceIDError) {
+                let transport = GDBusTransport(connection: try connect(cancellable), cancellable: cancellable,
+                                               deadline: deadline)
+                return try body(transport)
+            } catch {
+                // A proxy cancelled half-way through a call is not reused.
+                if g_cancellable_is_cancelled(cancellable) != 0 { dropService() }
+                throw error
+            }
+        }
+    }
+
+    private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(DeviceIDError) -> OpaquePointer {
+        if gdbusProcess == 0 { gdbusProcess = getpid() }
+        var error: UnsafeMutablePointer<GError>?
+        guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
+            throw failure(error, "cannot connect to the session bus", .connecting)
+        }
+        // GLib's shared bus connection exits the process when the bus closes. Not in ours.
+        g_dbus_connection_set_exit_on_close(connection, 0)
+        if let previous = bus, previous != connection {
+            // The bus was replaced (bus daemon restarted): the service proxy is stale.
+            dropService()
+            g_object_unref(UnsafeMutableRawPointer(previous))
+            bus = connection
+        } else if bus == nil {
+            bus = connection
+        } else {
+            g_object_unref(UnsafeMutableRawPointer(connection))
+        }
+        return connection
+    }
+
+    /// Forgets the service proxy (and its transfer session); the next conversation opens anew.
+    private static func dropService() {
+        if let service { g_object_unref(UnsafeMutableRawPointer(service)) }
+        service = nil
+    }
+
+    /// A GError as a DeviceIDError (and frees it), through the Secret Service's one error table:
+    /// a remote error by its own D-Bus name, GLib's local conditions by the specification's.
+    static func failure(_ error: UnsafeMutablePointer<GError>?, _ context: String,
+                        _ phase: SecretService.Phase) -> DeviceIDError {
+        guard let error else { return SecretService.error(name: nil, message: "no message", context: context, phase: phase) }
+        defer { g_error_free(error) }
+        var name: String?
+        if g_dbus_error_is_remote_error(error) != 0, let remote = g_dbus_error_get_remote_error(error) {
+            name = String(cString: remote)
+            g_free(remote)
+            g_dbus_error_strip_remote_error(error)
+        } else if error.pointee.domain == g_dbus_error_quark(), let encoded = g_dbus_error_encode_gerror(error) {
+            name = String(cString: encoded)
+            g_free(encoded)
+        } else if error.pointee.domain == g_io_error_quark() {
+            switch error.pointee.code {
+            // Cancelled is the watchdog at the deadline.
+            case Int32(G_IO_ERROR_CANCELLED.rawValue), Int32(G_IO_ERROR_TIMED_OUT.rawValue):
+                name = "org.freedesktop.DBus.Error.Timeout"
+            case Int32(G_IO_ERROR_CLOSED.rawValue):
+                name = "org.freedesktop.DBus.Error.Disconnected"
+            default:
+                break
+            }
+        } else if error.pointee.domain == secret_error_get_quark() && error.pointee.code == Int32(SECRET_ERROR_IS_LOCKED.rawValue) {
+            name = "org.freedesktop.Secret.Error.IsLocked"
+        }
+        let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
+        return SecretService.error(name: name, message: message, context: context, phase: phase)
+    }
+
+    // MARK: One conversation
+
+    private let connection: OpaquePointer
+    private let cancellable: UnsafeMutablePointer<GCancellable>
+    private let deadline: SecretService.Deadline
+
+    private init(connection: OpaquePointer, cancellable: UnsafeMutablePointer<GCancellable>,
+                 deadline: SecretService.Deadline) {
+        self.connection = connection
+        self.cancellable = cancellable
+        self.deadline = deadline
+    }
+
+    func call(_ call: MethodCall, timeout: Int32, secretLimit: Int?) throws(DeviceIDError) -> [DBusValue] {
+        guard DBusSyntax.isValid(call) else { throw SecretService.malformed("a name or object path to call") }
+        let parameters = try GVariantCoding.tuple(call.arguments, secrets: Self.service)
+        var error: UnsafeMutablePointer<GError>?
+        // D-Bus may start (activate) the destination, as libsecret's own calls let it.
+        guard let reply = g_dbus_connection_call_sync(connection, call.destination, call.path, call.interface,
+                                                      call.member, parameters, nil, G_DBUS_CALL_FLAGS_NONE,
+                                                      timeout, cancellable, &error)
+        else { throw Self.failure(error, call.context, .calling) }
+        defer { g_variant_unref(reply) }
+        var secrets: (service: UnsafeMutablePointer<CLibSecret.SecretService>, limit: Int)?
+        if let secretLimit {
+            guard let service = Self.service else { throw DeviceIDError(.internal, "secrets read without a transfer session") }
+            secrets = (service, secretLimit)
+        }
+        return try GVariantCoding.values(ofTuple: reply, secrets: secrets)
+    }
+
+    func send(_ call: MethodCall) {
+        guard DBusSyntax.isValid(call), let parameters = try? GVariantCoding.tuple(call.arguments, secrets: nil) else { return }
+        // No callback: sent with NO_REPLY_EXPECTED; no reply is awaited, the deadline has passed.
+        g_dbus_connection_call(connection, call.destination, call.path, call.interface, call.member, parameters, nil,
+                               G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, nil, nil, nil)
+    }
+
+    /// What the signal handler fills in, on this thread's private main context.
+    private final class Arrival {
+        var arguments: OpaquePointer?
+        deinit { if let arguments { g_variant_unref(arguments) } }
+    }
+
+    func awaitSignal(path: String, interface: String, member: String, end: Int,
+                     start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
+        guard DBusSyntax.isObjectPath(path) else { throw SecretService.malformed("a prompt path") }
+        let arrival = Arrival()
+        guard let context = g_main_context_new() else { throw DeviceIDError(.noMemory) }
+        defer { g_main_context_unref(context) }
+        // Subscribed before `start`, so that a signal sent at once is not missed; delivered to this
+        // thread's private context only.
+        g_main_context_push_thread_default(context)
+        defer { g_main_context_pop_thread_default(context) }
+        let subscription = g_dbus_connection_signal_subscribe(
+            connection, nil, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+            { _, _, _, _, _, parameters, data in
+                let arrival = Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue()
+                if arrival.arguments == nil, let parameters { arrival.arguments = g_variant_ref(parameters) }
+            }, Unmanaged.passUnretained(arrival).toOpaque(), nil)
+        defer { g_dbus_connection_signal_unsubscribe(connection, subscription) }
+        try start()
+        while arrival.arguments == nil {
+            let left = end - Monotonic.milliseconds()
+            guard left > 0 else { return nil }
+            // Wakes the wait at the deadline at the latest.
+            let timer = g_timeout_source_new(guint(clamping: left))!
+            g_source_set_callback(timer, { _ in 0 }, nil, nil)  // G_SOURCE_REMOVE
+            g_source_attach(timer, context)
+            g_main_context_iteration(context, 1)
+            g_source_destroy(timer)
+            g_source_unref(timer)
+        }
+        return try GVariantCoding.values(ofTuple: arrival.arguments!, secrets: nil)
+    }
+
+    func transferSession(_ conversation: SecretService.Conversation) throws(DeviceIDError) -> String {
+        let service = try openService()
+        var error: UnsafeMutablePointer<GError>?
+        if secret_service_ensure_session_sync(service, cancellable, &error) == 0 {
+            throw Self.failure(error, "cannot open a session", .calling)
+        }
+        guard let path = secret_service_get_session_dbus_path(service) else {
+            throw SecretService.malformed("OpenSession")
+        }
+        return String(cString: path)
+    }
+
+    func dropTransferSession() { Self.dropService() }
+
+    /// libsecret's service proxy, which holds the transfer session. Not secret_service_get_sync():
+    /// its singleton is shared with whatever else in the process uses libsecret. A NULL bus name
+    /// honours SECRET_SERVICE_BUS_NAME, checked before (`SessionBus.serviceName`).
+    private func openService() throws(DeviceIDError) -> UnsafeMutablePointer<CLibSecret.SecretService> {
+        if let service = Self.service { return service }
+        var error: UnsafeMutablePointer<GError>?
+        guard let opened = secret_service_open_sync(secret_service_get_type(), nil, SECRET_SERVICE_NONE, cancellable, &error)
+        else { throw Self.failure(error, "cannot reach the Secret Service", .opening) }
+        g_dbus_proxy_set_default_timeout(UnsafeMutableRawPointer(opened).assumingMemoryBound(to: GDBusProxy.self),
+                                         Int32(clamping: deadline.milliseconds))
+        Self.service = opened
+        return opened
+    }
+}
