@@ -66,28 +66,14 @@ extension DeviceIdentity {
         static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws(DeviceIDError) -> T)
             async throws(DeviceIDError) -> T {
             let result: Result<T, DeviceIDError> = await withCheckedContinuation { continuation in
-                let job = Job { continuation.resume(returning: Result { () throws(DeviceIDError) in try body() }) }
-                let context = Unmanaged.passRetained(job).toOpaque()
-                var attributes = pthread_attr_t()
-                pthread_attr_init(&attributes)
-                pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-                var thread = pthread_t()
-                let started = pthread_create(&thread, &attributes, { raw in
-                    Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue().run()
-                    return nil
-                }, context)
-                pthread_attr_destroy(&attributes)
-                if started != 0 {
-                    Unmanaged<Job>.fromOpaque(context).release()
+                let started = Threads.detach {
+                    continuation.resume(returning: Result { () throws(DeviceIDError) in try body() })
+                }
+                if !started {
                     continuation.resume(returning: .failure(DeviceIDError(.noMemory, "cannot start a thread for the call")))
                 }
             }
             return try result.get()
-        }
-
-        private final class Job: @unchecked Sendable {
-            let run: () -> Void
-            init(_ run: @escaping () -> Void) { self.run = run }
         }
     }
 }

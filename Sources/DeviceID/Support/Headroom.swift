@@ -16,11 +16,16 @@ enum Headroom {
         var taken = [FileDescriptor]()  // closed when this returns
         taken.reserveCapacity(count)
         for _ in 0..<count {
-            guard case .success(let fd) = FileDescriptor.open("/dev/null", O_RDONLY) else {
+            switch FileDescriptor.open("/dev/null", O_RDONLY) {
+            case .success(let fd):
+                taken.append(fd)
+            case .failure(let failure) where failure.rawValue == EMFILE || failure.rawValue == ENFILE:
                 throw DeviceIDError(.io, "too few free file descriptors for \(purpose): it needs about \(count) "
                     + "(only \(taken.count) could be opened); raise the limit (ulimit -n)")
+            case .failure(let failure):
+                // Not a shortage: /dev/null itself is missing or unusable (a bare chroot or container).
+                throw failure.error("open", "/dev/null (needed to count free file descriptors for \(purpose))")
             }
-            taken.append(fd)
         }
     }
 
@@ -42,5 +47,31 @@ enum Headroom {
                 + "\(size >> 20) MiB for \(threads) threads; raise the limit (ulimit -v)")
         }
         munmap(region, size)
+    }
+
+    /// Throws `.noMemory` unless `count` more threads can run at once now: they are started,
+    /// held until all exist, then ended. GLib cannot fail a thread it needs ("creating thread
+    /// 'gdbus'" ends the process with SIGTRAP at a `ulimit -u` or `pids.max` just above the task
+    /// count, measured), so the process limit is asked before GLib is.
+    static func requireThreads(_ count: Int, for purpose: String) throws(DeviceIDError) {
+        let gate = PThreadMutex()
+        var started = [Threads.Joinable]()
+        var failure: Int32 = 0
+        gate.withLock {
+            for _ in 0..<count {
+                guard let thread = Threads.start({ gate.withLock {} }) else {
+                    failure = errno
+                    break
+                }
+                started.append(thread)
+            }
+        }
+        for thread in started { thread.join() }
+        guard started.count == count else {
+            let reason = String(cString: strerror(failure))
+            throw DeviceIDError(.noMemory, "cannot start the \(count) threads \(purpose) needs (\(reason); "
+                + "only \(started.count) could be started): the process or container limit on tasks is reached "
+                + "(ulimit -u, pids.max)")
+        }
     }
 }

@@ -13,11 +13,10 @@ final class Watchdog: @unchecked Sendable {
     private(set) var fired = false
     private let deadline: timespec
     private let action: () -> Void
-    private var thread = pthread_t()
-    private var started = false
+    private var thread: Threads.Joinable?
 
     /// False when no thread could be started; the caller must not proceed unbounded.
-    var isArmed: Bool { started }
+    var isArmed: Bool { thread != nil }
 
     init(milliseconds: UInt32, action: @escaping () -> Void) {
         self.action = action
@@ -32,16 +31,8 @@ final class Watchdog: @unchecked Sendable {
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
         pthread_cond_init(condition, &attributes)
         pthread_condattr_destroy(&attributes)
-        let context = Unmanaged.passRetained(self).toOpaque()
-        if pthread_create(&thread, nil, { raw in
-            let dog = Unmanaged<Watchdog>.fromOpaque(raw!).takeRetainedValue()
-            dog.wait()
-            return nil
-        }, context) == 0 {
-            started = true
-        } else {
-            Unmanaged<Watchdog>.fromOpaque(context).release()
-        }
+        // The thread holds the watchdog until it ends; `finish()` joins it.
+        thread = Threads.start { [self] in wait() }
     }
 
     private func wait() {
@@ -64,7 +55,7 @@ final class Watchdog: @unchecked Sendable {
         finished = true
         pthread_cond_signal(condition)
         pthread_mutex_unlock(mutex)
-        if started { pthread_join(thread, nil) }
+        thread?.join()
     }
 
     deinit {
