@@ -34,7 +34,7 @@ public enum MachineID {
 
     /// machine-id(5): 32 hexadecimal digits and a newline. Empty, all-zero ("not yet initialized"),
     /// "uninitialized" and anything else are refused with `.invalidMachineID`.
-    static func parse(_ bytes: [UInt8], path: String) throws(DeviceIDError) -> ID128 {
+    package static func parse(_ bytes: [UInt8], path: String) throws(DeviceIDError) -> ID128 {
         var content = bytes[...]
         if content.last == UInt8(ascii: "\n") { content = content.dropLast() }
         guard !content.isEmpty else { throw DeviceIDError(.invalidMachineID, "\(path) is empty") }

@@ -40,7 +40,7 @@ public enum NetworkInterfaces {
     }
 
     /// Interface names: 1 to 15 bytes (IFNAMSIZ - 1), no '/', not "." or "..".
-    static func validate(_ name: String) throws(DeviceIDError) {
+    package static func validate(_ name: String) throws(DeviceIDError) {
         let utf8 = name.utf8
         guard !utf8.isEmpty, utf8.count < 16, !name.contains("/"), name != ".", name != "..",
               !utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F })

@@ -13,7 +13,7 @@
 ///
 /// A file that fails any check — size, magic, lengths, checksum, or a key other than the one asked
 /// for — is corrupt. It is reported, never repaired by guessing and never silently replaced.
-enum FileEnvelope {
+package enum FileEnvelope {
     static let magic = Array("DEVICEID".utf8)
     static let version: UInt8 = 1
     static let headerSize = 20
@@ -23,7 +23,7 @@ enum FileEnvelope {
     static let maximumKeySize = 2 * 4096 + 1
     static let maximumFileSize = headerSize + maximumKeySize + maximumValueSize + checksumSize
 
-    static func encode(key: StoreKey, value: [UInt8]) throws(DeviceIDError) -> [UInt8] {
+    package static func encode(key: StoreKey, value: [UInt8]) throws(DeviceIDError) -> [UInt8] {
         let k = key.encoded
         var out = magic
         out.reserveCapacity(headerSize + k.count + value.count + checksumSize)
@@ -35,7 +35,7 @@ enum FileEnvelope {
         return out
     }
 
-    static func decode(_ bytes: [UInt8], expecting key: StoreKey) throws(DeviceIDError) -> [UInt8] {
+    package static func decode(_ bytes: [UInt8], expecting key: StoreKey) throws(DeviceIDError) -> [UInt8] {
         let (kind, keyBytes, value) = try split(bytes)
         guard kind == key.kind.rawValue, keyBytes.elementsEqual(key.encoded) else {
             throw DeviceIDError(.corrupt, "file holds a different item than its name says")

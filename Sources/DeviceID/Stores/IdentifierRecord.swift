@@ -17,7 +17,7 @@
 /// are kept for newer versions (0.1.0 keeps `confirmed` as one); anything malformed makes the
 /// whole record corrupt. The keyring keeps the same fields, less `confirmed`, in another shape
 /// (`keyringSecret`, `keyringAttributes`).
-struct IdentifierRecord: Equatable, Sendable {
+package struct IdentifierRecord: Equatable, Sendable {
     var id: ID128
     var created: UInt64?
     var machine: [UInt8]?
@@ -28,7 +28,7 @@ struct IdentifierRecord: Equatable, Sendable {
     var confirmed: UInt64?
     var extra: [(String, String)] = []
 
-    static func == (a: IdentifierRecord, b: IdentifierRecord) -> Bool {
+    package static func == (a: IdentifierRecord, b: IdentifierRecord) -> Bool {
         a.id == b.id && a.created == b.created && a.machine == b.machine && a.generation == b.generation
             && a.extra.elementsEqual(b.extra) { $0.0 == $1.0 && $0.1 == $1.1 }
     }
@@ -50,7 +50,7 @@ struct IdentifierRecord: Equatable, Sendable {
     }
 
     /// The text form, kept in the file store (and in the keyring by 0.1.0).
-    func serialized() -> [UInt8] {
+    package func serialized() -> [UInt8] {
         var text = id.uuidString + "\n"
         for (key, value) in fields { text += "\(key)=\(value)\n" }
         if let confirmed { text += "confirmed=\(confirmed)\n" }
@@ -72,7 +72,7 @@ struct IdentifierRecord: Equatable, Sendable {
     }
 
     /// Parses the text form; throws `.corrupt` for anything that is not exactly this format.
-    init(parsing bytes: [UInt8]) throws(DeviceIDError) {
+    package init(parsing bytes: [UInt8]) throws(DeviceIDError) {
         guard bytes.count <= Self.maximumSize else {
             throw DeviceIDError(.corrupt, "stored identifier record is \(bytes.count) bytes")
         }

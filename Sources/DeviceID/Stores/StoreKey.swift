@@ -1,7 +1,7 @@
 /// What an item in a store is filed under: the `service` and `username` attributes of a Secret
 /// Service item (the convention of `secret-tool` and the common keyring clients), and the file
 /// name derived from them in the file store.
-struct StoreKey: Hashable, Sendable {
+package struct StoreKey: Hashable, Sendable {
     enum Kind: UInt8, Sendable {
         /// A generic secret of the caller's: stored only in the selected backend.
         case secret = 1
@@ -18,7 +18,7 @@ struct StoreKey: Hashable, Sendable {
     /// Services under this prefix belong to DeviceID's own identifiers.
     static let reservedPrefix = Names.reservedServicePrefix
 
-    static func secret(service: String, account: String) -> StoreKey {
+    package static func secret(service: String, account: String) -> StoreKey {
         StoreKey(kind: .secret, service: service, account: account)
     }
 

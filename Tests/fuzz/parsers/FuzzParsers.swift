@@ -1,9 +1,12 @@
 // libFuzzer over every parser of untrusted bytes, with the invariants each must keep (a violated
 // invariant traps, which is what the fuzzer looks for).
 //   scripts/fuzz parsers 60        (builds with -sanitize=fuzzer,address and runs for 60 s)
-// Built normally (swift build, debug), it replays the files named on its command line instead.
-// It reaches the library's internal parsers through @testable import, so it is built in debug.
-@testable import DeviceID
+// Built normally (swift build, debug or release), it replays the files named on its command line
+// instead. It reaches the library's parsers through their `package` access (SwiftPM compiles every
+// target of this package with one package name), not @testable import, so that `swift build -c
+// release` builds it too; scripts/test checks that no target outside Tests/DeviceIDTests uses
+// @testable.
+import DeviceID
 
 enum FuzzTargets {
     static func parsers(_ bytes: [UInt8]) {
