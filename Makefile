@@ -14,8 +14,15 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # The system's Python (Debian's /usr/bin/python3), not whichever python3 is first on PATH (a pyenv
 # or venv one); PYTHON=... chooses another.
 PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
-# The interpreter's own site-packages, so that `import deviceid` works right after install.
+# Where the Python package goes. The default install (PREFIX /usr/local): the interpreter's own
+# site-packages (Debian: /usr/local/lib/python3.X/dist-packages), so that `import deviceid` works
+# right after install. Any other PREFIX: Debian's layout under it, $(PREFIX)/lib/python3/dist-packages,
+# for PYTHONPATH; like every other path, nothing of a prefix install lands outside the prefix.
+ifeq ($(patsubst %/,%,$(PREFIX)),/usr/local)
 PYTHONDIR ?= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+else
+PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
+endif
 
 VERSION := $(shell sed -n 's/^\#define DEVICEID_VERSION_STRING "\(.*\)"/\1/p' include/deviceid.h)
 VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
@@ -61,7 +68,10 @@ install: build man
 	install -m 0644 completions/_deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid
 	install -m 0644 completions/deviceid.fish $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	install -m 0644 python/deviceid/*.py python/deviceid/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid/
-	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+# The loader's cache, only when LIBDIR is one of its directories (a private prefix is not).
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null \
+		&& ldconfig -v -N -X 2>/dev/null | sed -n 's|^\(/[^:]*\):.*|\1|p' | xargs -r readlink -f \
+			| grep -qxF "$$(readlink -f $(LIBDIR))"; then ldconfig; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libdeviceid.so* $(DESTDIR)$(INCLUDEDIR)/deviceid.h \

@@ -1,0 +1,78 @@
+"""`make install` and `make uninstall`: a PREFIX install writes only under PREFIX (the Python
+package in PREFIX/lib/python3/dist-packages, for PYTHONPATH), and the default install puts the
+package where Debian's /usr/bin/python3 imports it."""
+import os
+import pathlib
+import re
+import sys
+
+from harness import ROOT, run
+
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def make(*args, dry_run=False):
+    result = run(["make", "--no-print-directory", "-C", str(ROOT)] + (["-n"] if dry_run else []) + list(args),
+                 timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return result.stdout
+
+
+def files(top):
+    """Every file and symbolic link below top."""
+    return sorted(str(p) for p in pathlib.Path(top).rglob("*") if p.is_symlink() or not p.is_dir())
+
+
+def python_target(commands):
+    """The destination directory of the command that installs the Python package."""
+    [line] = [line for line in commands.splitlines() if "python/deviceid/py.typed" in line]
+    return line.split()[-1].rstrip("/")
+
+
+def test_a_staged_prefix_install_writes_only_under_the_prefix(tmp_path):
+    stage, prefix = tmp_path / "stage", "/opt/deviceid-test"
+    make("install", f"DESTDIR={stage}", f"PREFIX={prefix}")
+    written = files(stage)
+    assert any(path.endswith("/libdeviceid.so.1") for path in written), written
+    outside = [path for path in written if not path.startswith(f"{stage}{prefix}/")]
+    assert not outside, f"written outside PREFIX: {outside}"
+
+    # The documented way to use it: PYTHONPATH=PREFIX/lib/python3/dist-packages.
+    site = f"{stage}{prefix}/lib/python3/dist-packages"
+    imported = run([PYTHON, "-c", "import deviceid; print(deviceid.__file__); print(deviceid.uuid4())"],
+                   env={"PYTHONPATH": site, "DEVICEID_LIBRARY": f"{stage}{prefix}/lib/libdeviceid.so.1"})
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.startswith(f"{site}/deviceid/__init__.py\n"), imported.stdout
+
+    make("uninstall", f"DESTDIR={stage}", f"PREFIX={prefix}")
+    assert files(stage) == [], "make uninstall left files behind"
+
+
+def test_a_prefix_install_without_destdir_leaves_the_system_alone(tmp_path):
+    prefix = tmp_path / "prefix"
+    # Dry run first: with a Python directory outside the prefix, the real run below would write
+    # into (and its uninstall delete from) the system's site-packages.
+    for target in ("install", "uninstall"):
+        commands = make(target, f"PREFIX={prefix}", dry_run=True)
+        paths = re.findall(r"(?<![\w.@|=-])/[\w./+-]+", commands)
+        stray = sorted({p for p in paths if not p.startswith((f"{prefix}/", str(ROOT) + "/", "/dev/null"))
+                        and p != str(ROOT)})
+        assert not stray, f"make {target} PREFIX={prefix} names paths outside the prefix: {stray}"
+    cache = pathlib.Path("/etc/ld.so.cache")
+    before = cache.stat().st_mtime_ns if cache.exists() else None
+    make("install", f"PREFIX={prefix}")
+    assert (prefix / "lib/python3/dist-packages/deviceid/__init__.py").is_file()
+    # ldconfig is for the loader's own directories; a private prefix is not one of them.
+    assert (cache.stat().st_mtime_ns if cache.exists() else None) == before, "make install rebuilt /etc/ld.so.cache"
+    make("uninstall", f"PREFIX={prefix}")
+    assert files(prefix) == []
+
+
+def test_the_default_install_puts_the_package_where_the_system_python_imports_it():
+    commands = make("install", dry_run=True)
+    target = python_target(commands)
+    assert target.startswith("/usr/local/"), target
+    # Debian's /usr/bin/python3 has it on sys.path (the CI imports deviceid right after make install).
+    path = run([PYTHON, "-c", "import sys; print('\\n'.join(sys.path))"], env={"PYTHONPATH": None}).stdout.split()
+    assert str(pathlib.Path(target).parent) in path, (target, path)
+    assert make("uninstall", dry_run=True).count(f"rm -rf {target}") == 1
