@@ -9,10 +9,14 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
-from harness import ROOT, UUID_V4, envelope, run, tool  # noqa: E402,F401  (shared with Tests/python)
+from harness import ROOT, UUID_V4, envelope, run, secret_service_owner, tool  # noqa: E402,F401  (shared with Tests/python)
 
 KEYRING_CONTROL = str(ROOT / "scripts" / "keyring-control")
 NAMES = {"gnome-keyring": "GNOME Keyring", "keepassxc": "KeePassXC", "kwallet": "KWallet"}
+# The owner of org.freedesktop.secrets each lane must see (/proc/PID/comm, 15 characters at most),
+# and the variable its wrapper exports the daemon's PID in, if any.
+OWNERS = {"gnome-keyring": ({"gnome-keyring-d"}, None), "keepassxc": ({"keepassxc"}, "KPX_PID"),
+          "kwallet": ({"kwalletd5", "kwalletd6"}, "KW_PID")}
 
 
 def pytest_configure(config):
@@ -25,6 +29,19 @@ def provider():
     name = os.environ.get("DEVICEID_TEST_PROVIDER")
     assert name in NAMES, "run this suite through scripts/test-providers"
     return name
+
+
+@pytest.fixture(scope="session", autouse=True)
+def secret_service(provider):
+    """Who owns org.freedesktop.secrets, checked before any case of every lane: the provider the
+    lane started, not a daemon something else had the bus activate (the test buses activate
+    nothing: scripts/session-no-activation.conf)."""
+    pid, comm = secret_service_owner()
+    commands, pid_variable = OWNERS[provider]
+    assert comm in commands, f"org.freedesktop.secrets belongs to {comm!r} (PID {pid}), not to {provider}"
+    if pid_variable and os.environ.get(pid_variable):
+        assert pid == int(os.environ[pid_variable]), f"org.freedesktop.secrets belongs to PID {pid}, not ${pid_variable}"
+    return pid, comm
 
 
 @pytest.fixture(scope="session")

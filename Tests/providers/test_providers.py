@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from conftest import KEYRING_CONTROL, NAMES, UUID_V4, envelope, run
+from conftest import KEYRING_CONTROL, NAMES, OWNERS, UUID_V4, envelope, run, secret_service_owner
 
 UUID = UUID_V4
 
@@ -42,6 +42,14 @@ def secret_tool_store(label, service, account, secret):
 
 def id_files(store):
     return sorted(p.name for p in store.glob("id-*")) if store.exists() else []
+
+
+def test_the_secret_service_is_the_daemon_this_lane_started(cli, store, provider):
+    """No other Secret Service was activated on the lane's bus (the conftest fixture checks this
+    before every lane; here also after DeviceID's calls, which must not change it)."""
+    assert run([cli, "get", unique("com.example.owner")]).returncode == 0
+    pid, comm = secret_service_owner()
+    assert comm in OWNERS[provider][0], f"org.freedesktop.secrets belongs to {comm!r} (PID {pid}), not to {provider}"
 
 
 def test_get_twice_gives_one_id_in_the_keyring_and_the_mirror(cli, store):

@@ -32,6 +32,21 @@ def run(args, *, input=None, env=None, timeout=60):
     return subprocess.run(args, input=input, env=merged, capture_output=True, text=text, timeout=timeout)
 
 
+def secret_service_owner():
+    """The process that owns org.freedesktop.secrets on the session bus: (pid, its comm), or
+    (None, None) when nobody does."""
+    out = run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+               "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.secrets"]).stdout
+    m = re.search(r"\(uint32 (\d+),\)", out)
+    if not m:
+        return None, None
+    pid = int(m.group(1))
+    try:
+        return pid, pathlib.Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return pid, None
+
+
 def envelope(service, account, value):
     """A file-store item in the documented format of 0.1.0 and since (FileEnvelope.swift):
     the file's name and bytes, for an identifier (kind 2)."""

@@ -11,6 +11,8 @@ import pytest
 from conftest import ROOT, run
 
 FAKE = str(ROOT / "Tests" / "fakes" / "fake-secret-service")
+# A bus that starts no service on demand: the fake is the only Secret Service on it.
+BUS_CONFIG = str(ROOT / "scripts" / "session-no-activation.conf")
 
 
 def with_fake(mode, script, tmp_path, timeout=90):
@@ -21,7 +23,7 @@ def with_fake(mode, script, tmp_path, timeout=90):
         {script}
     """
     start = time.monotonic()
-    result = run(["dbus-run-session", "--", "bash", "-c", body], timeout=timeout)
+    result = run(["dbus-run-session", f"--config-file={BUS_CONFIG}", "--", "bash", "-c", body], timeout=timeout)
     return result.stdout, time.monotonic() - start
 
 
