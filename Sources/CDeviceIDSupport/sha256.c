@@ -1,5 +1,8 @@
 // SHA-256 as FIPS 180-4 specifies it, and HMAC-SHA256 as RFC 2104 does. Checked against the
-// FIPS 180-2 examples, RFC 4231's HMAC vectors and OpenSSL (Tests/DeviceIDTests/SHA256Tests.swift).
+// FIPS 180-2 examples, RFC 4231's HMAC vectors and OpenSSL (Tests/DeviceIDTests/KnownAnswerTests.swift:
+// testSHA256FIPS180Examples, testOwnSHA256AgreesWithOpenSSL, testHMACSHA256RFC4231). What it hashes
+// may be secret (HMAC keys are machine IDs), so its working state is wiped with explicit_bzero, which
+// the optimizer may not drop as it drops a memset of memory about to die (Tests/c/test_sha256_wipe.c).
 #include "CDeviceIDSHA256.h"
 
 #include <string.h>
@@ -38,7 +41,7 @@ static void compress(uint32_t state[8], const uint8_t block[64]) {
     }
     state[0] += a; state[1] += b; state[2] += c; state[3] += d;
     state[4] += e; state[5] += f; state[6] += g; state[7] += h;
-    memset(w, 0, sizeof w);
+    explicit_bzero(w, sizeof w);
 }
 
 void dids_sha256_init(dids_sha256_ctx *ctx) {
@@ -83,7 +86,7 @@ void dids_sha256_final(dids_sha256_ctx *ctx, uint8_t out[32]) {
         out[4 * i + 2] = (uint8_t)(ctx->state[i] >> 8);
         out[4 * i + 3] = (uint8_t)ctx->state[i];
     }
-    memset(ctx, 0, sizeof *ctx);
+    explicit_bzero(ctx, sizeof *ctx);
 }
 
 void dids_sha256(const void *data, size_t size, uint8_t out[32]) {
@@ -108,7 +111,7 @@ void dids_hmac_sha256(const void *key, size_t key_size, const void *message, siz
     dids_sha256_update(&ctx, pad, 64);
     dids_sha256_update(&ctx, inner, 32);
     dids_sha256_final(&ctx, out);
-    memset(block, 0, sizeof block);
-    memset(pad, 0, sizeof pad);
-    memset(inner, 0, sizeof inner);
+    explicit_bzero(block, sizeof block);
+    explicit_bzero(pad, sizeof pad);
+    explicit_bzero(inner, sizeof inner);
 }
