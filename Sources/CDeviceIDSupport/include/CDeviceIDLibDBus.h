@@ -47,6 +47,7 @@ const char *dids_libdbus_error(void);
 #define DIDS_LIBDBUS_FUNCTIONS(X, XV) \
     XV(dbus_connection_close, (DBusConnection *c), (c)) \
     XV(dbus_connection_flush, (DBusConnection *c), (c)) \
+    X(dbus_bool_t, dbus_connection_get_is_authenticated, (DBusConnection *c), (c)) \
     X(DBusConnection *, dbus_connection_open_private, (const char *address, DBusError *e), (address, e)) \
     X(DBusMessage *, dbus_connection_pop_message, (DBusConnection *c), (c)) \
     X(dbus_bool_t, dbus_connection_read_write, (DBusConnection *c, int timeout), (c, timeout)) \

@@ -171,11 +171,14 @@ struct Stores: Sendable {
     /// Runs `body` holding the store directory's lock and then the user's `SessionLock`: what every
     /// mint, repair, reset and setting change takes.
     func withLocks<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
-        try lock.withLock { () throws(DeviceIDError) -> T in
-            try SessionLock.withLock(waitingAtMost: knownKeyring.deadline.session) { () throws(DeviceIDError) -> T in
+        let locked = { () throws(DeviceIDError) -> T in
+            try SessionLock.withLock(waitingAtMost: self.knownKeyring.deadline.session) { () throws(DeviceIDError) -> T in
                 try body()
             }
         }
+        // The secret-service backend keeps nothing in the directory: a read-only or foreign one
+        // must not fail it, and the session lock serializes the keyring's users.
+        return file == nil ? try lock.withLockWherePossible(locked) : try lock.withLock(locked)
     }
 
     /// Asks the keyring that a change (a reset, a setting) must reach (docs/STATE.md): the selected

@@ -161,20 +161,41 @@ struct FileStore: Sendable {
     func withLock<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
         _ = Self.forkHandler
         return try Self.threads.withLock { () throws(DeviceIDError) -> T in
-            guard let dir = try StoreDirectory(path: path, create: true) else {
-                throw DeviceIDError(.internal, "store directory vanished while being created")
-            }
-            // Closing any descriptor of the file drops the process's record lock: this is the only
-            // one, and it lives exactly as long as the lock (until this closure returns).
-            let lock: FileDescriptor
-            switch dir.descriptor.open(".lock", O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600) {
-            case .success(let opened): lock = opened
-            case .failure(let e): throw e.error("cannot open lock file", "\(path)/.lock")
-            }
-            if case .failure(let e) = lock.lockForWriting() { throw e.error("cannot lock", "\(path)/.lock") }
-            Self.removeStaleTemporaries(dir)
+            let lock = try takeLock()
             return try withExtendedLifetime(lock) { () throws(DeviceIDError) -> T in try body() }
         }
+    }
+
+    /// As `withLock`, for a caller that does not keep anything here (the secret-service backend):
+    /// where the directory cannot be made or its lock file opened (a read-only or foreign path),
+    /// `body` runs with the in-process lock only.
+    func withLockWherePossible<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
+        _ = Self.forkHandler
+        return try Self.threads.withLock { () throws(DeviceIDError) -> T in
+            let lock: FileDescriptor?
+            do throws(DeviceIDError) {
+                lock = try takeLock()
+            } catch where error.code == .permission || error.code == .io {
+                lock = nil
+            }
+            return try withExtendedLifetime(lock) { () throws(DeviceIDError) -> T in try body() }
+        }
+    }
+
+    /// The directory's lock file, locked. Closing any descriptor of the file drops the process's
+    /// record lock: this is the only one, and it must live exactly as long as the lock.
+    private func takeLock() throws(DeviceIDError) -> FileDescriptor {
+        guard let dir = try StoreDirectory(path: path, create: true) else {
+            throw DeviceIDError(.internal, "store directory vanished while being created")
+        }
+        let lock: FileDescriptor
+        switch dir.descriptor.open(".lock", O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600) {
+        case .success(let opened): lock = opened
+        case .failure(let e): throw e.error("cannot open lock file", "\(path)/.lock")
+        }
+        if case .failure(let e) = lock.lockForWriting() { throw e.error("cannot lock", "\(path)/.lock") }
+        Self.removeStaleTemporaries(dir)
+        return lock
     }
 
     /// Temporary files of writers that died (SIGKILL, power loss) before their rename. Only old

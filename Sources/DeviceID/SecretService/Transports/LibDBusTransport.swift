@@ -54,6 +54,18 @@ final class LibDBusTransport: SecretServiceTransport {
             throw failure(&error, "cannot connect to the session bus", .connecting)
         }
         dids_dbus_connection_set_exit_on_disconnect(opened, 0)
+        // The authentication handshake first, by hand: inside a blocking call libdbus waits for it
+        // with no timeout at all (poll -1, measured with the bus daemon stopped).
+        while dids_dbus_connection_get_is_authenticated(opened) == 0 {
+            let left = end - Monotonic.milliseconds()
+            let alive = left > 0 && dids_dbus_connection_read_write(opened, Int32(clamping: left)) != 0
+            guard alive else {
+                dids_dbus_connection_close(opened)
+                dids_dbus_connection_unref(opened)
+                if left > 0 { throw DeviceIDError.noKeyringHere("the session bus closed the connection while authenticating") }
+                throw DeviceIDError(.timedOut, "the session bus did not complete authentication in time")
+            }
+        }
         // Hello registers the connection with the bus, within the deadline.
         let hello = MethodCall(destination: bus.name, path: bus.path, interface: bus.name, member: "Hello",
                                context: "cannot connect to the session bus")
