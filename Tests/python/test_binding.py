@@ -69,7 +69,7 @@ def test_get_is_stable_and_per_app(store):
     assert again.id != first.id and again.source == "created"
 
 
-@pytest.mark.parametrize("bad", ["", "a" * 256, "a\0b", "new\nline", "\udc80"])
+@pytest.mark.parametrize("bad", ["", "a" * 256, "a\0b", "new\nline", "\udc80", "del\x7f", "c1\x85control", "c1\x9f"])
 def test_bad_app_ids_raise_invalid_argument(store, bad):
     with pytest.raises(deviceid.InvalidArgumentError) as caught:
         deviceid.get(bad)

@@ -152,3 +152,34 @@ def test_a_corrupt_mirror_is_repaired_and_the_answer_says_so(cli, store, keyring
     assert "corrupt copy" in repaired.stderr
     again = json.loads(run([cli, "--json", "get", app]).stdout)
     assert again["id"] == first["id"] and again["repaired"] is False, "the mirror is valid again"
+
+
+def test_a_missing_dev_null_is_named_not_mistaken_for_a_descriptor_shortage(cli, store, keyring):
+    """A bare chroot or container may have no /dev/null; 0.2.0 said "too few free file descriptors"."""
+    result = run(["unshare", "--mount", "sh", "-c",
+                  'mount -t tmpfs none /dev && exec "$0" --backend secret-service get devnull.app', cli])
+    assert result.returncode == 18, (result.returncode, result.stderr)  # IO
+    assert "/dev/null" in result.stderr and "too few free file descriptors" not in result.stderr, result.stderr
+
+
+def test_the_last_error_is_cut_at_a_character_boundary_and_stays_utf8(store):
+    """deviceid_last_error keeps 511 bytes: a detail longer than that, of two-byte characters at an
+    odd offset, was cut inside a character."""
+    import ctypes
+
+    library = ctypes.CDLL(os.environ["DEVICEID_LIBRARY"])
+    library.deviceid_last_error.restype = ctypes.c_char_p
+    library.deviceid_set_store_dir.argtypes = [ctypes.c_char_p]
+    assert library.deviceid_set_backend(2) == 0  # the file store
+    lengths = set()
+    for prefix in ["", "x"]:
+        # A name too long to open: the detail quotes the 600-byte path.
+        assert library.deviceid_set_store_dir(f"/tmp/{prefix}{'é' * 300}".encode()) == 0
+        answer = ctypes.create_string_buffer(64)
+        assert library.deviceid_get(b"utf8.app", answer, 64) == -8  # IO
+        detail = library.deviceid_last_error()
+        lengths.add(len(detail))
+        assert detail.decode("utf-8").startswith("cannot open /tmp/")  # strict: a cut character raises
+    assert lengths == {510, 511}, lengths
+    library.deviceid_set_store_dir(None)
+    library.deviceid_set_backend(0)
