@@ -5,9 +5,12 @@
 //   CDeviceIDLibc            the C library's headers, for both builds (Embedded Swift has no Glibc)
 //   CLibSecret, CLibCrypto   system libraries, found through pkg-config (libdbus, the Secret
 //                            Service client of forked children, is loaded on first use instead)
-//   CDeviceIDSupport         C for what Swift cannot do: the ethtool ioctl, secure_getenv, thread-local
-//                            error text, the per-thread answer cache and UUID pool, the prompt-bounding
-//                            SecretService subclass
+//   CDeviceIDSystem          C for the system calls Swift cannot make: the ethtool ioctl,
+//                            secure_getenv, C11 atomics (each file says why)
+//   CDeviceIDPrimitives      SHA-256/HMAC, UUID text and a per-thread pool of randomness, in C so
+//                            that the C ABI's fast paths can use them without Swift
+//   CDeviceIDLibDBus         libdbus, loaded on first use by the Secret Service's second transport
+//   CDeviceIDFastPaths       the C ABI's thread-local state (answer cache, last error)
 //   DeviceID                 the Swift library (`import DeviceID`)
 //   DeviceIDC                the @_cdecl thunks behind include/deviceid.h -> libdeviceid.so
 //   DeviceIDCLI              the `deviceid` command
@@ -60,15 +63,19 @@ let package = Package(
         ),
         .target(name: "CDeviceIDLibc"),
         .target(name: "CDeviceIDCLI"),
-        .target(name: "CDeviceIDSupport", dependencies: ["CDeviceIDLibc"]),
+        .target(name: "CDeviceIDSystem"),
+        .target(name: "CDeviceIDPrimitives"),
+        .target(name: "CDeviceIDLibDBus"),
+        .target(name: "CDeviceIDFastPaths"),
         .target(
             name: "DeviceID",
-            dependencies: ["CDeviceIDLibc", "CLibSecret", "CLibCrypto", "CDeviceIDSupport"],
+            dependencies: ["CDeviceIDLibc", "CLibSecret", "CLibCrypto", "CDeviceIDSystem", "CDeviceIDPrimitives",
+                           "CDeviceIDLibDBus"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "DeviceIDC",
-            dependencies: ["DeviceID", "CDeviceIDLibc", "CDeviceIDSupport"],
+            dependencies: ["DeviceID", "CDeviceIDLibc", "CDeviceIDPrimitives", "CDeviceIDFastPaths"],
             exclude: ["exports.map"],
             swiftSettings: swiftSettings,
             linkerSettings: (embedded ? [.linkedLibrary("m")] : []) + [

@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDFastPaths
 import DeviceID
 
 /// The C ABI's per-thread cache of recent answers (fast_cache.c): which answers are kept, under

@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDFastPaths
 import DeviceID
 
 // Version, sizes and status texts: facts that never change, answered without allocation.

@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDFastPaths
 import DeviceID
 
 @_cdecl("deviceid_machine_app_specific")

@@ -1,5 +1,5 @@
 import CDeviceIDLibc
-import CDeviceIDSupport
+import CDeviceIDPrimitives
 import DeviceID
 
 @_cdecl("deviceid_uuid_generate")

@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDFastPaths
 import DeviceID
 import CDeviceIDLibc
 

@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDPrimitives
 @testable import DeviceID
 import XCTest
 

@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDPrimitives
 
 /// SHA-256 and HMAC-SHA256 for DeviceID's own derivations (file names and checksums of the file
 /// store, the machine fingerprint, the app-specific machine ID), in C (`sha256.c`) as systemd's

@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDPrimitives
 import CDeviceIDLibc
 
 /// A 128-bit identifier, written as an RFC 9562 UUID.

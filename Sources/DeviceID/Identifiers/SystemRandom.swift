@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDPrimitives
 import CDeviceIDLibc
 
 /// The kernel's CSPRNG (`getrandom(2)`), through the one loop that calls it (`dids_random_fill`).

@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDSystem
 import CDeviceIDLibc
 
 /// Finds the primary hardware address among the network interfaces in sysfs.

@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDSystem
 
 /// A counter read without a lock (`Synchronization.Atomic`, which Embedded Swift on Linux lacks,
 /// in C). Increments happen under their owner's lock; loads may happen anywhere.

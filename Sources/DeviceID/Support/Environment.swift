@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDSystem
 import CDeviceIDLibc
 
 /// Reads of the process environment, in one place so that tests and docs agree on the names.

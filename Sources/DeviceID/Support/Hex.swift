@@ -1,4 +1,4 @@
-import CDeviceIDSupport
+import CDeviceIDPrimitives
 
 /// Lowercase and uppercase hexadecimal text, and its strict parsing. Digits are written by
 /// `dids_hex_encode`, which the C ABI's fast paths use too.

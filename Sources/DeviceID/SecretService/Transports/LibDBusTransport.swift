@@ -1,5 +1,5 @@
 import CDeviceIDLibc
-import CDeviceIDSupport
+import CDeviceIDLibDBus
 
 /// The Secret Service's messages over libdbus, for a process forked from one where GLib's D-Bus
 /// already ran (GLib serves every connection from one worker thread that does not exist in the

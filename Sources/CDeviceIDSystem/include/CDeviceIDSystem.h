@@ -1,17 +1,13 @@
-#ifndef CDEVICEID_SUPPORT_H
-#define CDEVICEID_SUPPORT_H
-// C shims for what Swift cannot import: the SIOCETHTOOL ioctl (variadic ioctl, flexible array
-// member), secure_getenv (_GNU_SOURCE). Internal to libdeviceid: the prefix keeps them out of
-// the exported deviceid_* set.
-#include "CDeviceIDLibc.h"
+#ifndef CDEVICEID_SYSTEM_H
+#define CDEVICEID_SYSTEM_H
+// The system calls the library's Swift cannot make, each in C for a stated reason:
+//   ethtool.c             SIOCETHTOOL: ioctl is variadic and struct ethtool_perm_addr ends in a
+//                         flexible array member, neither of which Swift imports;
+//   secure_environment.c  secure_getenv needs _GNU_SOURCE, which the Swift importer does not set;
+//   atomic_counter.c      C11 atomics: Embedded Swift on Linux has no Synchronization module.
+// Internal to libdeviceid: the dids_ prefix keeps them out of the exported deviceid_* set.
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/random.h>
-
-#include "CDeviceIDFastPaths.h"
-#include "CDeviceIDUUID.h"
-#include "CDeviceIDSHA256.h"
-#include "CDeviceIDLibDBus.h"
 
 /// Reads the permanent hardware address of `ifname` with ETHTOOL_GPERMADDR.
 /// Returns the address length (6 for Ethernet) and fills `out`, 0 when the driver reports none,
@@ -26,12 +22,4 @@ void dids_counter_increment(uint64_t *counter);
 /// secure_getenv(3): NULL in a set-user-ID, set-group-ID or capability-raised process.
 const char *dids_secure_getenv(const char *name);
 
-#endif
-
-#ifndef CDEVICEID_SUPPORT_ERRORS
-#define CDEVICEID_SUPPORT_ERRORS
-/// The detail text of the calling thread's last failure (thread-local storage, which Swift
-/// cannot declare). `dids_set_last_error` copies and truncates at 511 bytes.
-void dids_set_last_error(const char *text);
-const char *dids_last_error(void);
 #endif

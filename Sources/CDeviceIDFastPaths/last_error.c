@@ -1,4 +1,4 @@
-#include "CDeviceIDSupport.h"
+#include "CDeviceIDFastPaths.h"
 
 #include <string.h>
 

@@ -1,4 +1,3 @@
-#include "CDeviceIDFastPaths.h"
 #include "CDeviceIDUUID.h"
 
 #include <pthread.h>

@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "CDeviceIDSupport.h"
+#include "CDeviceIDSystem.h"
 
 const char *dids_secure_getenv(const char *name) { return secure_getenv(name); }

@@ -1,4 +1,4 @@
-#include "CDeviceIDSupport.h"
+#include "CDeviceIDSystem.h"
 
 #include <errno.h>
 #include <linux/ethtool.h>
