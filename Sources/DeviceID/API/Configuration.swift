@@ -31,14 +31,15 @@ public struct Configuration: Sendable, Equatable {
     /// The longest deadline accepted, a day; longer ones are surely mistakes.
     public static let maximumTimeoutMilliseconds: UInt32 = 86_400_000
     /// How long the file mirror's confirmation stands: a day (see `mirrorRecheckSeconds`).
-    public static let defaultMirrorRecheckSeconds: UInt32 = 86_400
+    public static let defaultMirrorRecheckSeconds: UInt32 = Stores.defaultMirrorRecheckSeconds
     /// The longest re-check interval accepted, 30 days.
     public static let maximumMirrorRecheckSeconds: UInt32 = 2_592_000
 
     public var backend: Backend
     /// The deadline of each conversation with the Secret Service.
     public var timeoutMilliseconds: UInt32
-    /// The file store's directory; nil for the default (`$DEVICEID_STORE_DIR`, else XDG).
+    /// The file store's directory (`DEVICEID_STORE_DIR` in the environment); nil for the default
+    /// (`StoreDirectory.defaultLocation`).
     public var storeDirectory: String?
     /// Interactive mode, for desktop apps: the Secret Service may show unlock and confirmation
     /// dialogs, and a call waits up to `interactiveTimeoutMilliseconds` for the person. Off by
@@ -88,7 +89,7 @@ public struct Configuration: Sendable, Equatable {
     public struct Overrides: Sendable, Equatable {
         public var backend: Backend?
         public var timeoutMilliseconds: UInt32?
-        /// nil: not given, so `$DEVICEID_STORE_DIR` or the XDG default applies.
+        /// nil: not given, so `$DEVICEID_STORE_DIR` or the default applies.
         public var storeDirectory: String?
         public var interactive: Bool?
         public var interactiveTimeoutMilliseconds: UInt32?
@@ -113,10 +114,11 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// The configuration `overrides` and the environment ask for: each setting from the override
-    /// when given, else from `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS` or `DEVICEID_INTERACTIVE`
-    /// (`DEVICEID_STORE_DIR` is read where the store directory is chosen), and the re-check
-    /// interval from `DEVICEID_MIRROR_RECHECK_S` (no override). An invalid variable is
-    /// an error only when nothing overrides it.
+    /// when given, else from `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS`, `DEVICEID_INTERACTIVE` or
+    /// `DEVICEID_STORE_DIR`, and the re-check interval from `DEVICEID_MIRROR_RECHECK_S` (no
+    /// override). An invalid variable is an error only when nothing overrides it. This is the one
+    /// place DeviceID's own variables are read; with no store directory set here, the stores pick
+    /// the default one (`StoreDirectory.defaultLocation`: systemd's, XDG's, root's, the home's).
     public static func resolved(_ overrides: Overrides = Overrides()) throws(DeviceIDError) -> Configuration {
         var configuration = Configuration()
         if overrides.backend == nil, let name = Environment.value(Environment.backend) {
@@ -138,6 +140,12 @@ public struct Configuration: Sendable, Equatable {
                 throw DeviceIDError(.invalidArgument, "\(Environment.interactive)=\(text) is not 0 or 1")
             }
             configuration.interactive = text == "1"
+        }
+        if overrides.storeDirectory == nil, let directory = Environment.value(Environment.storeDirectory) {
+            guard directory.hasPrefix("/") else {
+                throw DeviceIDError(.invalidArgument, "\(Environment.storeDirectory)=\(directory) is not an absolute path")
+            }
+            configuration.storeDirectory = directory
         }
         if let text = Environment.value(Environment.mirrorRecheck) {
             guard let seconds = UInt32(text), seconds <= maximumMirrorRecheckSeconds else {

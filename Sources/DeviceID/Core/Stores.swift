@@ -16,6 +16,8 @@ struct Stores: Sendable {
     let lock: FileStore
     /// How long a mirror record confirmed by the keyring answers without D-Bus; 0: never.
     let mirrorRecheckSeconds: UInt64
+    /// The re-check interval unless configured (docs/STATE.md, rule 5): a day.
+    static let defaultMirrorRecheckSeconds: UInt32 = 86_400
 
     /// Whether the file mirror may answer for the keyring (both stores, a re-check interval).
     var mirrorFirst: Bool { keyring != nil && file != nil && mirrorRecheckSeconds > 0 }
@@ -29,7 +31,7 @@ struct Stores: Sendable {
 
     /// `storeDirectory` nil: the default (`StoreDirectory.defaultLocation`).
     init(_ selection: Selection, deadline: SecretService.Deadline, storeDirectory: String?,
-         mirrorRecheckSeconds: UInt32 = Configuration.defaultMirrorRecheckSeconds) throws(DeviceIDError) {
+         mirrorRecheckSeconds: UInt32 = Stores.defaultMirrorRecheckSeconds) throws(DeviceIDError) {
         self.mirrorRecheckSeconds = UInt64(mirrorRecheckSeconds)
         let directory: String
         if let chosen = storeDirectory {
