@@ -136,9 +136,10 @@ int deviceid_get_backend(void);
 int deviceid_set_timeout_ms(unsigned int milliseconds);
 
 /**
- * Sets the file store's directory (an absolute path), or with NULL returns to the default:
- * $DEVICEID_STORE_DIR, else $XDG_DATA_HOME/deviceid, else ~/.local/share/deviceid.
- * Forgets cached answers. Returns 0 or DEVICEID_E_INVALID_ARGUMENT.
+ * Sets the file store's directory (an absolute path), or with NULL returns to the default, the
+ * first that applies: $DEVICEID_STORE_DIR; $STATE_DIRECTORY/deviceid (a systemd service's
+ * StateDirectory=, its first entry); $XDG_DATA_HOME/deviceid; for root, /var/lib/deviceid;
+ * ~/.local/share/deviceid. Forgets cached answers. Returns 0 or DEVICEID_E_INVALID_ARGUMENT.
  */
 int deviceid_set_store_dir(const char *DEVICEID_NULLABLE path);
 

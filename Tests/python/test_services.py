@@ -123,3 +123,46 @@ def test_the_example_unit_verifies_and_its_command_runs_as_the_unit_would(cli, s
     env = service_env(STATE_DIRECTORY=state, DEVICEID_BACKEND="file")
     result = as_nobody([cli] + command[1:], env=env)
     assert result.returncode == 0 and UUID_V4.match(result.stdout.strip()), result.stderr
+
+
+DEFAULT_ORDER = ["$DEVICEID_STORE_DIR", "$STATE_DIRECTORY/deviceid", "$XDG_DATA_HOME/deviceid", "/var/lib/deviceid",
+                 "~/.local/share/deviceid"]
+
+
+def test_the_store_directory_rules_are_the_documented_ones_in_order(cli, shared_tmp):
+    """One owner reads DEVICEID_STORE_DIR (Configuration.resolved); the default is chosen by
+    StoreDirectory.defaultLocation. Each rule wins over the ones after it, as the header
+    (deviceid_set_store_dir) lists them."""
+    base = service_env(HOME="/h", XDG_DATA_HOME="/x", STATE_DIRECTORY="/s:/t", DEVICEID_STORE_DIR="/e")
+
+    def chosen(env, user="root"):
+        argv = [cli, "--backend", "file", "doctor"]
+        if user == "root":
+            # root's default is machine-wide: looked at in a private /var/lib, never the real one.
+            result = run(["unshare", "--mount", "sh", "-c", 'mount -t tmpfs none /var/lib && exec "$@"', "sh", *argv],
+                         env=env)
+        else:
+            result = as_nobody(argv, env=env)
+        line = next((l for l in result.stdout.splitlines() if "file store:" in l), result.stdout + result.stderr)
+        return line.split("file store: ", 1)[-1].split(" ", 1)[0]
+
+    assert chosen(base) == "/e"
+    assert chosen(dict(base, DEVICEID_STORE_DIR=None)) == "/s/deviceid"
+    assert chosen(dict(base, DEVICEID_STORE_DIR=None, STATE_DIRECTORY=None)) == "/x/deviceid"
+    assert chosen(dict(base, DEVICEID_STORE_DIR=None, STATE_DIRECTORY=None, XDG_DATA_HOME=None)) == "/var/lib/deviceid"
+    assert chosen(dict(base, DEVICEID_STORE_DIR=None, STATE_DIRECTORY=None, XDG_DATA_HOME=None), "nobody") \
+        == "/h/.local/share/deviceid"
+    header = " ".join((ROOT / "include" / "deviceid.h").read_text().split())
+    doc = header[header.index("Sets the file store's directory"):header.index("int deviceid_set_store_dir")]
+    positions = [doc.find(rule) for rule in DEFAULT_ORDER]
+    assert -1 not in positions and positions == sorted(positions), (positions, doc)
+
+
+def test_an_invalid_store_dir_in_the_environment_is_reported_by_get_backend():
+    """The header says deviceid_get_backend is INVALID_ARGUMENT when DEVICEID_STORE_DIR is invalid."""
+    result = run(["python3", "-c", """
+import ctypes, os
+library = ctypes.CDLL(os.environ["DEVICEID_LIBRARY"])
+print(library.deviceid_get_backend())
+"""], env={"DEVICEID_STORE_DIR": "relative/path"})
+    assert result.stdout.strip() == "-1", (result.stdout, result.stderr)

@@ -7,27 +7,17 @@ final class StoreDirectory {
     let path: String
     let descriptor: FileDescriptor
 
-    /// The directory the file store uses — a function of who and where the process runs, never
-    /// of which directories exist (docs/STATE.md, I4) — the first that applies:
-    /// 1. `$DEVICEID_STORE_DIR`;
-    /// 2. `$STATE_DIRECTORY/deviceid` — a systemd service's `StateDirectory=` (its first entry);
-    /// 3. `$XDG_DATA_HOME/deviceid`;
-    /// 4. effective user root: `/var/lib/deviceid`, machine-wide — a root service, a root login
+    /// The directory the file store uses when none is configured (`DEVICEID_STORE_DIR` or an
+    /// override, `Configuration.storeDirectory`) — a function of who and where the process runs,
+    /// never of which directories exist (docs/STATE.md, I4) — the first that applies:
+    /// 1. `$STATE_DIRECTORY/deviceid` — a systemd service's `StateDirectory=` (its first entry);
+    /// 2. `$XDG_DATA_HOME/deviceid`;
+    /// 3. effective user root: `/var/lib/deviceid`, machine-wide — a root service, a root login
     ///    and root in a session are one user with one store;
-    /// 5. `~/.local/share/deviceid`, the home from `$HOME` or else the password database.
-    static func defaultPath() throws(DeviceIDError) -> String {
-        try defaultLocation().path
-    }
-
-    /// `defaultPath`, and for root (rule 4) where 0.1.0 and 0.2.0 kept root's IDs
-    /// (`~root/.local/share/deviceid`): a legacy store, read when `path` has nothing for a key.
+    /// 4. `~/.local/share/deviceid`, the home from `$HOME` or else the password database.
+    /// include/deviceid.h (deviceid_set_store_dir) and README list the same, in this order
+    /// (Tests/python/test_services.py checks both against what the library does).
     static func defaultLocation() throws(DeviceIDError) -> (path: String, legacy: String?) {
-        if let dir = Environment.value(Environment.storeDirectory) {
-            guard dir.hasPrefix("/") else {
-                throw DeviceIDError(.invalidArgument, "\(Environment.storeDirectory) must be an absolute path")
-            }
-            return (dir, nil)
-        }
         if let state = Environment.value("STATE_DIRECTORY"),
            let first = state.split(separator: ":").first, first.hasPrefix("/") {
             return (first + "/deviceid", nil)

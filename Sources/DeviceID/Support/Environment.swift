@@ -6,7 +6,7 @@ import CDeviceIDLibc
 /// Through `secure_getenv`: in a set-user-ID, set-group-ID or capability-raised process
 /// (`AT_SECURE`) no variable is read at all, so the user who started it cannot choose where it
 /// creates directories or which file it reads as the machine ID. There the home directory comes
-/// from the password database of the effective user (`StoreDirectory.defaultPath`), and the
+/// from the password database of the effective user (`StoreDirectory.defaultLocation`), and the
 /// session bus is not looked for.
 enum Environment {
     static let backend = "DEVICEID_BACKEND"
