@@ -110,8 +110,10 @@ public final class DeviceIdentity: Sendable {
         let (cached, configuration, computedAt) = state.withLock { ($0.cache[key], $0.configuration, generationCounter.load()) }
         if let cached { return cached }
         let keeper = IdentifierKeeper(stores: try configuration.get().stores())
-        // Computed after the lookup, which overlaps the machine ID's first read with D-Bus.
-        let resolution = try keeper.resolve(key, now: WallClock.seconds(), fingerprint: MachineID.fingerprint)
+        // The machine ID is read after the lookup; its first read (a warm-up, whose failure the
+        // fingerprint below meets again) overlaps the keyring's D-Bus round trips.
+        let resolution = try keeper.resolve(key, now: WallClock.seconds(), fingerprint: MachineID.fingerprint,
+                                            alongside: { _ = try? MachineID.raw() })
         let record = resolution.record
         let fingerprint = MachineID.fingerprint()
         var flags: StableID.Flags = resolution.keyringFailure == nil ? [] : .fileOnly

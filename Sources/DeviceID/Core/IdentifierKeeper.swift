@@ -58,6 +58,13 @@ struct IdentifierKeeper {
         var source: Origin
         /// Why the keyring does not hold the ID although it answered: it refused or failed the write.
         var keyringFailure: DeviceIDError?
+        /// Why the file mirror does not hold the ID although it was to receive it (a repair, a
+        /// confirmation, a mint): the write failed (disk full, I/O). The answer stands — the keyring
+        /// holds it, or the mirror's copy was already the answer — and is not provisional for this:
+        /// the keyring is the authority, and the mirror only lets a later lookup skip D-Bus (or
+        /// answer without a keyring), which the next lookup that reaches the keyring tries again.
+        /// `StableID` has no place for it (no flag changes); it is kept here for callers and tests.
+        var mirrorFailure: DeviceIDError?
         /// A store held a corrupt copy, which was replaced with the other store's valid one.
         var repairedCorrupt = false
         /// Answered by the mirror for the keyring that confirmed it (rule 5); D-Bus not used.
@@ -76,7 +83,12 @@ struct IdentifierKeeper {
         case mint(into: [Target], generation: UInt64, provisional: Bool)
     }
 
-    func look(_ key: StoreKey) -> Sighting {
+    /// What every store says about `key` now. `alongside`: the caller's own work to overlap with
+    /// the keyring's D-Bus round trips (the API warms up the machine ID, which it reads after the
+    /// lookup). It runs on the side thread that reads the file store when both stores are asked;
+    /// with one store there is nothing to overlap and it does not run — so it must be work the
+    /// caller would do later anyway, never work the lookup depends on.
+    func look(_ key: StoreKey, alongside: @escaping () -> Void = {}) -> Sighting {
         if stores.keyring == nil {
             var s = withFile(Sighting(keyring: .notConfigured, file: .notConfigured), key)
             if s.file.answered { s.keyringUnasked = stores.keyringInUse() }
@@ -95,10 +107,10 @@ struct IdentifierKeeper {
             }
             return s
         }
-        // Both stores: the file (and OpenSSL's first use, and the machine ID) while D-Bus answers.
+        // Both stores: the file (and OpenSSL's first use, and the caller's side work) while D-Bus answers.
         let stores = self.stores
         let ((keyring, legacy), file) = Concurrently.run({ askKeyring(key) }, side: { () -> Stores.Answer<Held> in
-            _ = try? MachineID.raw()
+            alongside()
             return IdentifierKeeper(stores: stores).askFile(key)
         })
         return withLegacy(Sighting(keyring: keyring, file: file, keyringIsLegacy: legacy), key)
@@ -179,6 +191,9 @@ struct IdentifierKeeper {
         }
     }
 
+    /// The merge rule (docs/STATE.md) as a pure function: what to answer, write or mint, given what
+    /// the stores said (`s`), the time (`now`, for the mirror's confirmation) and this keeper's
+    /// configuration. It reads no store and no clock, and writes nothing; `resolve` acts on it.
     func decide(_ s: Sighting, now: UInt64) -> Decision {
         let keyringLive = s.live(s.keyring), fileLive = s.live(s.file)
         if let k = keyringLive {
@@ -247,66 +262,93 @@ struct IdentifierKeeper {
     }
 
     /// The identifier for `key`, minting one if and only if every store said "none".
-    func resolve(_ key: StoreKey, now: UInt64, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
+    ///
+    /// Double-checked, so that the common lookup takes no lock: the stores are read and decided on
+    /// once without the locks (`answerWithoutLock`), and that decision is the answer when it needs
+    /// no write — the stores agree — or is a failure. A decision that needs a write (a repair, a
+    /// mint) is not acted on: another process may have minted, repaired or reset the ID since that
+    /// read, so under the locks the stores are read again and decided on again (`settleUnderLock`),
+    /// and only that second decision, on its own fresh sighting, is written.
+    ///
+    /// `now`: the call's one reading of the wall clock (the caller's `WallClock.seconds()`). The
+    /// mirror's freshness, a mint's `created` and the mirror's `confirmed` are all this value;
+    /// nothing in this type reads a clock. `alongside`: see `look`.
+    func resolve(_ key: StoreKey, now: UInt64, fingerprint: () -> [UInt8]?,
+                 alongside: @escaping () -> Void) throws(DeviceIDError) -> Resolution {
         if let mirrored = confirmedMirror(key, now) { return mirrored }
-        let first = look(key)
-        switch decide(first, now: now) {
+        if let answer = try answerWithoutLock(key, now: now, alongside: alongside) { return answer }
+        return try stores.withLocks { () throws(DeviceIDError) -> Resolution in
+            try settleUnderLock(key, now: now, fingerprint: fingerprint)
+        }
+    }
+
+    /// `resolve`'s first phase, without the locks: the answer when the decision needs no write;
+    /// throws a failure; nil when the decision needs a write, which only `settleUnderLock` makes.
+    func answerWithoutLock(_ key: StoreKey, now: UInt64,
+                           alongside: @escaping () -> Void = {}) throws(DeviceIDError) -> Resolution? {
+        let sighting = look(key, alongside: alongside)
+        switch decide(sighting, now: now) {
         case .use(let record, let source, let repair, let provisional) where repair.isEmpty:
             var resolution = Resolution(record: record, source: source, provisional: provisional)
-            if case .failed = first.keyring { resolution.keyringMayAnswer = true }
+            if case .failed = sighting.keyring { resolution.keyringMayAnswer = true }
             return resolution
         case .fail(let error):
             throw error
-        default:
-            break
+        case .use, .mint:
+            return nil
         }
-        return try stores.withLocks { () throws(DeviceIDError) -> Resolution in
-            let sighting = look(key)
-            switch decide(sighting, now: now) {
-            case .use(let record, let source, let repair, let provisional):
-                // The answer stands even if a copy cannot be written now; a keyring that refused
-                // is reported with it, and so is a corrupt copy that was replaced.
-                var resolution = Resolution(record: record, source: source, provisional: provisional)
-                var keyringHolds = sighting.live(sighting.keyring)?.id == record.id && !sighting.keyringIsLegacy
-                for target in Self.keyringFirst(repair) {
-                    do throws(DeviceIDError) {
-                        try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil)
-                        if target == .keyring { keyringHolds = true }
-                        let answer = target == .keyring ? sighting.keyring : sighting.file
-                        if case .failed(let error) = answer, error.code == .corrupt { resolution.repairedCorrupt = true }
-                    } catch where target == .keyring {
-                        resolution.keyringFailure = error
-                    } catch {}
+    }
+
+    /// `resolve`'s second phase; the caller holds `stores.withLocks`. Decides on a sighting of its
+    /// own and makes the writes that decision asks for.
+    func settleUnderLock(_ key: StoreKey, now: UInt64, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
+        let sighting = look(key)
+        switch decide(sighting, now: now) {
+        case .use(let record, let source, let repair, let provisional):
+            // The answer stands even if a copy cannot be written now; a store that refused is
+            // reported with it, and so is a corrupt copy that was replaced.
+            var resolution = Resolution(record: record, source: source, provisional: provisional)
+            // As in the first phase: a keyring that could not answer may answer the next call.
+            if case .failed = sighting.keyring { resolution.keyringMayAnswer = true }
+            var keyringHolds = sighting.live(sighting.keyring)?.id == record.id && !sighting.keyringIsLegacy
+            for target in Self.keyringFirst(repair) {
+                do throws(DeviceIDError) {
+                    try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil)
+                    if target == .keyring { keyringHolds = true }
+                    let answer = target == .keyring ? sighting.keyring : sighting.file
+                    if case .failed(let error) = answer, error.code == .corrupt { resolution.repairedCorrupt = true }
+                } catch {
+                    resolution.noteFailure(error, writing: target)
                 }
-                if keyringHolds { stores.markKeyringInUse() }
-                // Refused by a keyring that answered: another directory's first run may still
-                // put another ID there, which would win (docs/STATE.md, I1).
-                if resolution.keyringFailure != nil { resolution.provisional = true }
-                return resolution
-            case .fail(let error):
-                throw error
-            case .mint(let targets, let generation, let provisional):
-                let record = IdentifierRecord(id: try ID128.random(), created: now, machine: fingerprint(),
-                                              generation: generation)
-                var resolution = Resolution(record: record, source: .created, provisional: provisional)
-                var firstError: DeviceIDError?
-                var written = 0
-                var keyringHolds = false
-                for target in Self.keyringFirst(targets) {
-                    do throws(DeviceIDError) {
-                        try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil)
-                        if target == .keyring { keyringHolds = true }
-                        written += 1
-                    } catch {
-                        firstError = firstError ?? error
-                        if target == .keyring { resolution.keyringFailure = error }
-                    }
-                }
-                if written == 0, let firstError { throw firstError }
-                if keyringHolds { stores.markKeyringInUse() }
-                if resolution.keyringFailure != nil { resolution.provisional = true }
-                return resolution
             }
+            if keyringHolds { stores.markKeyringInUse() }
+            // Refused by a keyring that answered: another directory's first run may still
+            // put another ID there, which would win (docs/STATE.md, I1).
+            if resolution.keyringFailure != nil { resolution.provisional = true }
+            return resolution
+        case .fail(let error):
+            throw error
+        case .mint(let targets, let generation, let provisional):
+            let record = IdentifierRecord(id: try ID128.random(), created: now, machine: fingerprint(),
+                                          generation: generation)
+            var resolution = Resolution(record: record, source: .created, provisional: provisional)
+            var firstError: DeviceIDError?
+            var written = 0
+            var keyringHolds = false
+            for target in Self.keyringFirst(targets) {
+                do throws(DeviceIDError) {
+                    try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil)
+                    if target == .keyring { keyringHolds = true }
+                    written += 1
+                } catch {
+                    firstError = firstError ?? error
+                    resolution.noteFailure(error, writing: target)
+                }
+            }
+            if written == 0, let firstError { throw firstError }
+            if keyringHolds { stores.markKeyringInUse() }
+            if resolution.keyringFailure != nil { resolution.provisional = true }
+            return resolution
         }
     }
 
@@ -363,6 +405,16 @@ struct IdentifierKeeper {
             var copy = record
             copy.confirmed = confirmedAt
             try stores.file?.write(key, copy.serialized())
+        }
+    }
+}
+
+extension IdentifierKeeper.Resolution {
+    /// A write of the answer that failed: kept as the failure of the store it was for.
+    fileprivate mutating func noteFailure(_ error: DeviceIDError, writing target: IdentifierKeeper.Target) {
+        switch target {
+        case .keyring: keyringFailure = error
+        case .file: mirrorFailure = error
         }
     }
 }
