@@ -24,7 +24,7 @@ final class DecisionTableTests: XCTestCase {
     /// A keeper of the given backend; `decide` reads only its configuration (which stores, the
     /// re-check interval), never a store.
     private func keeper(_ selection: Stores.Selection = .keyringAndFile, recheck: UInt32 = 86_400) throws -> Keeper {
-        Keeper(stores: try Stores(selection, deadline: .init(milliseconds: 1000, promptMilliseconds: nil),
+        Keeper(stores: try Stores(selection, timeoutMilliseconds: 1000,
                                   storeDirectory: tmp.path, mirrorRecheckSeconds: recheck))
     }
 

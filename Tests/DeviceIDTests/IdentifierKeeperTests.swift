@@ -12,7 +12,7 @@ final class IdentifierKeeperTests: XCTestCase {
     /// Far from the machine's clock (2001): a value that only the `now` passed in can have produced.
     private let now: UInt64 = 1_000_000_000
     private let day: UInt64 = 86_400
-    private let keyringStore = SecretServiceStore(deadline: .init(milliseconds: 5000))
+    private let keyringStore = SecretServiceStore(timeoutMilliseconds: 5000)
 
     override func setUp() {
         tmp = TemporaryDirectory()
@@ -26,7 +26,7 @@ final class IdentifierKeeperTests: XCTestCase {
     }
 
     private func keeper(_ selection: Stores.Selection, recheck: UInt32 = 86_400) throws -> IdentifierKeeper {
-        IdentifierKeeper(stores: try Stores(selection, deadline: .init(milliseconds: 5000, promptMilliseconds: nil),
+        IdentifierKeeper(stores: try Stores(selection, timeoutMilliseconds: 5000,
                                             storeDirectory: tmp.path, mirrorRecheckSeconds: recheck))
     }
 

@@ -27,7 +27,7 @@ final class KeyringTests: XCTestCase {
     private func rechecking() -> DeviceIdentity { identity(recheck: 0) }
 
 
-    private let keyring = SecretServiceStore(deadline: .init(milliseconds: 5000))
+    private let keyring = SecretServiceStore(timeoutMilliseconds: 5000)
 
     /// The keyring's ID record for `app`; nil when it holds none (nothing, or a reset's tombstone).
     private func keyringRecord(_ app: String) throws -> IdentifierRecord? {

@@ -10,7 +10,7 @@ final class StateModelTests: XCTestCase {
     private let now: UInt64 = 1_800_000_000
 
     private func keeper(_ selection: Stores.Selection = .keyringAndFile, recheck: UInt32 = 86_400) throws -> IdentifierKeeper {
-        IdentifierKeeper(stores: try Stores(selection, deadline: .init(milliseconds: 1000, promptMilliseconds: nil),
+        IdentifierKeeper(stores: try Stores(selection, timeoutMilliseconds: 1000,
                                             storeDirectory: tmp.path, mirrorRecheckSeconds: recheck))
     }
 

@@ -73,14 +73,9 @@ public struct Configuration: Sendable, Equatable {
         case .secretService: .keyringOnly
         case .file: .fileOnly
         }
-        return try Stores(selection, deadline: keyringDeadline, storeDirectory: storeDirectory,
+        return try Stores(selection, timeoutMilliseconds: timeoutMilliseconds,
+                          promptMilliseconds: interactive ? interactiveTimeoutMilliseconds : nil, storeDirectory: storeDirectory,
                           mirrorRecheckSeconds: mirrorRecheckSeconds)
-    }
-
-    /// The bounds of one conversation with the Secret Service.
-    var keyringDeadline: SecretService.Deadline {
-        SecretService.Deadline(milliseconds: timeoutMilliseconds,
-                           promptMilliseconds: interactive ? interactiveTimeoutMilliseconds : nil)
     }
 
     /// Settings given through the API (C, Python, Swift) or the command line. Each one given

@@ -30,7 +30,8 @@ struct Stores: Sendable {
     let legacy: FileStore?
 
     /// `storeDirectory` nil: the default (`StoreDirectory.defaultLocation`).
-    init(_ selection: Selection, deadline: SecretService.Deadline, storeDirectory: String?,
+    /// `timeoutMilliseconds`, `promptMilliseconds`: the keyring's bounds (`SecretServiceStore`).
+    init(_ selection: Selection, timeoutMilliseconds: UInt32, promptMilliseconds: UInt32? = nil, storeDirectory: String?,
          mirrorRecheckSeconds: UInt32 = Stores.defaultMirrorRecheckSeconds) throws(DeviceIDError) {
         self.mirrorRecheckSeconds = UInt64(mirrorRecheckSeconds)
         let directory: String
@@ -43,7 +44,7 @@ struct Stores: Sendable {
             legacy = location.legacy.map { FileStore(path: $0) }
         }
         let fileStore = FileStore(path: directory)
-        let keyringStore = SecretServiceStore(deadline: deadline)
+        let keyringStore = SecretServiceStore(timeoutMilliseconds: timeoutMilliseconds, promptMilliseconds: promptMilliseconds)
         knownKeyring = keyringStore
         switch selection {
         case .keyringAndFile:
@@ -174,7 +175,7 @@ struct Stores: Sendable {
     /// mint, repair, reset and setting change takes.
     func withLocks<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
         let locked = { () throws(DeviceIDError) -> T in
-            try SessionLock.withLock(waitingAtMost: self.knownKeyring.deadline.session) { () throws(DeviceIDError) -> T in
+            try SessionLock.withLock(waitingAtMost: self.knownKeyring.patienceMilliseconds) { () throws(DeviceIDError) -> T in
                 try body()
             }
         }

@@ -3,6 +3,15 @@
 struct SecretServiceStore: Sendable {
     let deadline: SecretService.Deadline
 
+    /// Each conversation bounded by `timeoutMilliseconds`; with `promptMilliseconds`, interactive:
+    /// a prompt may wait that long for the person (unlock and confirmation dialogs may show).
+    init(timeoutMilliseconds: UInt32, promptMilliseconds: UInt32? = nil) {
+        deadline = SecretService.Deadline(milliseconds: timeoutMilliseconds, promptMilliseconds: promptMilliseconds)
+    }
+
+    /// How long a call waits at most, prompts included.
+    var patienceMilliseconds: UInt32 { deadline.session }
+
     /// One stored item: its secret, and the attributes beyond `service` and `username`.
     struct Item {
         var secret: [UInt8]
