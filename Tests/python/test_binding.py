@@ -16,36 +16,93 @@ from conftest import UUID_V4
 HEADER = (__import__("pathlib").Path(__file__).resolve().parents[2] / "include" / "deviceid.h").read_text()
 
 
-def header_defines():
-    """Every `#define DEVICEID_NAME value` of include/deviceid.h with a numeric value."""
+# The defines of the header that are not numbers: the include guard, the nullability
+# annotations and the version string (compared below). Any other define must read as an integer.
+NOT_NUMBERS = {"H", "NONNULL", "NULLABLE", "VERSION_STRING"}
+
+
+def header_defines(unread=None, source=None):
+    """Every `#define DEVICEID_NAME value` of include/deviceid.h whose value is an integer in any
+    form C writes one: decimal or hex, any u/U/l/L suffix (`64u`, `37U`), in parentheses, negative
+    (`(-1)`), followed by a comment or not. A define whose value cannot be read that way goes into
+    `unread` (name: text) instead of being skipped or misread: `(1u << 6)` is not 1, `0x40u` not 0."""
     found = {}
-    for name, value in re.findall(r"^#define DEVICEID_(\w+)\s+\(?(-?\d+)U?\)?", HEADER, re.M):
-        found[name] = int(value)
+    for name, text in re.findall(r"^[ \t]*#[ \t]*define[ \t]+DEVICEID_(\w+)(.*)$", source or HEADER, re.M):
+        text = re.sub(r"/\*.*?(\*/|$)|//.*", "", text).strip()
+        number = re.fullmatch(r"\(?\s*(-?)\s*(0[xX][0-9a-fA-F]+|[0-9]+)[uUlL]*\s*\)?", text)
+        if number and text.count("(") == text.count(")"):
+            sign, digits = number.groups()
+            found[name] = (-1 if sign else 1) * int(digits, 16 if digits[:2] in ("0x", "0X") else 10)
+        elif unread is not None:
+            unread[name] = text
     return found
 
 
+def test_the_header_parse_reads_every_form_c_writes_a_constant_in():
+    text = ("#define DEVICEID_FLAG_A 64u  /* a comment */\n#define DEVICEID_E_B (-12) // c\n"
+            "#define DEVICEID_C 0x40U\n#  define DEVICEID_D 37UL /* a comment that goes on\n"
+            "#define DEVICEID_FLAG_E (1u << 6)\n#define DEVICEID_FLAG_F 0x10u|0x20u\n#define DEVICEID_G\n")
+    unread = {}
+    assert header_defines(unread, text) == {"FLAG_A": 64, "E_B": -12, "C": 64, "D": 37}
+    assert unread == {"FLAG_E": "(1u << 6)", "FLAG_F": "0x10u|0x20u", "G": ""}
+
+
 def test_constants_match_the_header():
-    defines = header_defines()
+    """Every numeric #define of the header is compared with what the binding uses for it, both
+    ways: a constant the header gains and Python lacks fails here, as does one Python keeps and
+    the header no longer has. Python's own tables (FLAG_*, BACKENDS, SCOPES, FORMAT_*, the MAC
+    bits, the hash algorithms, the exceptions) must equal the header's; the rest Python asks the
+    library for (sizes, version, status and source names), and those answers are compared."""
+    unread = {}
+    defines = header_defines(unread)
+    assert set(unread) == NOT_NUMBERS, f"defines whose value this test cannot read: {unread}"
+
+    def family(prefix):
+        return {name[len(prefix):]: value for name, value in defines.items() if name.startswith(prefix)}
+
+    def exported(prefix):
+        return {name[len(prefix):]: getattr(deviceid, name) for name in deviceid.__all__ if name.startswith(prefix)}
+
+    checked = set()
+
+    def check(prefix, python, header=None):
+        header = family(prefix) if header is None else header
+        assert header, f"no DEVICEID_{prefix}* read from the header"
+        assert python == header, f"DEVICEID_{prefix}*: Python has {python}, the header {header}"
+        checked.update(prefix + name for name in header)
+
     version = re.search(r'#define DEVICEID_VERSION_STRING "([^"]+)"', HEADER).group(1)
     assert deviceid.__version__ == version
-    assert deviceid.UUID_STRING_MAX == defines["UUID_STRING_MAX"]
-    assert deviceid.NAME_MAX == defines["NAME_MAX"]
-    assert deviceid.SECRET_MAX == defines["SECRET_MAX"]
-    flags = [name for name in defines if name.startswith("FLAG_")]
-    assert "FLAG_MIRRORED" in flags and "FLAG_PROVISIONAL" in flags
-    for name in flags:  # every flag of the header, so that a new one cannot be missed
-        assert getattr(deviceid, name) == defines[name], name
-    for name, number in deviceid.BACKENDS.items():
-        assert number == defines["BACKEND_" + name.upper().replace("-", "_")], name
-    assert (deviceid.FORMAT_UPPERCASE, deviceid.FORMAT_COMPACT) == (defines["FORMAT_UPPERCASE"], defines["FORMAT_COMPACT"])
-    for name, number in deviceid.SCOPES.items():
-        assert number == defines["SCOPE_" + name.upper()], name
-    statuses = {name[2:]: value for name, value in defines.items() if name.startswith("E_")}
-    assert len(statuses) == 17
+    check("VERSION_", {part: getattr(deviceid._native, "version_" + part.lower())()
+                       for part in ("MAJOR", "MINOR", "PATCH")})
+    assert "%d.%d.%d" % tuple(defines["VERSION_" + p] for p in ("MAJOR", "MINOR", "PATCH")) == version
+    sizes = {name: value for name, value in defines.items() if name.endswith("_MAX")}
+    check("", {name: getattr(deviceid._native, name.lower(), lambda: None)() for name in sizes}, sizes)
+    assert (deviceid.UUID_STRING_MAX, deviceid.NAME_MAX, deviceid.SECRET_MAX) == \
+        (sizes["UUID_STRING_MAX"], sizes["NAME_MAX"], sizes["SECRET_MAX"])
+    check("OK", {"": 0})  # the success the binding tests for (status < 0 fails)
+
+    flags = family("FLAG_")
+    assert "MIRRORED" in flags and "PROVISIONAL" in flags
+    check("FLAG_", exported("FLAG_"))
+    for name in flags:  # and StableID reports each of them
+        assert name.lower() in deviceid.StableID._fields, name
+    check("FORMAT_", exported("FORMAT_"))
+    check("BACKEND_", {name.upper().replace("-", "_"): number for name, number in deviceid.BACKENDS.items()})
+    check("SCOPE_", {name.upper(): number for name, number in deviceid.SCOPES.items()})
+    check("MAC_", {name[len("_MAC_"):]: getattr(deviceid, name) for name in vars(deviceid)
+                   if name.startswith("_MAC_")}, {k: v for k, v in family("MAC_").items() if not k.endswith("_MAX")})
+    check("HASH_", {name.upper(): number for name, number in deviceid._ALGORITHMS.items()})
+    # Sources: Python names them with the library's deviceid_source_name(), as the CLI does.
+    check("SOURCE_", {name: value for name, value in family("SOURCE_").items()
+                      if deviceid._native.source_name(value).decode() == name.lower()})
+    statuses = family("E_")
+    check("E_", {error.name: error.status for error in deviceid._errors.BY_STATUS.values()})
     for name, value in statuses.items():
         assert deviceid.status_name(value) == name
-        error = deviceid._errors.BY_STATUS[value]
-        assert (error.status, error.name) == (value, name)
+        assert getattr(deviceid, deviceid._errors.BY_STATUS[value].__name__) is deviceid._errors.BY_STATUS[value]
+
+    assert set(defines) == checked, f"constants of the header no test compares with Python: {set(defines) - checked}"
 
 
 def test_every_status_has_one_exception_with_the_c_name():

@@ -77,6 +77,9 @@ provisional: kept in the file store while no keyring could be asked and never co
 a keyring that later answers with another ID wins (use the file backend where none ever will).
 """
 
+# The DEVICEID_MAC_* bits of deviceid_mac_address()'s properties (compared with the header too).
+_MAC_PERMANENT, _MAC_WEAK = 1, 2
+
 MACAddress = _namedtuple("MACAddress", "address interface permanent weak")
 MACAddress.__doc__ = """A hardware address ("AA:BB:CC:DD:EE:FF"), its interface, and whether it is the
 permanent address and whether it is weak (locally administered)."""
@@ -197,7 +200,7 @@ def mac_address(interface: str | None = None) -> MACAddress:
     _native.mac_address(None if interface is None else _text(interface, "interface"), 0, out, len(out),
                         name, len(name), _ctypes.byref(properties))
     return MACAddress(out.value.decode("ascii"), name.value.decode("utf-8", "replace"),
-                      bool(properties.value & 1), bool(properties.value & 2))
+                      bool(properties.value & _MAC_PERMANENT), bool(properties.value & _MAC_WEAK))
 
 
 def mac_md5(bundle_id: str | None = None, interface: str | None = None) -> str:
