@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import DeviceID
 
@@ -122,6 +123,34 @@ final class ConversationTests: XCTestCase {
         for name in ["org.freedesktop.secrets", ":1.42", "org.kde.kwalletd6", "a.b-c"] { XCTAssertTrue(DBusSyntax.isBusName(name), name) }
         for name in ["", "org", "org..x", "1org.x", "not a bus name", ".a.b", String(repeating: "a.", count: 128) + "a"] {
             XCTAssertFalse(DBusSyntax.isBusName(name), name)
+        }
+    }
+
+    /// DBusSyntax must refuse everything libdbus would abort on, and accept what it accepts (for
+    /// unique bus names, a subset: the specification's rule): its answers are compared with
+    /// libdbus's own validators over random strings of the characters that matter.
+    func testDBusSyntaxAgreesWithLibDBusItself() throws {
+        guard let library = dlopen("libdbus-1.so.3", RTLD_NOW) else { return XCTFail("libdbus-1.so.3 is not installed") }
+        defer { dlclose(library) }
+        typealias Validator = @convention(c) (UnsafePointer<CChar>, UnsafeMutableRawPointer?) -> UInt32
+        let path = unsafeBitCast(dlsym(library, "dbus_validate_path"), to: Validator.self)
+        let busName = unsafeBitCast(dlsym(library, "dbus_validate_bus_name"), to: Validator.self)
+        let interface = unsafeBitCast(dlsym(library, "dbus_validate_interface"), to: Validator.self)
+        let member = unsafeBitCast(dlsym(library, "dbus_validate_member"), to: Validator.self)
+        let alphabet = Array("/._-:aZ09é ")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let text = String((0..<Int.random(in: 0...10, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            XCTAssertEqual(DBusSyntax.isObjectPath(text), path(text, nil) != 0, "object path \(text.debugDescription)")
+            if text.hasPrefix(":") {
+                // libdbus is laxer than the specification for unique names (":" alone passes it):
+                // what DeviceID accepts, libdbus must.
+                if DBusSyntax.isBusName(text) { XCTAssertNotEqual(busName(text, nil), 0, "bus name \(text.debugDescription)") }
+            } else {
+                XCTAssertEqual(DBusSyntax.isBusName(text), busName(text, nil) != 0, "bus name \(text.debugDescription)")
+            }
+            XCTAssertEqual(DBusSyntax.isInterface(text), interface(text, nil) != 0, "interface \(text.debugDescription)")
+            XCTAssertEqual(DBusSyntax.isMember(text), member(text, nil) != 0, "member \(text.debugDescription)")
         }
     }
 }
