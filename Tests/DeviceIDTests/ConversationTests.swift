@@ -52,10 +52,26 @@ final class ConversationTests: XCTestCase {
         XCTAssertEqual(other.sent.count, 1, "another provider's prompt is dismissed")
     }
 
-    func testADismissedPromptCreatesNothing() {
+    func testADismissedPromptCreatesNothingAndIsLocked() {
+        // As a dismissed Delete: the person (KeePassXC's "allow create"?) said no.
         let transport = creatingThroughAPrompt(owner: nil)
         transport.promptCompletion = [.boolean(true), .variant(.string(""))]
-        XCTAssertEqual(errorCode { _ = try self.create(transport.conversation()) }, .keyring)
+        XCTAssertEqual(errorCode { _ = try self.create(transport.conversation()) }, .locked)
+    }
+
+    func testAPromptCallThatMeetsTheDeadlineIsDismissedAndLocked() {
+        let transport = creatingThroughAPrompt(owner: "org.keepassxc.KeePassXC.MainWindow")
+        transport.replies["org.freedesktop.Secret.Prompt.Prompt"] = .failure(DeviceIDError(.timedOut, "no reply"))
+        transport.delays["org.freedesktop.Secret.Prompt.Prompt"] = 150  // past the deadline
+        let conversation = transport.conversation(endingIn: 100)
+        XCTAssertEqual(errorCode { _ = try self.create(conversation) }, .locked)
+        XCTAssertEqual(transport.sent, ["org.freedesktop.Secret.Prompt.Dismiss \(prompt)"])
+    }
+
+    func testAnUnknownProviderIsNotDismissedInInteractiveMode() {
+        let transport = creatingThroughAPrompt(owner: nil)  // GetNameOwner fails
+        XCTAssertEqual(errorCode { _ = try self.create(transport.conversation(interactive: true)) }, .locked)
+        XCTAssertEqual(transport.sent, [], "it may be gnome-keyring, which aborts when its dialog is dismissed")
     }
 
     func testAStringWhereAnObjectPathBelongsIsMalformed() {

@@ -46,7 +46,6 @@ const char *dids_libdbus_error(void);
 // The functions DeviceID calls: return type, name, parameters, arguments.
 #define DIDS_LIBDBUS_FUNCTIONS(X, XV) \
     XV(dbus_connection_close, (DBusConnection *c), (c)) \
-    XV(dbus_connection_flush, (DBusConnection *c), (c)) \
     X(dbus_bool_t, dbus_connection_get_is_authenticated, (DBusConnection *c), (c)) \
     X(DBusConnection *, dbus_connection_open_private, (const char *address, DBusError *e), (address, e)) \
     X(DBusMessage *, dbus_connection_pop_message, (DBusConnection *c), (c)) \
@@ -62,6 +61,7 @@ const char *dids_libdbus_error(void);
     X(const char *, dbus_message_get_path, (DBusMessage *m), (m)) \
     X(dbus_bool_t, dbus_message_is_signal, (DBusMessage *m, const char *iface, const char *name), (m, iface, name)) \
     X(dbus_bool_t, dbus_message_iter_append_basic, (DBusMessageIter *i, int type, const void *value), (i, type, value)) \
+    XV(dbus_message_iter_abandon_container, (DBusMessageIter *i, DBusMessageIter *sub), (i, sub)) \
     X(dbus_bool_t, dbus_message_iter_append_fixed_array, (DBusMessageIter *i, int type, const void *value, int n), \
       (i, type, value, n)) \
     X(dbus_bool_t, dbus_message_iter_close_container, (DBusMessageIter *i, DBusMessageIter *sub), (i, sub)) \

@@ -162,8 +162,9 @@ extension SecretService {
                 throw SecretService.malformed("CreateItem")
             }
             if item != "/" { return item }
-            guard prompt != "/", let result = try runPrompt(prompt) else {
-                throw DeviceIDError(.keyring, "cannot store the item: the Secret Service created none")
+            guard prompt != "/" else { throw DeviceIDError(.keyring, "cannot store the item: the Secret Service created none") }
+            guard let result = try runPrompt(prompt) else {
+                throw DeviceIDError(.locked, "cannot store the item: the prompt was dismissed")
             }
             guard let created = result.objectPath, created != "/" else {
                 throw DeviceIDError(.keyring, "cannot store the item: the prompt created none")

@@ -12,9 +12,15 @@ extension SecretService.Conversation {
     func runPrompt(_ prompt: String) throws(DeviceIDError) -> DBusValue? {
         // Decided before the wait: at the deadline there may be no time left to ask.
         let mayDismiss = !deadline.interactive || mayDismissPrompts()
-        let completed = try transport.awaitSignal(path: prompt, interface: SecretService.Spec.prompt,
+        let completed: [DBusValue]?
+        do throws(DeviceIDError) {
+            completed = try transport.awaitSignal(path: prompt, interface: SecretService.Spec.prompt,
                                                   member: "Completed", end: end) { () throws(DeviceIDError) in
-            _ = try call(prompt, SecretService.Spec.prompt, "Prompt", [.string("")], "cannot run the prompt")
+                _ = try call(prompt, SecretService.Spec.prompt, "Prompt", [.string("")], "cannot run the prompt")
+            }
+        } catch where error.code == .timedOut && Monotonic.milliseconds() >= end {
+            // The Prompt call itself met the deadline: the service may show the prompt after all.
+            completed = nil
         }
         guard let completed else {
             // Whatever the prompt shows (an unlock dialog, a confirmation) must not outlive the call.
@@ -30,11 +36,12 @@ extension SecretService.Conversation {
         return dismissed ? nil : result
     }
 
-    /// Whether a prompt that outlived the deadline may be dismissed: gnome-keyring 42 aborts when
-    /// its unlock prompt is dismissed while the prompter shows (measured on 42.1 under Xvfb), so
-    /// there the dialog is left to the person; entering the password later only unlocks.
+    /// Whether a prompt that outlived the deadline may be dismissed in interactive mode:
+    /// gnome-keyring 42 aborts when its unlock prompt is dismissed while the prompter shows
+    /// (measured on 42.1 under Xvfb), so there the dialog is left to the person; entering the
+    /// password later only unlocks. A provider that cannot be told is not dismissed either.
     func mayDismissPrompts() -> Bool {
-        guard let owner = nameOwner(busName) else { return true }
+        guard let owner = nameOwner(busName) else { return false }
         return nameOwner("org.gnome.keyring") != owner
     }
 }

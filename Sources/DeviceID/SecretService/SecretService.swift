@@ -49,8 +49,9 @@ enum SecretService {
                     // KWallet refuses a Diffie-Hellman public key whose leading byte is zero, which
                     // libsecret sends one byte short (secretstorage issue #48): OpenSession fails,
                     // GetSecrets answers without the item, or a later call says "Can't find session"
-                    // (measured: about 1 process in 100). All come before any item is changed: a
-                    // new transfer session, with a new key, is safe.
+                    // (measured: about 1 process in 100). A service restarted under a long-lived
+                    // process answers NoSession. All come before any item is changed: a new
+                    // transfer session, with a new key, is safe.
                     attempt += 1
                     transport.dropTransferSession()
                 }
@@ -68,6 +69,7 @@ enum SecretService {
 
     private static func transferSessionWasRefused(_ error: DeviceIDError) -> Bool {
         error.code == .keyring && (error.detail.includes("public key size is invalid")
-            || error.detail.includes("Can't find session") || error.detail.includes(secretNotLoaded))
+            || error.detail.includes("Can't find session") || error.detail.includes(secretNotLoaded)
+            || error.detail.includes(transferSessionGone))
     }
 }

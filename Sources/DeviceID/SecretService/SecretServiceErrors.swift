@@ -31,6 +31,10 @@ extension SecretService {
             return DeviceIDError(.timedOut, detail)
         case "org.freedesktop.Secret.Error.IsLocked":
             return DeviceIDError(.locked, detail)
+        // The service forgot the session secrets travel in (it restarted under a long-lived
+        // process): a new one is opened and the conversation tried once more.
+        case "org.freedesktop.Secret.Error.NoSession":
+            return DeviceIDError(.keyring, "\(detail) (\(transferSessionGone))")
         case "org.freedesktop.DBus.Error.NoMemory":
             return DeviceIDError(.noMemory, detail)
         default:
@@ -62,4 +66,7 @@ extension SecretService {
 
     /// An unlocked item whose secret did not come back: not "none", but worth one new session.
     static let secretNotLoaded = "an item's secret could not be loaded"
+
+    /// The words for a transfer session the service no longer knows: worth one new session.
+    static let transferSessionGone = "the Secret Service no longer knows the transfer session"
 }

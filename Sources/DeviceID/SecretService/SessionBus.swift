@@ -15,10 +15,30 @@ enum SessionBus {
             return .success(address)
         }
         if let runtime = Environment.value("XDG_RUNTIME_DIR"), SystemFile.isSocket(runtime + "/bus") {
-            return .success("unix:path=\(runtime)/bus")
+            return .success("unix:path=" + escaped(runtime + "/bus"))
         }
         return .failure(.noKeyringHere(
             "no session bus (DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus is absent)"))
+    }
+
+    /// A value of a D-Bus address, with every byte outside the specification's optionally-escaped
+    /// set ([-0-9A-Za-z_/.\\*]) written %XX, as libdbus requires (GLib escapes the same way).
+    static func escaped(_ value: String) -> String {
+        var out = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."),
+                 UInt8(ascii: "\\"), UInt8(ascii: "*"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let digits = Array("0123456789abcdef".unicodeScalars)
+                out += "%"
+                out.unicodeScalars.append(digits[Int(byte >> 4)])
+                out.unicodeScalars.append(digits[Int(byte & 0xF)])
+            }
+        }
+        return out
     }
 
     /// Why no session bus would be reached, or nil when one may be.

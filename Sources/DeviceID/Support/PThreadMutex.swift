@@ -21,6 +21,24 @@ final class PThreadMutex: @unchecked Sendable {
         return try body()
     }
 
+    /// As `withLock`, waiting for the lock until the monotonic clock reaches `end` (milliseconds,
+    /// `Monotonic`) at the latest; then `.timedOut` with `purpose` in its words.
+    func withLock<T>(until end: Int, _ purpose: String,
+                     _ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
+        // pthread_mutex_timedlock waits on CLOCK_REALTIME: the remaining monotonic time, from now.
+        let left = max(end - Monotonic.milliseconds(), 0)
+        var wake = timespec()
+        clock_gettime(CLOCK_REALTIME, &wake)
+        let nanoseconds = wake.tv_nsec + (left % 1000) * 1_000_000
+        wake.tv_sec += left / 1000 + nanoseconds / 1_000_000_000
+        wake.tv_nsec = nanoseconds % 1_000_000_000
+        guard pthread_mutex_timedlock(mutex, &wake) == 0 else {
+            throw DeviceIDError(.timedOut, "\(purpose) was still busy at the deadline (another thread's call holds it)")
+        }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
     /// Only in a forked child, where no other thread exists yet.
     func reinitializeInChild() {
         pthread_mutex_init(mutex, nil)

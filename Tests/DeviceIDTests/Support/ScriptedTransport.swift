@@ -1,3 +1,4 @@
+import Foundation
 @testable import DeviceID
 
 /// A Secret Service transport that answers from a script: the whole of a new transport is this
@@ -7,6 +8,8 @@ final class ScriptedTransport: SecretServiceTransport {
     var replies: [String: Result<[DBusValue], DeviceIDError>] = [:]
     /// The arguments of the signal a prompt completes with; nil: it never comes.
     var promptCompletion: [DBusValue]?
+    /// Milliseconds to wait before answering "Interface.Member" (a slow service).
+    var delays: [String: UInt32] = [:]
     /// The bus daemon's GetNameOwner: well-known name to unique name.
     var owners: [String: String] = [:]
     private(set) var calls: [String] = []
@@ -15,6 +18,7 @@ final class ScriptedTransport: SecretServiceTransport {
     func call(_ call: MethodCall, timeout: Int32, secretLimit: Int?) throws(DeviceIDError) -> [DBusValue] {
         let member = "\(call.interface).\(call.member)"
         calls.append(member)
+        if let delay = delays[member] { usleep(delay * 1000) }
         if member == "org.freedesktop.DBus.GetNameOwner", case .string(let name)? = call.arguments.first {
             guard let owner = owners[name] else { throw DeviceIDError(.keyring, "\(name) has no owner") }
             return [.string(owner)]
@@ -40,10 +44,10 @@ final class ScriptedTransport: SecretServiceTransport {
 
     func dropTransferSession() {}
 
-    /// A conversation over this transport.
-    func conversation(interactive: Bool = false) -> SecretService.Conversation {
+    /// A conversation over this transport, whose deadline is `endingIn` ms away.
+    func conversation(interactive: Bool = false, endingIn: Int = 1000) -> SecretService.Conversation {
         let deadline = SecretService.Deadline(milliseconds: 1000, promptMilliseconds: interactive ? 1000 : nil)
         return SecretService.Conversation(self, busName: SessionBus.defaultServiceName, deadline: deadline,
-                                          end: Monotonic.milliseconds() + 1000)
+                                          end: Monotonic.milliseconds() + endingIn)
     }
 }

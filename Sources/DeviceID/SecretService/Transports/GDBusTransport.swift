@@ -38,7 +38,9 @@ final class GDBusTransport: SecretServiceTransport {
     static func conversation<T>(
         deadline: SecretService.Deadline, end: Int, _ body: (any SecretServiceTransport) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
-        try lock.withLock { () throws(DeviceIDError) -> T in
+        // Another thread's conversation (an interactive one may wait minutes for a person) holds
+        // the lock at most until this call's deadline.
+        try lock.withLock(until: end, "the process's Secret Service connection") { () throws(DeviceIDError) -> T in
             let purpose = "a Secret Service conversation"
             try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: purpose)
             try Headroom.requireAddressSpace(threads: Headroom.keyringThreads, for: purpose)
@@ -67,8 +69,25 @@ final class GDBusTransport: SecretServiceTransport {
     private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(DeviceIDError) -> OpaquePointer {
         if gdbusProcess == 0 { gdbusProcess = getpid() }
         var error: UnsafeMutablePointer<GError>?
-        guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
+        guard var connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
             throw failure(error, "cannot connect to the session bus", .connecting)
+        }
+        if g_dbus_connection_is_closed(connection) != 0 {
+            // GLib hands out its shared connection as long as anyone holds it, closed or not (the
+            // bus restarted): DeviceID's holds are let go and a new one asked for.
+            dropService()
+            if let previous = bus { g_object_unref(UnsafeMutableRawPointer(previous)) }
+            bus = nil
+            g_object_unref(UnsafeMutableRawPointer(connection))
+            guard let fresh = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
+                throw failure(error, "cannot connect to the session bus", .connecting)
+            }
+            connection = fresh
+            guard g_dbus_connection_is_closed(connection) == 0 else {
+                g_object_unref(UnsafeMutableRawPointer(connection))
+                throw DeviceIDError(.unavailable, "the session bus connection this process shares with GLib is closed "
+                    + "(the bus went away), and the application still holds it")
+            }
         }
         // GLib's shared bus connection exits the process when the bus closes. Not in ours.
         g_dbus_connection_set_exit_on_close(connection, 0)
@@ -110,8 +129,8 @@ final class GDBusTransport: SecretServiceTransport {
             // Cancelled is the watchdog at the deadline.
             case Int32(G_IO_ERROR_CANCELLED.rawValue), Int32(G_IO_ERROR_TIMED_OUT.rawValue):
                 name = "org.freedesktop.DBus.Error.Timeout"
-            case Int32(G_IO_ERROR_CLOSED.rawValue):
-                name = "org.freedesktop.DBus.Error.Disconnected"
+            // Closed (the bus went away under the process) is not "absent" in a call: the
+            // connection is replaced at the next conversation (`connect`).
             default:
                 break
             }
@@ -182,7 +201,12 @@ final class GDBusTransport: SecretServiceTransport {
                 let arrival = Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue()
                 if arrival.arguments == nil, let parameters { arrival.arguments = g_variant_ref(parameters) }
             }, Unmanaged.passUnretained(arrival).toOpaque(), nil)
-        defer { g_dbus_connection_signal_unsubscribe(connection, subscription) }
+        defer {
+            g_dbus_connection_signal_unsubscribe(connection, subscription)
+            // A signal that arrived after the last wait holds the subscription's reference on the
+            // context until it is dispatched (then dropped, unsubscribed): dispatched here.
+            while g_main_context_iteration(context, 0) != 0 {}
+        }
         try start()
         while arrival.arguments == nil {
             let left = end - Monotonic.milliseconds()

@@ -71,7 +71,13 @@ enum GVariantCoding {
         for item in items {
             if entries, case .structure(let pair) = item {
                 let key = try encode(pair[0], service)
-                let value = try encode(pair[1], service)
+                let value: OpaquePointer
+                do throws(DeviceIDError) {
+                    value = try encode(pair[1], service)
+                } catch {
+                    g_variant_unref(g_variant_ref_sink(key))
+                    throw error
+                }
                 g_variant_builder_add_value(builder, g_variant_new_dict_entry(key, value))
             } else {
                 g_variant_builder_add_value(builder, try encode(item, service))

@@ -92,7 +92,12 @@ enum LibDBusCoding {
         let opened = signature.map { text in text.withCString { dids_dbus_message_iter_open_container(&iterator, type, $0, &inner) } }
             ?? dids_dbus_message_iter_open_container(&iterator, type, nil, &inner)
         try check(opened)
-        try body(&inner)
+        do throws(DeviceIDError) {
+            try body(&inner)
+        } catch {
+            dids_dbus_message_iter_abandon_container(&iterator, &inner)
+            throw error
+        }
         try check(dids_dbus_message_iter_close_container(&iterator, &inner))
     }
 

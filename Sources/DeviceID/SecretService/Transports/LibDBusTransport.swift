@@ -30,7 +30,7 @@ final class LibDBusTransport: SecretServiceTransport {
         guard dids_libdbus_load() == 0 else {
             throw DeviceIDError(.unavailable, String(cString: dids_libdbus_error()))
         }
-        return try lock.withLock { () throws(DeviceIDError) -> T in
+        return try lock.withLock(until: end, "the process's Secret Service connection") { () throws(DeviceIDError) -> T in
             try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: "a Secret Service conversation")
             let transport = LibDBusTransport(connection: try currentConnection(address, end: end), end: end)
             do throws(DeviceIDError) {
@@ -70,7 +70,8 @@ final class LibDBusTransport: SecretServiceTransport {
         let hello = MethodCall(destination: bus.name, path: bus.path, interface: bus.name, member: "Hello",
                                context: "cannot connect to the session bus")
         do throws(DeviceIDError) {
-            _ = try LibDBusTransport(connection: opened, end: end).call(hello, timeout: remaining(until: end), secretLimit: nil)
+            _ = try LibDBusTransport(connection: opened, end: end)
+                .call(hello, timeout: remaining(until: end), secretLimit: nil, phase: .connecting)
         } catch {
             dids_dbus_connection_close(opened)
             dids_dbus_connection_unref(opened)
@@ -132,12 +133,17 @@ final class LibDBusTransport: SecretServiceTransport {
     }
 
     func call(_ call: MethodCall, timeout: Int32, secretLimit: Int?) throws(DeviceIDError) -> [DBusValue] {
+        try self.call(call, timeout: timeout, secretLimit: secretLimit, phase: .calling)
+    }
+
+    private func call(_ call: MethodCall, timeout: Int32, secretLimit: Int?,
+                      phase: SecretService.Phase) throws(DeviceIDError) -> [DBusValue] {
         let message = try message(call)
         defer { dids_dbus_message_unref(message) }
         var error = DBusError()
         dids_dbus_error_init(&error)
         guard let reply = dids_dbus_connection_send_with_reply_and_block(connection, message, timeout, &error) else {
-            throw Self.failure(&error, call.context, .calling)
+            throw Self.failure(&error, call.context, phase)
         }
         defer { dids_dbus_message_unref(reply) }
         return try LibDBusCoding.arguments(of: reply, secretLimit: secretLimit)
@@ -147,8 +153,9 @@ final class LibDBusTransport: SecretServiceTransport {
         guard let message = try? message(call) else { return }
         dids_dbus_message_set_no_reply(message, 1)
         dids_dbus_connection_send(connection, message, nil)
-        dids_dbus_connection_flush(connection)
         dids_dbus_message_unref(message)
+        // Written out, waiting 100 ms at most (dbus_connection_flush waits without a bound).
+        _ = dids_dbus_connection_read_write(connection, 100)
     }
 
     func awaitSignal(path: String, interface: String, member: String, end: Int,
