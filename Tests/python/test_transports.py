@@ -174,8 +174,8 @@ print("before=%d after=%d" % (before, rss()))
 
 
 # Calls per soak: the functional suite runs 2,000 lookups and 1,000 first-time gets (about 30 s
-# with gnome-keyring, whose writes take ~20 ms); scripts/robustness 20,000 lookups and 5,000 gets
-# (about 3 minutes); DEVICEID_SOAK_GETS=20000 for the full soak by hand (about 8 minutes).
+# with gnome-keyring, whose writes take ~20 ms); scripts/robustness 20,000 lookups and 2,500 gets
+# (about 2 minutes); DEVICEID_SOAK_GETS=20000 for the full soak by hand (15 minutes).
 SOAK_LOOKUPS = int(os.environ.get("DEVICEID_SOAK_LOOKUPS", "2000"))
 SOAK_GETS = int(os.environ.get("DEVICEID_SOAK_GETS", "1000"))
 
