@@ -28,9 +28,6 @@ enum SecretService {
         var session: UInt32 { promptMilliseconds ?? milliseconds }
     }
 
-    /// Why no session bus would be reached (without autolaunching one), or nil when one may be.
-    static func sessionBusProblem() -> String? { SessionBus.problem() }
-
     /// Runs `body` against the Secret Service with one deadline for all of it. GLib carries the
     /// conversation unless this process was forked from one where GLib's D-Bus already ran,
     /// which GLib cannot serve (`GDBusTransport.usableHere`); there libdbus does.

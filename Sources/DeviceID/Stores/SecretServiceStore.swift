@@ -20,7 +20,7 @@ struct SecretServiceStore: Sendable {
 
     /// Why no session bus would be reached (without autolaunching one), or nil when one may be.
     static func sessionBusProblem() -> String? {
-        SecretService.sessionBusProblem()
+        SessionBus.problem()
     }
 
     /// The largest secret read or written.
