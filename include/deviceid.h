@@ -164,6 +164,7 @@ int deviceid_get_interactive(void);
 #define DEVICEID_SOURCE_KEYRING 1  /* read from the Secret Service */
 #define DEVICEID_SOURCE_FILE    2  /* read from the file store */
 #define DEVICEID_SOURCE_CREATED 3  /* minted by this call: every store said "none" */
+#define DEVICEID_SOURCE_PORTAL  4  /* in a sandbox: derived from the Secret portal's secret for the app */
 
 /**
  * Writes this device's identifier for `app_id` — a canonical lowercase UUID v4, 36 characters
@@ -195,6 +196,7 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
 #define DEVICEID_FLAG_REPAIRED      16u  /* a corrupt copy in one store was replaced from the other */
 #define DEVICEID_FLAG_MIRRORED      32u  /* answered by the file mirror the keyring confirmed, no D-Bus */
 #define DEVICEID_FLAG_PROVISIONAL   64u  /* kept without a keyring: one that answers later with another ID wins */
+#define DEVICEID_FLAG_APP_DATA_ONLY 128u  /* kept only in a sandboxed app's own data: removed with it */
 
 /**
  * As deviceid_get(), and stores in `*source` (when not NULL) where the identifier came from (a
@@ -218,6 +220,11 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
  *   keyring could be asked, and no keyring ever confirmed it: if a keyring that answers later holds
  *   another ID for the same key, that one wins. Choose the file backend where no keyring will
  *   ever be. See the README's "How it keeps the ID".
+ * - DEVICEID_FLAG_APP_DATA_ONLY: in a Flatpak or Snap, the ID is kept only in the app's own data
+ *   (~/.var/app/ID, SNAP_USER_DATA), which removing the app's data removes: no Secret portal
+ *   gave the app its secret (see deviceid_environment_portal()). Where the portal answers, the
+ *   app's stable ID is derived from that secret instead (DEVICEID_SOURCE_PORTAL) and survives.
+ *   deviceid_identifier_location() says where any answer lives.
  */
 int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size,
                     int *DEVICEID_NULLABLE source, unsigned int *DEVICEID_NULLABLE flags);
@@ -230,13 +237,96 @@ int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABL
  * keyring (DEVICEID_E_LOCKED), one the file store says this user keeps IDs in but that has no
  * session bus here (DEVICEID_E_UNAVAILABLE) — fails the reset before anything is changed.
  *
+ * In a sandbox whose Secret portal gives the app its secret, the app's stable ID is derived from
+ * that secret, which the host keeps and the app cannot change: deviceid_reset() fails with
+ * DEVICEID_E_UNSUPPORTED (a reset kept in the app's files would be undone by removing them).
+ *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE,
- * DEVICEID_E_TIMED_OUT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING.
+ * DEVICEID_E_TIMED_OUT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
+ * DEVICEID_E_UNSUPPORTED.
  */
 int deviceid_reset(const char *DEVICEID_NULLABLE app_id);
 
-/** The name of a DEVICEID_SOURCE_* value ("keyring", "file", "created"); "unknown" otherwise. */
+/** The name of a DEVICEID_SOURCE_* value ("keyring", "file", "created", "portal"); "unknown" otherwise. */
 const char *DEVICEID_NONNULL deviceid_source_name(int source);
+
+/* ---- Environment: sandboxes, containers, and what survives what ------------------------------ */
+
+#define DEVICEID_ENVIRONMENT_HOST      1  /* no sandbox, no container */
+#define DEVICEID_ENVIRONMENT_FLATPAK   2  /* a Flatpak app (/.flatpak-info) */
+#define DEVICEID_ENVIRONMENT_SNAP      3  /* a Snap (SNAP_NAME) */
+#define DEVICEID_ENVIRONMENT_CONTAINER 4  /* a container (docker, podman, systemd-nspawn, lxc, ...) */
+
+#define DEVICEID_LOCATION_KEYRING    1  /* the user's Secret Service */
+#define DEVICEID_LOCATION_PORTAL     2  /* derived from the Secret portal's secret for the sandboxed app */
+#define DEVICEID_LOCATION_APP_DATA   3  /* files in the sandboxed app's own data: removed with it */
+#define DEVICEID_LOCATION_HOST       4  /* files on this machine, outside containers and app data */
+#define DEVICEID_LOCATION_CONTAINER  5  /* the container's own files or a tmpfs: removed with it */
+#define DEVICEID_LOCATION_VOLUME     6  /* a volume mounted into the container: outlives it */
+#define DEVICEID_LOCATION_BIND_MOUNT 7  /* a host directory bound into the container: outlives it */
+
+#define DEVICEID_SURVIVES_APP_DATA_REMOVAL  1u  /* flatpak uninstall --delete-data, snap remove */
+#define DEVICEID_SURVIVES_CONTAINER_REMOVAL 2u  /* docker rm */
+
+#define DEVICEID_PORTAL_NOT_ASKED 0  /* not in a sandbox, or not the auto backend */
+#define DEVICEID_PORTAL_SECRET    1  /* the Secret portal gave the app its secret */
+#define DEVICEID_PORTAL_ABSENT    2  /* positively none: no portal, or no Secret back end */
+#define DEVICEID_PORTAL_FAILED    3  /* it could not answer: nothing is minted over it */
+
+/** Where this process runs: a DEVICEID_ENVIRONMENT_* value (a sandbox wins over a container). */
+int deviceid_environment_kind(void);
+/** The name of a DEVICEID_ENVIRONMENT_* value ("host", "flatpak", "snap", "container"); "unknown" otherwise. */
+const char *DEVICEID_NONNULL deviceid_environment_kind_name(int kind);
+
+/**
+ * The Flatpak app id, the snap's name or the container manager in systemd-detect-virt's words
+ * ("docker", "podman", "systemd-nspawn", ...); "" on a host. out_size: DEVICEID_NAME_MAX.
+ * Returns 0, DEVICEID_E_INVALID_ARGUMENT or DEVICEID_E_BUFFER_TOO_SMALL.
+ */
+int deviceid_environment_name(char *DEVICEID_NULLABLE out, size_t out_size);
+
+/**
+ * 1 when the machine ID is weak — not known to be this machine's own: in a container, one the
+ * manager did not make for the container (Docker's, baked into the image, is shared by every
+ * container made from it), so deviceid_machine_app_specific() is the same in all of them and
+ * clone detection cannot tell them apart (stable IDs then carry DEVICEID_FLAG_WEAK) — 0 when
+ * not, or a negative status. `reason` (nullable, e.g. 512 bytes) receives why, in words.
+ */
+int deviceid_environment_machine_id_weak(char *DEVICEID_NULLABLE reason, size_t reason_size);
+
+/**
+ * What the Secret portal said (a DEVICEID_PORTAL_* value), asking it in a sandbox with the auto
+ * backend; or a negative status (an invalid configuration). deviceid_last_error() then says why.
+ */
+int deviceid_environment_portal(void);
+/** The name of a DEVICEID_PORTAL_* value ("not-asked", "secret", "absent", "failed"); "unknown" otherwise. */
+const char *DEVICEID_NONNULL deviceid_portal_state_name(int state);
+
+/**
+ * Where the file store's files live (a DEVICEID_LOCATION_* value: host, app data, container,
+ * volume or bind mount, from /proc/self/mountinfo), or a negative status. `path` (nullable,
+ * PATH_MAX bytes) receives the store's directory. `docker run -v ids:/var/lib/deviceid` makes it
+ * a volume, which outlives the container (README "Containers").
+ */
+int deviceid_environment_store_location(char *DEVICEID_NULLABLE path, size_t path_size);
+
+/**
+ * Where an app's stable ID is kept here when no store holds one yet (a DEVICEID_LOCATION_* value:
+ * the portal, the keyring, or the file store's location), asking the portal and the keyring; or a
+ * negative status.
+ */
+int deviceid_environment_stable_id_location(void);
+
+/**
+ * Where the identifier of `scope` and `name` (as deviceid_identifier()) lives: a
+ * DEVICEID_LOCATION_* value, or what deviceid_identifier() would return as a negative status.
+ */
+int deviceid_identifier_location(int scope, const char *DEVICEID_NULLABLE name);
+
+/** The name of a DEVICEID_LOCATION_* value ("keyring", "portal", "app-data", "host", "container", "volume", "bind-mount"); "unknown" otherwise. */
+const char *DEVICEID_NONNULL deviceid_location_name(int location);
+/** The DEVICEID_SURVIVES_* events an ID at `location` outlives; 0 for an unknown location. */
+unsigned int deviceid_location_survives(int location);
 
 /* ---- Identifiers per vendor, for advertising, and shared (identifierForVendor, IDFA, OpenUDID) -- */
 

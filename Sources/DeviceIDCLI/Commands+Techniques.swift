@@ -14,6 +14,8 @@ extension Commands {
                 ("repaired", String(id.flags.contains(.repaired))),
                 ("mirrored", String(id.flags.contains(.mirrored))),
                 ("provisional", String(id.isProvisional)),
+                ("app_data_only", String(id.flags.contains(.appDataOnly))),
+                ("location", Output.quote(id.location.description)),
             ] + (id.keyringFailure.map { [("keyring_error", Output.quote($0.description))] } ?? [])) + "\n")
         } else {
             output.write(id.uuidString + "\n")
@@ -26,6 +28,10 @@ extension Commands {
         if id.flags.contains(.repaired) {
             output.write("deviceid: note: a corrupt copy of this ID in one store was replaced with the other store's\n",
                          to: STDERR_FILENO)
+        }
+        if id.flags.contains(.appDataOnly) {
+            output.write("deviceid: note: kept only in this sandboxed app's own data: removing the app's data "
+                         + "removes it\n", to: STDERR_FILENO)
         }
         if let failure = id.keyringFailure {
             output.write("deviceid: note: kept only in the file store; the keyring will be tried again: \(failure)\n",
@@ -125,7 +131,13 @@ extension Commands {
         case ("raw"?, 1): id = try MachineID.raw()
         default: return usageError("machine-id takes app-specific APP_ID | raw", command: "machine-id")
         }
-        printValue("id", id.format(uppercase: invocation.uppercase, dashes: !invocation.compact))
+        // Weak where the machine ID is not this machine's own (a container's, baked into its image).
+        let origin = Surroundings.current().machineID
+        printValue("id", id.format(uppercase: invocation.uppercase, dashes: !invocation.compact),
+                   [("weak", String(origin.weak))] + (origin.weak ? [("weak_reason", Output.quote(origin.detail))] : []))
+        if origin.weak && !output.json {
+            output.write("deviceid: note: weak: \(origin.detail)\n", to: STDERR_FILENO)
+        }
         return ExitCode.success
     }
 

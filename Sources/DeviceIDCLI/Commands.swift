@@ -117,7 +117,7 @@ struct Commands {
                 ("checks", "[" + checks.joined(separator: ",") + "]"),
                 ("answering", Output.quote(diagnosis.answeringStores)),
                 ("healthy", diagnosis.healthy ? "true" : "false"),
-            ]) + "\n")
+            ] + (diagnosis.environment.map { [("environment", Self.json($0))] } ?? [])) + "\n")
         } else {
             for check in diagnosis.checks {
                 output.write("\(check.ok ? "ok  " : check.essential ? "FAIL" : "note") \(check.name): \(check.detail)\n")
@@ -125,5 +125,25 @@ struct Commands {
             output.write("identifiers are kept in: \(diagnosis.answeringStores)\n")
         }
         return diagnosis.healthy ? ExitCode.success : ExitCode.of(DeviceIDError(.unavailable))
+    }
+
+    /// doctor's "environment" (docs/cli-json.schema.json).
+    private static func json(_ environment: EnvironmentReport) -> String {
+        let surroundings = environment.surroundings
+        let origin = surroundings.machineID
+        return Output.object([
+            ("kind", Output.quote(surroundings.kind.description)),
+            ("name", Output.quote(surroundings.name)),
+            ("portal", Output.object([("state", Output.quote(environment.portal.description)),
+                                      ("detail", Output.quote(environment.portalDetail))])),
+            ("machine_id", Output.object([("weak", String(origin.weak)), ("detail", Output.quote(origin.detail))])),
+            ("store", Output.object([("path", Output.quote(environment.storePath)),
+                                     ("location", Output.quote(environment.storeLocation.description))])),
+            ("stable_id", Output.object([
+                ("location", Output.quote(environment.stableIDLocation.description)),
+                ("survives_app_data_removal", String(environment.stableIDLocation.survivesAppDataRemoval)),
+                ("survives_container_removal", String(environment.stableIDLocation.survivesContainerRemoval)),
+            ])),
+        ])
     }
 }

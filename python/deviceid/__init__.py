@@ -28,6 +28,8 @@ __all__ = [
     "get", "get_info", "identifier", "reset", "vendor_id", "reset_vendor_id", "advertising_id",
     "reset_advertising_id", "set_advertising_limited", "advertising_limited", "openudid", "set_openudid_opt_out",
     "reset_openudid", "StableID",
+    # where the process runs, and where IDs live there
+    "environment", "Environment",
     # keychain-style secrets
     "store_secret", "lookup_secret", "delete_secret",
     # the iOS-era techniques
@@ -55,7 +57,9 @@ FORMAT_UPPERCASE, FORMAT_COMPACT = 1, 2
 
 
 FLAG_DEVICE_CHANGED, FLAG_WEAK, FLAG_LIMITED, FLAG_FILE_ONLY, FLAG_REPAIRED, FLAG_MIRRORED = 1, 2, 4, 8, 16, 32
-FLAG_PROVISIONAL = 64
+FLAG_PROVISIONAL, FLAG_APP_DATA_ONLY = 64, 128
+# DEVICEID_SURVIVES_* bits of deviceid_location_survives().
+_SURVIVES_APP_DATA_REMOVAL, _SURVIVES_CONTAINER_REMOVAL = 1, 2
 SCOPES = {"app": 1, "vendor": 2, "advertising": 3, "openudid": 4}
 NULL_UUID = "00000000-0000-0000-0000-000000000000"
 
@@ -63,8 +67,9 @@ NULL_UUID = "00000000-0000-0000-0000-000000000000"
 from collections import namedtuple as _namedtuple  # noqa: E402
 
 StableID = _namedtuple("StableID",
-                      "id source device_changed weak limited file_only keyring_error repaired mirrored provisional",
-                      defaults=(False, False, False, False, None, False, False, False))
+                      "id source device_changed weak limited file_only keyring_error repaired mirrored provisional "
+                      "app_data_only location",
+                      defaults=(False, False, False, False, None, False, False, False, False, "host"))
 StableID.__doc__ = """An identifier, where it came from ("keyring", "file" or "created"), and how far to trust it.
 
 device_changed: it was stored on another machine (cloned image, restored backup).
@@ -75,6 +80,23 @@ was replaced with the other store's valid one. mirrored: answered by the file mi
 keyring confirmed within the re-check interval, without D-Bus (source is then "keyring").
 provisional: kept in the file store while no keyring could be asked and never confirmed by one;
 a keyring that later answers with another ID wins (use the file backend where none ever will).
+app_data_only: in a Flatpak or Snap, kept only in the app's own data, which removing it removes.
+location: where the ID lives — "keyring", "portal" (derived from the Secret portal's secret for
+the sandboxed app), "app-data", "host", "container", "volume" or "bind-mount" (README "What
+survives what").
+"""
+
+Environment = _namedtuple("Environment",
+                          "kind name portal portal_detail machine_id_weak machine_id_detail store_path "
+                          "store_location stable_id_location survives_app_data_removal survives_container_removal")
+Environment.__doc__ = """Where this process runs and what survives what there (deviceid doctor's "environment").
+
+kind: "host", "flatpak", "snap" or "container"; name: the Flatpak app id, the snap's name, the
+container manager ("docker", "podman", "systemd-nspawn", ...), "" on a host. portal: "not-asked",
+"secret", "absent" or "failed" (portal_detail says why). machine_id_weak: the machine ID is not
+known to be this machine's own (a container's, baked into its image); machine_id_detail says why.
+store_path, store_location: the file store and where its files live. stable_id_location: where an
+app's stable ID is kept here when none is yet; the survives_* flags are for that location.
 """
 
 # The DEVICEID_MAC_* bits of deviceid_mac_address()'s properties (compared with the header too).
@@ -132,7 +154,30 @@ def identifier(scope: str, name: str | None = None) -> StableID:
                     bool(flags.value & FLAG_LIMITED), file_only,
                     _native.last_error().decode("utf-8", "replace") if file_only else None,
                     bool(flags.value & FLAG_REPAIRED), bool(flags.value & FLAG_MIRRORED),
-                    bool(flags.value & FLAG_PROVISIONAL))
+                    bool(flags.value & FLAG_PROVISIONAL), bool(flags.value & FLAG_APP_DATA_ONLY),
+                    _native.location_name(_native.identifier_location(SCOPES[scope], raw_name)).decode("ascii"))
+
+
+def environment() -> Environment:
+    """Where this process runs (host, Flatpak, Snap, container), what the Secret portal said, and
+    where identifiers live there. Asks the portal (in a sandbox) and the keyring; writes nothing."""
+    name = _ctypes.create_string_buffer(NAME_MAX)
+    _native.environment_name(name, len(name))
+    reason = _ctypes.create_string_buffer(1024)
+    weak = _native.environment_machine_id_weak(reason, len(reason))
+    portal = _native.environment_portal()
+    portal_detail = _native.last_error().decode("utf-8", "replace")
+    path = _ctypes.create_string_buffer(4096)
+    store = _native.environment_store_location(path, len(path))
+    stable = _native.environment_stable_id_location()
+    survives = _native.location_survives(stable)
+    return Environment(_native.environment_kind_name(_native.environment_kind()).decode("ascii"),
+                       name.value.decode("utf-8", "replace"),
+                       _native.portal_state_name(portal).decode("ascii"), portal_detail,
+                       weak == 1, reason.value.decode("utf-8", "replace"),
+                       path.value.decode("utf-8", "surrogateescape"),
+                       _native.location_name(store).decode("ascii"), _native.location_name(stable).decode("ascii"),
+                       bool(survives & _SURVIVES_APP_DATA_REMOVAL), bool(survives & _SURVIVES_CONTAINER_REMOVAL))
 
 
 def vendor_id(vendor: str) -> str:

@@ -152,7 +152,7 @@ def _parse(args):
 def _print_id(out, info, **name):
     fields = dict(name, id=info.id, source=info.source, device_changed=info.device_changed, weak=info.weak,
                   limited=info.limited, file_only=info.file_only, repaired=info.repaired, mirrored=info.mirrored,
-                  provisional=info.provisional)
+                  provisional=info.provisional, app_data_only=info.app_data_only, location=info.location)
     reason = info.keyring_error
     if reason is not None and reason.startswith(_KEPT_ONLY):
         reason = reason[len(_KEPT_ONLY):]

@@ -39,6 +39,11 @@ strerror = _declare("deviceid_strerror", c_char_p, [c_int])
 status_name = _declare("deviceid_status_name", c_char_p, [c_int])
 last_error = _declare("deviceid_last_error", c_char_p, [])
 source_name = _declare("deviceid_source_name", c_char_p, [c_int])
+location_name = _declare("deviceid_location_name", c_char_p, [c_int])
+location_survives = _declare("deviceid_location_survives", ctypes.c_uint, [c_int])
+environment_kind = _declare("deviceid_environment_kind", c_int, [])
+environment_kind_name = _declare("deviceid_environment_kind_name", c_char_p, [c_int])
+portal_state_name = _declare("deviceid_portal_state_name", c_char_p, [c_int])
 mac_string_max = _declare("deviceid_mac_string_max", c_size_t, [])
 interface_name_max = _declare("deviceid_interface_name_max", c_size_t, [])
 md5_hex_max = _declare("deviceid_md5_hex_max", c_size_t, [])
@@ -97,3 +102,13 @@ secret_lookup = _declare("deviceid_secret_lookup", c_int,
                          [c_char_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)], check=True)
 secret_delete = _declare("deviceid_secret_delete", c_int, [c_char_p, c_char_p], check=True)
 free = _declare("deviceid_free", None, [c_void_p])
+
+# Environment: sandboxes, containers, where IDs live.
+environment_name = _declare("deviceid_environment_name", c_int, [c_char_p, c_size_t], check=True)
+environment_machine_id_weak = _declare("deviceid_environment_machine_id_weak", c_int, [c_char_p, c_size_t],
+                                       check=True)
+environment_portal = _declare("deviceid_environment_portal", c_int, [], check=True)
+environment_store_location = _declare("deviceid_environment_store_location", c_int, [c_char_p, c_size_t],
+                                      check=True)
+environment_stable_id_location = _declare("deviceid_environment_stable_id_location", c_int, [], check=True)
+identifier_location = _declare("deviceid_identifier_location", c_int, [c_int, c_char_p], check=True)

@@ -41,6 +41,9 @@ int dids_openat(int directory, const char *path, int flags, mode_t mode);
 /// fcntl(2) for the record-lock commands (F_SETLK, F_SETLKW, F_GETLK).
 int dids_fcntl_lock(int fd, int command, struct flock *lock);
 
+/// pipe2(2) with O_CLOEXEC (a GNU extension the headers show only with _GNU_SOURCE).
+int dids_pipe_cloexec(int ends[2]);
+
 /// A directory entry's name, read in place: readdir's records are only as long as their name.
 const char *dids_dirent_name(const struct dirent *entry);
 

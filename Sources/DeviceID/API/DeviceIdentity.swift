@@ -109,7 +109,15 @@ public final class DeviceIdentity: Sendable {
         // Read first: a reset or reconfiguration from here on moves it, and the answer is not kept.
         let (cached, configuration, computedAt) = state.withLock { ($0.cache[key], $0.configuration, generationCounter.load()) }
         if let cached { return cached }
-        let keeper = IdentifierKeeper(stores: try configuration.get().stores())
+        let chosen = try configuration.get()
+        let stores = try chosen.stores()
+        let keeper = IdentifierKeeper(stores: stores)
+        if let anchored = try anchoredIdentifier(key, chosen, keeper) {
+            state.withLock { state in
+                if generationCounter.load() == computedAt { state.cache[key] = anchored }
+            }
+            return anchored
+        }
         // The machine ID is read after the lookup; its first read (a warm-up, whose failure the
         // fingerprint below meets again) overlaps the keyring's D-Bus round trips.
         let resolution = try keeper.resolve(key, now: WallClock.seconds(), fingerprint: MachineID.fingerprint,
@@ -126,8 +134,16 @@ public final class DeviceIdentity: Sendable {
             // No machine ID: the ID cannot be bound to this machine, so a clone would go unnoticed.
             flags.insert(.weak)
         }
+        let surroundings = Surroundings.current()
+        // A machine ID shared by every container of an image: clone detection cannot tell them apart.
+        if surroundings.machineID.weak { flags.insert(.weak) }
+        // In the keyring when it holds the ID; else wherever the file store's directory lives.
+        let inKeyring = resolution.source == .keyring || (resolution.source == .created && stores.keyring != nil
+            && !resolution.provisional && resolution.keyringFailure == nil)
+        let location = inKeyring ? StorageLocation.keyring : surroundings.location(ofFilesIn: stores.lock.path)
+        if location == .appData { flags.insert(.appDataOnly) }
         var answer = StableID(id: record.id, source: StableID.Source(resolution.source), flags: flags,
-                              keyringFailure: resolution.keyringFailure)
+                              keyringFailure: resolution.keyringFailure, location: location)
         answer.awaitsKeyring = resolution.keyringMayAnswer && resolution.provisional
         if answer.isSettled {
             state.withLock { state in
@@ -138,17 +154,39 @@ public final class DeviceIdentity: Sendable {
     }
 
     func resetIdentifier(_ key: StoreKey) throws(DeviceIDError) {
-        let stores = try stores()
+        let configuration = try configuration()
+        let keeper = IdentifierKeeper(stores: try configuration.stores())
         defer {
             state.withLock { forgetAnswers(&$0) }
         }
-        try IdentifierKeeper(stores: stores).reset(key)
+        if try anchoredIdentifier(key, configuration, keeper) != nil {
+            throw DeviceIDError(.unsupported, "in this sandbox the app's ID is derived from the Secret portal's "
+                + "secret for the app, which the host's keyring keeps and the app cannot change; a reset kept in the "
+                + "app's files would be undone by removing them (README \"Sandboxes\")")
+        }
+        try keeper.reset(key)
+    }
+
+    /// In a sandbox (auto backend, an app's stable ID), the ID derived from the Secret portal's
+    /// secret for the app (`SandboxAnchor`), unless a store holds one handed out before (0.2.0
+    /// kept it in the app's files; a sandbox that reaches the Secret Service may keep it there):
+    /// that one stays. nil: the stores answer, as everywhere else — also where no portal answers,
+    /// positively, and where a store that may hold an ID cannot answer (never a second ID).
+    private func anchoredIdentifier(_ key: StoreKey, _ configuration: Configuration,
+                                    _ keeper: IdentifierKeeper) throws(DeviceIDError) -> StableID? {
+        guard configuration.backend == .auto, key.isAppIdentifier, Surroundings.current().sandbox != nil,
+              keeper.holdsLiveRecord(key) == false,
+              case .anchored(let keys)? = try SandboxAnchor.ask(timeoutMilliseconds: configuration.timeoutMilliseconds)
+        else { return nil }
+        let flags: StableID.Flags = Surroundings.current().machineID.weak ? .weak : []
+        return StableID(id: SandboxAnchor.stableID(for: key.account, keys), source: .portal, flags: flags,
+                        location: .portal)
     }
 
     // MARK: Secrets
 
     /// The largest secret accepted, in bytes.
-    public static let maximumSecretSize = FileEnvelope.maximumValueSize
+    public static let maximumSecretSize = FileEnvelope.maximumSecretSize
 
     /// Stores `secret` (any bytes, empty allowed) under service and account, replacing what was
     /// there. It goes to the selected backend only — in auto mode the keyring when a Secret
@@ -165,7 +203,7 @@ public final class DeviceIdentity: Sendable {
         case .failed(let error): throw error
         case .unreachable, .notConfigured, .empty:
             guard let file = stores.file else { throw DeviceIDError(.unavailable, "no store is available") }
-            try file.write(key, secret)
+            try FileSecrets(file: file, timeoutMilliseconds: try configuration().timeoutMilliseconds).write(key, secret)
         }
     }
 
@@ -180,7 +218,7 @@ public final class DeviceIdentity: Sendable {
         case .unreachable, .empty, .notConfigured:
             // A secret stored while no Secret Service answered stays readable when one appears.
             guard let file = stores.file else { return nil }
-            return try file.read(key)
+            return try FileSecrets(file: file, timeoutMilliseconds: try configuration().timeoutMilliseconds).read(key)
         }
     }
 
@@ -196,7 +234,10 @@ public final class DeviceIdentity: Sendable {
         case .failed(let error): throw error
         case .unreachable, .empty, .notConfigured: break
         }
-        if let file = stores.file, try file.delete(key) { deleted = true }
+        if let file = stores.file,
+           try FileSecrets(file: file, timeoutMilliseconds: try configuration().timeoutMilliseconds).delete(key) {
+            deleted = true
+        }
         return deleted
     }
 }

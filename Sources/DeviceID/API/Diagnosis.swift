@@ -20,7 +20,9 @@ public struct Diagnosis: Sendable {
     }
 
     public let backend: Configuration.Backend
-    public let checks: [Check]
+    public var checks: [Check]
+    /// Where this process runs and what survives what there; nil when the configuration is invalid.
+    public var environment: EnvironmentReport?
     /// Which store answers for identifiers now ("keyring+file", "file", …), or "none".
     public let answeringStores: String
 
@@ -61,8 +63,31 @@ extension DeviceIdentity {
             checks.append(.init("file store", ok: ok, detail))
             if ok { answering.append("file") }
         }
-        return Diagnosis(backend: configuration.backend, checks: checks,
-                         answeringStores: answering.isEmpty ? "none" : answering.joined(separator: "+"))
+        var diagnosis = Diagnosis(backend: configuration.backend, checks: checks,
+                                  answeringStores: answering.isEmpty ? "none" : answering.joined(separator: "+"))
+        diagnosis.environment = try? environment()
+        if let environment = diagnosis.environment {
+            diagnosis.checks.append(Self.check(environment))
+        }
+        return diagnosis
+    }
+
+    /// The environment as one check: a sandbox whose portal failed cannot keep its stable ID (an
+    /// error, essential); one without a portal keeps it only with the app's data (a warning).
+    private static func check(_ environment: EnvironmentReport) -> Diagnosis.Check {
+        let surroundings = environment.surroundings
+        var words = surroundings.kind == .host ? "host" : "\(surroundings.kind) \(surroundings.name)"
+        words += "; the stable ID lives in \(environment.stableIDLocation)"
+        words += environment.stableIDLocation.survivesAppDataRemoval ? "" : " (removed with the app's data)"
+        words += environment.stableIDLocation.survivesContainerRemoval ? "" : " (removed with the container)"
+        if surroundings.machineID.weak { words += "; machine ID weak: \(surroundings.machineID.detail)" }
+        if environment.portal != .notAsked { words += "; Secret portal: \(environment.portal) (\(environment.portalDetail))" }
+        if !environment.stableIDLocation.survivesContainerRemoval {
+            words += "; mount a volume at \(environment.storePath) to keep IDs past the container (README \"Containers\")"
+        }
+        let ok = environment.portal != .failed && environment.stableIDLocation.survivesAppDataRemoval
+            && environment.stableIDLocation.survivesContainerRemoval
+        return .init("environment", ok: ok, words, essential: environment.portal == .failed)
     }
 
     /// Appends the keyring's checks; true when it can keep identifiers now.

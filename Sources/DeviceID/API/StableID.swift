@@ -8,6 +8,9 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         case file = 2
         /// Minted by this call: no store had one.
         case created = 3
+        /// Derived, in a sandbox, from the Secret portal's secret for the app (`location` is
+        /// `.portal`): nothing is stored; the same after the app's data is removed.
+        case portal = 4
 
         public var description: String { staticName.description }
 
@@ -25,6 +28,7 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
             case .keyring: "keyring"
             case .file: "file"
             case .created: "created"
+            case .portal: "portal"
             }
         }
     }
@@ -60,6 +64,11 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         /// (docs/STATE.md, I1). Use the `file` backend where no keyring will ever be.
         public static let provisional = Flags(rawValue: 1 << 6)
 
+        /// Kept only in a sandboxed app's own data (`location` is `.appData`): removing the app's
+        /// data (`flatpak uninstall --delete-data`, `snap remove`) removes it. Given where no
+        /// Secret portal answers, and for vendor, advertising and OpenUDID IDs in a sandbox.
+        public static let appDataOnly = Flags(rawValue: 1 << 7)
+
         /// Answers with these flags may change on the next call, so they are not remembered. (A
         /// provisional answer is: it changes only when a keyring appears, not from call to call.)
         public static let unsettled: Flags = [.fileOnly, .repaired]
@@ -70,12 +79,16 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
     public let flags: Flags
     /// Why the keyring does not hold the ID, when `flags` has `.fileOnly`.
     public let keyringFailure: DeviceIDError?
+    /// Where the ID lives, and so what takes it away (README "What survives what").
+    public let location: StorageLocation
 
-    public init(id: ID128, source: Source, flags: Flags = [], keyringFailure: DeviceIDError? = nil) {
+    public init(id: ID128, source: Source, flags: Flags = [], keyringFailure: DeviceIDError? = nil,
+                location: StorageLocation = .host) {
         self.id = id
         self.source = source
         self.flags = flags
         self.keyringFailure = keyringFailure
+        self.location = location
     }
 
     /// A provisional answer given while a keyring that is there could not answer (locked, frozen):

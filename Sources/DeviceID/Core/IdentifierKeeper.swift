@@ -148,6 +148,18 @@ struct IdentifierKeeper {
         return (answer, legacy)
     }
 
+    /// Whether a store holds a live record for `key` — an ID handed out before, which a sandbox's
+    /// portal-derived ID yields to (`SandboxAnchor`) — or a tombstone-free "none" from every store
+    /// asked: false. nil when a store that may hold one cannot answer.
+    func holdsLiveRecord(_ key: StoreKey) -> Bool? {
+        let file = askFile(key)
+        let keyring = askKeyring(key).0
+        if case .failed = file { return nil }
+        if case .failed = keyring { return nil }
+        let sighting = Sighting(keyring: keyring, file: file)
+        return sighting.live(file) != nil || sighting.live(keyring) != nil
+    }
+
     private static func read(_ store: SecretServiceStore, _ key: StoreKey) throws(DeviceIDError) -> (Held?, Bool) {
         var held = Held()
         var any = false

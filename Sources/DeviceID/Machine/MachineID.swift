@@ -22,6 +22,12 @@ public enum MachineID {
         throw firstError ?? DeviceIDError(.notFound, "no machine ID")
     }
 
+    /// The file `raw()` reads the machine ID from, or nil when none holds one.
+    static func pathInUse() -> String? {
+        if let path = Environment.value(Environment.machineIDPath) { return (try? raw(path: path)) == nil ? nil : path }
+        return defaultPaths.first { (try? raw(path: $0)) != nil }
+    }
+
     /// The machine ID in `path`.
     public static func raw(path: String) throws(DeviceIDError) -> ID128 {
         if let cached = cache.withLock({ $0[path] }) { return cached }

@@ -16,6 +16,9 @@ indirect enum DBusValue {
     case structure([DBusValue])
     /// `v`
     case variant(DBusValue)
+    /// `h`: a file descriptor to send (the transport duplicates it; the caller keeps and closes
+    /// its own). Only sent: the Secret portal's `RetrieveSecret` writes its answer to one.
+    case unixFD(Int32)
     /// A secret `(oayays)` in the transport's transfer session: encoded (and, where the session
     /// encrypts, encrypted) by the transport when sent, decoded by it when received.
     case secret(TransferredSecret)
@@ -34,8 +37,20 @@ indirect enum DBusValue {
         case .dictionary(let key, let value, _): "a{" + key + value + "}"
         case .structure(let fields): "(" + fields.map { $0.signature }.joined() + ")"
         case .variant: "v"
+        case .unixFD: "h"
         case .secret: TransferredSecret.signature
         case .other(let signature): signature
+        }
+    }
+
+    /// Whether a descriptor is among the values (the call then needs a descriptor list).
+    var carriesDescriptor: Bool {
+        switch self {
+        case .unixFD: true
+        case .array(_, let items), .structure(let items): items.contains { $0.carriesDescriptor }
+        case .dictionary(_, _, let pairs): pairs.contains { $0.0.carriesDescriptor || $0.1.carriesDescriptor }
+        case .variant(let inner): inner.carriesDescriptor
+        default: false
         }
     }
 

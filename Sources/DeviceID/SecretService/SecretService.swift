@@ -55,13 +55,22 @@ enum SecretService {
             }
         }
         do throws(DeviceIDError) {
-            if GDBusTransport.usableHere() {
-                return try GDBusTransport.conversation(deadline: deadline, end: end, converse)
-            }
-            return try LibDBusTransport.conversation(address: address, end: end, converse)
+            return try overTransport(deadline, address: address, end: end, converse)
         } catch where error.code == .timedOut && Monotonic.milliseconds() >= end {
             throw deadlinePassed(deadline)
         }
+    }
+
+    /// Runs `body` over the session bus at `address` until `end`: GLib carries it unless this
+    /// process was forked from one where GLib's D-Bus already ran (`GDBusTransport.usableHere`);
+    /// there libdbus does. Also what the Secret portal is asked through (`SecretPortal`).
+    static func overTransport<T>(
+        _ deadline: Deadline, address: String, end: Int, _ body: (any SecretServiceTransport) throws(DeviceIDError) -> T
+    ) throws(DeviceIDError) -> T {
+        if GDBusTransport.usableHere() {
+            return try GDBusTransport.conversation(deadline: deadline, end: end, body)
+        }
+        return try LibDBusTransport.conversation(address: address, end: end, body)
     }
 
     private static func transferSessionWasRefused(_ error: DeviceIDError) -> Bool {

@@ -35,6 +35,11 @@ extension SecretService {
         // process): a new one is opened and the conversation tried once more.
         case "org.freedesktop.Secret.Error.NoSession":
             return DeviceIDError(.keyring, "\(detail) (\(transferSessionGone))")
+        // The object has no such method or interface: a service that does not implement it (the
+        // Secret portal of an xdg-desktop-portal with no Secret back end). Never "none".
+        case "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownInterface",
+             "org.freedesktop.DBus.Error.UnknownObject":
+            return DeviceIDError(.unsupported, detail)
         case "org.freedesktop.DBus.Error.NoMemory":
             return DeviceIDError(.noMemory, detail)
         default:

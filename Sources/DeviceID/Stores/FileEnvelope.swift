@@ -18,8 +18,10 @@ package enum FileEnvelope {
     static let version: UInt8 = 1
     static let headerSize = 20
     static let checksumSize = 32
-    /// The largest value the file store keeps, and so the largest secret DeviceID accepts.
-    static let maximumValueSize = 65536
+    /// The largest secret DeviceID accepts, in any store.
+    static let maximumSecretSize = 65536
+    /// The largest value the file store keeps: a secret, sealed (`Sealing.overhead`) in a sandbox.
+    static let maximumValueSize = maximumSecretSize + 64
     static let maximumKeySize = 2 * 4096 + 1
     static let maximumFileSize = headerSize + maximumKeySize + maximumValueSize + checksumSize
 

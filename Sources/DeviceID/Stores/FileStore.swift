@@ -15,6 +15,7 @@ struct FileStore: Sendable {
         let prefix = switch key.kind {
         case .identifier: "id-"
         case .secret: "secret-"
+        case .sealedSecret: "sealed-"
         case .state: "state-"
         }
         return prefix + Hex.encode(digest.prefix(20))

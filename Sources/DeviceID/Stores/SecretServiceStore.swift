@@ -24,7 +24,7 @@ struct SecretServiceStore: Sendable {
     }
 
     /// The largest secret read or written.
-    static let maximumSecretSize = FileEnvelope.maximumValueSize
+    static let maximumSecretSize = FileEnvelope.maximumSecretSize
 
     private static func attributes(_ key: StoreKey) -> [(String, String)] {
         [("service", key.service), ("username", key.account)]

@@ -9,6 +9,9 @@ package struct StoreKey: Hashable, Sendable {
         case identifier = 2
         /// A fact about the file store itself (the keyring marker, docs/STATE.md): file store only.
         case state = 3
+        /// A secret of the caller's sealed with the sandbox's key (`Sealing`, `SandboxAnchor`):
+        /// file store only, in a file of its own beside where the plain one would be.
+        case sealedSecret = 4
     }
 
     let kind: Kind
@@ -22,10 +25,16 @@ package struct StoreKey: Hashable, Sendable {
         StoreKey(kind: .secret, service: service, account: account)
     }
 
+    /// The sealed form of this secret's key.
+    var sealed: StoreKey { StoreKey(kind: .sealedSecret, service: service, account: account) }
+
     /// An identifier of a given scope ("app", "vendor", …) for `name`.
     static func identifier(scope: String, name: String) -> StoreKey {
         StoreKey(kind: .identifier, service: reservedPrefix + scope, account: name)
     }
+
+    /// Whether this is an app's stable ID (`identifier(scope: "app", …)`).
+    var isAppIdentifier: Bool { kind == .identifier && service == Self.reservedPrefix + "app" }
 
     /// An on/off setting (SettingKeeper). Settings are kept exactly like identifiers — in the keyring
     /// and mirrored — and so under the identifier kind: the files 0.1.0 wrote for them

@@ -35,6 +35,27 @@ final class FileDescriptor {
         result(SystemCall.retrying { dids_open(path, flags | O_CLOEXEC, mode) })
     }
 
+    /// pipe2(2) with O_CLOEXEC: the read end and the write end.
+    static func pipe() -> Result<(read: FileDescriptor, write: FileDescriptor), Errno> {
+        var ends: [Int32] = [-1, -1]
+        guard dids_pipe_cloexec(&ends) == 0 else { return .failure(.current) }
+        return .success((FileDescriptor(owning: ends[0]), FileDescriptor(owning: ends[1])))
+    }
+
+    /// Waits up to `milliseconds` for this descriptor to be readable (or at its end): false at
+    /// the timeout. poll(2), retried on EINTR with what is left of the time.
+    func awaitReadable(until end: Int) -> Result<Bool, Errno> {
+        while true {
+            let left = end - Monotonic.milliseconds()
+            guard left > 0 else { return .success(false) }
+            var request = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&request, 1, Int32(clamping: left))
+            if ready > 0 { return .success(true) }
+            if ready == 0 { continue }
+            guard errno == EINTR else { return .failure(.current) }
+        }
+    }
+
     /// openat(2) relative to this directory, with O_CLOEXEC added.
     func open(_ name: String, _ flags: Int32, mode: mode_t = 0) -> Result<FileDescriptor, Errno> {
         FileDescriptor.result(SystemCall.retrying { dids_openat(rawValue, name, flags | O_CLOEXEC, mode) })

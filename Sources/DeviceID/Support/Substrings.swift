@@ -19,6 +19,15 @@ extension String {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// This string without leading and trailing spaces, tabs and carriage returns.
+    func trimmingSpaces() -> String {
+        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+        let bytes = Array(utf8)
+        guard let first = bytes.firstIndex(where: { !blank($0) }), let last = bytes.lastIndex(where: { !blank($0) })
+        else { return "" }
+        return String(decoding: bytes[first...last], as: UTF8.self)
+    }
+
     private func firstOffset(of needle: String, from start: Int) -> Int? {
         firstOffset(of: Array(needle.utf8), in: Array(utf8), from: start)
     }

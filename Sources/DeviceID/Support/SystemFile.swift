@@ -26,6 +26,20 @@ enum SystemFile {
         }
     }
 
+    /// A kernel-made text file (/proc/self/mountinfo) whole, read until its end, at most `limit`
+    /// bytes; nil when absent or unreadable. A /proc file may answer one read with part of itself.
+    static func text(_ path: String, limit: Int = 1 << 20) -> String? {
+        guard case .success(let file) = FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY) else { return nil }
+        var out = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while out.count < limit {
+            guard case .success(let count) = chunk.withUnsafeMutableBytes({ file.read(into: $0) }) else { return nil }
+            if count == 0 { break }
+            out += chunk[0..<count]
+        }
+        return String(decoding: out.prefix(limit), as: UTF8.self)
+    }
+
     /// A sysfs attribute as text without its trailing newline, or nil when absent or unreadable.
     static func attribute(_ path: String) -> String? {
         guard let bytes = try? read(path, limit: 256) else { return nil }

@@ -156,12 +156,15 @@ final class GDBusTransport: SecretServiceTransport {
 
     func call(_ call: MethodCall, timeout: Int32, secretLimit: Int?) throws(DeviceIDError) -> [DBusValue] {
         guard DBusSyntax.isValid(call) else { throw SecretService.malformed("a name or object path to call") }
-        let parameters = try GVariantCoding.tuple(call.arguments, secrets: Self.service)
+        // Descriptors travel beside the message, in a list the arguments refer to by index.
+        let fds = call.arguments.contains { $0.carriesDescriptor } ? g_unix_fd_list_new() : nil
+        defer { if let fds { g_object_unref(UnsafeMutableRawPointer(fds)) } }
+        let parameters = try GVariantCoding.tuple(call.arguments, secrets: Self.service, fds: fds)
         var error: UnsafeMutablePointer<GError>?
         // D-Bus may start (activate) the destination, as libsecret's own calls let it.
-        guard let reply = g_dbus_connection_call_sync(connection, call.destination, call.path, call.interface,
-                                                      call.member, parameters, nil, G_DBUS_CALL_FLAGS_NONE,
-                                                      timeout, cancellable, &error)
+        guard let reply = g_dbus_connection_call_with_unix_fd_list_sync(
+            connection, call.destination, call.path, call.interface, call.member, parameters, nil,
+            G_DBUS_CALL_FLAGS_NONE, timeout, fds, nil, cancellable, &error)
         else { throw Self.failure(error, call.context, .calling) }
         defer { g_variant_unref(reply) }
         var secrets: (service: UnsafeMutablePointer<CLibSecret.SecretService>, limit: Int)?

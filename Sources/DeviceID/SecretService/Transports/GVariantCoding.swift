@@ -5,11 +5,13 @@ import CLibSecret
 /// instead. Secrets are encoded and decoded by libsecret in its (encrypted) transfer session.
 enum GVariantCoding {
     /// The arguments of a call as one tuple, floating (consumed by the call it is passed to).
-    static func tuple(_ values: [DBusValue], secrets service: UnsafeMutablePointer<CLibSecret.SecretService>?)
-        throws(DeviceIDError) -> OpaquePointer {
+    /// `fds`: the call's descriptor list, where each `.unixFD` is appended (duplicated) and sent
+    /// as its index; without one, a descriptor cannot be sent.
+    static func tuple(_ values: [DBusValue], secrets service: UnsafeMutablePointer<CLibSecret.SecretService>?,
+                      fds: UnsafeMutablePointer<GUnixFDList>? = nil) throws(DeviceIDError) -> OpaquePointer {
         var children = [OpaquePointer?]()
         do throws(DeviceIDError) {
-            for value in values { children.append(try encode(value, service)) }
+            for value in values { children.append(try encode(value, service, fds)) }
         } catch {
             for child in children { if let child { g_variant_unref(g_variant_ref_sink(child)) } }
             throw error
@@ -18,8 +20,8 @@ enum GVariantCoding {
     }
 
     /// One value, floating.
-    private static func encode(_ value: DBusValue, _ service: UnsafeMutablePointer<CLibSecret.SecretService>?)
-        throws(DeviceIDError) -> OpaquePointer {
+    private static func encode(_ value: DBusValue, _ service: UnsafeMutablePointer<CLibSecret.SecretService>?,
+                               _ fds: UnsafeMutablePointer<GUnixFDList>?) throws(DeviceIDError) -> OpaquePointer {
         switch value {
         case .string(let text):
             return g_variant_new_string(text)
@@ -35,15 +37,25 @@ enum GVariantCoding {
                 g_variant_new_fixed_array(type("y"), raw.baseAddress, gsize(raw.count), 1)
             }
         case .array(let element, let items):
-            return try build("a" + element, items, service)
+            return try build("a" + element, items, service, fds)
         case .dictionary(let key, let valueSignature, let pairs):
             var entries = [DBusValue]()
             for (k, v) in pairs { entries.append(.structure([k, v])) }
-            return try build("a{" + key + valueSignature + "}", entries, service, entries: true)
+            return try build("a{" + key + valueSignature + "}", entries, service, fds, entries: true)
         case .structure(let fields):
-            return try tuple(fields, secrets: service)
+            return try tuple(fields, secrets: service, fds: fds)
         case .variant(let inner):
-            return g_variant_new_variant(try encode(inner, service))
+            return g_variant_new_variant(try encode(inner, service, fds))
+        case .unixFD(let descriptor):
+            guard let fds else { throw DeviceIDError(.internal, "a descriptor to send without a descriptor list") }
+            var error: UnsafeMutablePointer<GError>?
+            let index = g_unix_fd_list_append(fds, descriptor, &error)
+            guard index >= 0 else {
+                let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+                g_clear_error(&error)
+                throw DeviceIDError(.io, "cannot pass a descriptor over D-Bus: \(message)")
+            }
+            return g_variant_new_handle(index)
         case .secret(let secret):
             guard let service else { throw DeviceIDError(.internal, "a secret to send without a transfer session") }
             // secret_value_new copies into non-pageable memory. An empty secret still needs a
@@ -65,22 +77,22 @@ enum GVariantCoding {
 
     /// An array (or, with `entries`, a dictionary whose entries are given as pairs).
     private static func build(_ signature: String, _ items: [DBusValue], _ service: UnsafeMutablePointer<CLibSecret.SecretService>?,
-                              entries: Bool = false) throws(DeviceIDError) -> OpaquePointer {
+                              _ fds: UnsafeMutablePointer<GUnixFDList>?, entries: Bool = false) throws(DeviceIDError) -> OpaquePointer {
         let builder = signature.withCString { g_variant_builder_new(OpaquePointer($0)) }
         defer { g_variant_builder_unref(builder) }
         for item in items {
             if entries, case .structure(let pair) = item {
-                let key = try encode(pair[0], service)
+                let key = try encode(pair[0], service, fds)
                 let value: OpaquePointer
                 do throws(DeviceIDError) {
-                    value = try encode(pair[1], service)
+                    value = try encode(pair[1], service, fds)
                 } catch {
                     g_variant_unref(g_variant_ref_sink(key))
                     throw error
                 }
                 g_variant_builder_add_value(builder, g_variant_new_dict_entry(key, value))
             } else {
-                g_variant_builder_add_value(builder, try encode(item, service))
+                g_variant_builder_add_value(builder, try encode(item, service, fds))
             }
         }
         return g_variant_builder_end(builder)

@@ -9,6 +9,7 @@ enum LibDBusCoding {
     private static let stringType = code("s"), objectPathType = code("o"), booleanType = code("b")
     private static let uint64Type = code("t"), byteType = code("y"), arrayType = code("a")
     private static let variantType = code("v"), structType = code("r"), dictEntryType = code("e")
+    private static let unixFDType = code("h")
 
     // MARK: Writing
 
@@ -53,6 +54,11 @@ enum LibDBusCoding {
             try container(&iterator, variantType, inner.signature) { (content) throws(DeviceIDError) in
                 try append(inner, &content)
             }
+        case .unixFD(let descriptor):
+            // libdbus duplicates the descriptor; a connection that did not negotiate descriptor
+            // passing refuses the message when it is sent.
+            var raw = descriptor
+            try check(dids_dbus_message_iter_append_basic(&iterator, unixFDType, &raw))
         case .secret(let secret):
             // The "plain" transfer session: no parameters, the value as it is.
             guard DBusSyntax.isObjectPath(secret.session) else { throw SecretService.malformed("a session path to send") }

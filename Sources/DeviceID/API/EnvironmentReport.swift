@@ -1,0 +1,89 @@
+/// Where this process runs and what survives what there (README "Sandboxes and containers"): what
+/// `deviceid doctor` prints under "environment", `deviceid_environment_*()` in C and
+/// `deviceid.environment()` in Python.
+public struct EnvironmentReport: Sendable {
+    /// What the Secret portal said. The raw values are the C ABI's `DEVICEID_PORTAL_*`.
+    public enum PortalState: Int32, Sendable, CustomStringConvertible {
+        /// Not in a sandbox, or a backend other than auto: the portal is not asked.
+        case notAsked = 0
+        /// It gave this app its secret: stable IDs are derived from it, secrets in files sealed.
+        case secret = 1
+        /// Positively none: no portal, or one without a Secret back end.
+        case absent = 2
+        /// It could not answer (a back end that failed, a timeout): nothing is minted over it.
+        case failed = 3
+
+        public var description: String { staticName.description }
+
+        public var staticName: StaticString {
+            switch self {
+            case .notAsked: "not-asked"
+            case .secret: "secret"
+            case .absent: "absent"
+            case .failed: "failed"
+            }
+        }
+    }
+
+    public let surroundings: Surroundings
+    public let portal: PortalState
+    /// Why the portal state is what it is ("" when not asked).
+    public let portalDetail: String
+    /// The file store's directory.
+    public let storePath: String
+    /// Where files in the store live.
+    public let storeLocation: StorageLocation
+    /// Where an app's stable ID is kept here when no store holds one yet: the portal, the keyring,
+    /// or the file store.
+    public let stableIDLocation: StorageLocation
+}
+
+extension DeviceIdentity {
+    /// Detects the surroundings, asks the Secret portal (in a sandbox, auto backend) and the
+    /// keyring whether they answer, and says where the stores live. Asks, never writes.
+    public func environment() throws(DeviceIDError) -> EnvironmentReport {
+        let configuration = try self.configuration()
+        let stores = try configuration.stores()
+        let surroundings = Surroundings.current()
+        let storeLocation = surroundings.location(ofFilesIn: stores.lock.path)
+        var portal = EnvironmentReport.PortalState.notAsked
+        var detail = ""
+        if surroundings.sandbox != nil, configuration.backend == .auto {
+            do {
+                switch try SandboxAnchor.ask(timeoutMilliseconds: configuration.timeoutMilliseconds) {
+                case .anchored?:
+                    portal = .secret
+                    detail = "the Secret portal gives this app its secret, which the host's keyring keeps"
+                case .absent(let why)?:
+                    portal = .absent
+                    detail = why
+                case nil:
+                    break
+                }
+            } catch {
+                portal = .failed
+                detail = error.description
+            }
+        }
+        let stableIDLocation: StorageLocation
+        if portal == .secret {
+            stableIDLocation = .portal
+        } else if stores.keyring != nil, Self.keyringAnswers(stores) {
+            stableIDLocation = .keyring
+        } else {
+            stableIDLocation = storeLocation
+        }
+        return EnvironmentReport(surroundings: surroundings, portal: portal, portalDetail: detail,
+                                 storePath: stores.lock.path, storeLocation: storeLocation,
+                                 stableIDLocation: stableIDLocation)
+    }
+
+    /// Whether the keyring is there to keep IDs (it answers, or is there and cannot answer now).
+    private static func keyringAnswers(_ stores: Stores) -> Bool {
+        let probe = StoreKey.identifier(scope: "doctor", name: "environment")
+        switch stores.ask(keyring: { (keyring) throws(DeviceIDError) in try keyring.read(probe) }) {
+        case .found, .empty, .failed: return true
+        case .unreachable, .notConfigured: return false
+        }
+    }
+}

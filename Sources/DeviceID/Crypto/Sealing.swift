@@ -1,0 +1,86 @@
+import CLibCrypto
+
+/// Authenticated encryption of a value kept in files (AES-256-GCM, through OpenSSL's libcrypto):
+/// how a secret stored in a sandboxed app's files is kept at rest, keyed from the Secret portal's
+/// secret for the app (`SandboxAnchor`). Layout:
+///
+///     offset  size  field
+///     0       8     magic "DIDSEAL1"
+///     8       12    nonce (random, from getrandom)
+///     20      N     ciphertext
+///     20+N    16    GCM tag over the ciphertext and the context (the item's store key)
+///
+/// The context binds a sealed value to the item it was stored as: moved to another name, it
+/// does not open. A value that does not open is `.corrupt`, never "none".
+enum Sealing {
+    static let magic = Array("DIDSEAL1".utf8)
+    static let nonceSize = 12
+    static let tagSize = 16
+    static let keySize = 32
+    static let overhead = 8 + nonceSize + tagSize
+
+    static func isSealed(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= overhead && bytes[0..<8].elementsEqual(magic)
+    }
+
+    static func seal(_ plaintext: [UInt8], key: [UInt8], context: [UInt8]) throws(DeviceIDError) -> [UInt8] {
+        guard key.count == keySize else { throw DeviceIDError(.internal, "a sealing key must be \(keySize) bytes") }
+        let nonce = try SystemRandom.bytes(nonceSize)
+        guard let cipher = EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
+        defer { EVP_CIPHER_CTX_free(cipher) }
+        var body = [UInt8](repeating: 0, count: plaintext.count + 16)
+        var tag = [UInt8](repeating: 0, count: tagSize)
+        var produced: Int32 = 0, last: Int32 = 0
+        let ok = EVP_EncryptInit_ex(cipher, EVP_aes_256_gcm(), nil, key, nonce) == 1
+            && context.withNonEmptyBytes { EVP_EncryptUpdate(cipher, nil, &last, $0, Int32($1)) } == 1
+            && plaintext.withNonEmptyBytes { input, count in
+                body.withUnsafeMutableBufferPointer { EVP_EncryptUpdate(cipher, $0.baseAddress, &produced, input, Int32(count)) }
+            } == 1
+            && body.withUnsafeMutableBufferPointer { EVP_EncryptFinal_ex(cipher, $0.baseAddress! + Int(produced), &last) } == 1
+            && EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_GCM_GET_TAG, Int32(tagSize), &tag) == 1
+        guard ok else {
+            ERR_clear_error()
+            throw DeviceIDError(.internal, "libcrypto could not seal a value (AES-256-GCM)")
+        }
+        return magic + nonce + body[0..<Int(produced + last)] + tag
+    }
+
+    static func open(_ sealed: [UInt8], key: [UInt8], context: [UInt8]) throws(DeviceIDError) -> [UInt8] {
+        guard isSealed(sealed), key.count == keySize else { throw DeviceIDError(.corrupt, "not a sealed value") }
+        let nonce = Array(sealed[8..<(8 + nonceSize)])
+        let body = Array(sealed[(8 + nonceSize)..<(sealed.count - tagSize)])
+        var tag = Array(sealed[(sealed.count - tagSize)...])
+        guard let cipher = EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
+        defer { EVP_CIPHER_CTX_free(cipher) }
+        var plaintext = [UInt8](repeating: 0, count: body.count + 16)
+        var produced: Int32 = 0, last: Int32 = 0
+        let ok = EVP_DecryptInit_ex(cipher, EVP_aes_256_gcm(), nil, key, nonce) == 1
+            && context.withNonEmptyBytes { EVP_DecryptUpdate(cipher, nil, &last, $0, Int32($1)) } == 1
+            && body.withNonEmptyBytes { input, count in
+                plaintext.withUnsafeMutableBufferPointer { EVP_DecryptUpdate(cipher, $0.baseAddress, &produced, input, Int32(count)) }
+            } == 1
+            && EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), &tag) == 1
+            && plaintext.withUnsafeMutableBufferPointer { EVP_DecryptFinal_ex(cipher, $0.baseAddress! + Int(produced), &last) } == 1
+        guard ok else {
+            ERR_clear_error()
+            wipe(&plaintext)
+            throw DeviceIDError(.corrupt, "a sealed value does not open with this app's key: altered, moved from "
+                                + "another item, or sealed for another app")
+        }
+        let count = Int(produced + last)
+        let out = Array(plaintext[0..<count])
+        wipe(&plaintext)
+        return out
+    }
+}
+
+private extension Array where Element == UInt8 {
+    /// The bytes and their count, with a valid pointer even when empty (libcrypto refuses NULL).
+    func withNonEmptyBytes<R>(_ body: (UnsafePointer<UInt8>, Int) -> R) -> R {
+        if isEmpty {
+            var placeholder: UInt8 = 0
+            return body(&placeholder, 0)
+        }
+        return withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+    }
+}

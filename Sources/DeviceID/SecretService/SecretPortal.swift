@@ -1,0 +1,119 @@
+/// The Secret portal (`org.freedesktop.portal.Secret` of xdg-desktop-portal): how a sandboxed app
+/// (Flatpak, Snap) reaches the one secret the host keeps for it. `RetrieveSecret` writes the
+/// app's master secret — 64 bytes that gnome-keyring creates once per app id and keeps in the
+/// user's login collection on the host — to a descriptor the caller passes. The portal learns the
+/// app id from the caller's `/.flatpak-info`, so an app can read only its own secret, and the
+/// secret outlives `flatpak uninstall --delete-data` (README "Sandboxes"). libsecret's file
+/// backend keys its keyring with the same secret.
+///
+/// What the answer means (docs/STATE.md, "How each store answers"): only "no portal on the bus"
+/// and "a portal without the Secret interface" are a positive "none". A back end that is
+/// configured but fails, a timeout, an empty or malformed answer may still hold the app's secret:
+/// errors, never "none".
+enum SecretPortal {
+    static let busName = "org.freedesktop.portal.Desktop"
+    static let path = "/org/freedesktop/portal/desktop"
+    static let interface = "org.freedesktop.portal.Secret"
+    /// More than any back end sends (gnome-keyring: 64): a longer answer is malformed.
+    static let maximumSecretSize = 1024
+    /// Less than this is not a master secret worth deriving from.
+    static let minimumSecretSize = 16
+
+    enum Answer {
+        /// The app's master secret (wipe it after use).
+        case secret([UInt8])
+        /// Positively none: why (no session bus, no portal, a portal without a Secret back end).
+        case absent(String)
+    }
+
+    /// Asks the portal for this app's master secret, within `timeoutMilliseconds`.
+    static func retrieve(timeoutMilliseconds: UInt32) throws(DeviceIDError) -> Answer {
+        let address: String
+        switch SessionBus.address() {
+        case .success(let found): address = found
+        case .failure(let error):
+            guard error.keyringAbsent else { throw error }
+            return .absent(error.detail)
+        }
+        let deadline = SecretService.Deadline(milliseconds: timeoutMilliseconds, promptMilliseconds: nil)
+        let end = Monotonic.milliseconds() + Int(timeoutMilliseconds)
+        let reader: FileDescriptor
+        var writer: FileDescriptor?
+        switch FileDescriptor.pipe() {
+        case .success(let pair): (reader, writer) = pair
+        case .failure(let errno): throw errno.error("cannot make a pipe for", "the Secret portal's answer")
+        }
+        if let absent = try ask(writer!, deadline, address: address, end: end) { return .absent(absent) }
+        writer = nil
+        return .secret(try readAnswer(reader, until: end, timeoutMilliseconds))
+    }
+
+    /// Sends RetrieveSecret with `writer` (the transport sends a duplicate; the caller then closes
+    /// its own: the answer ends when the last copy of the write end — the portal's, its back
+    /// end's, ours — is closed). nil, or why the answer is a positive "none".
+    private static func ask(_ writer: FileDescriptor, _ deadline: SecretService.Deadline, address: String,
+                            end: Int) throws(DeviceIDError) -> String? {
+        let call = MethodCall(destination: busName, path: path, interface: interface, member: "RetrieveSecret",
+                              arguments: [.unixFD(writer.rawValue), .dictionary(key: "s", value: "v", [])],
+                              context: "cannot ask the Secret portal for this app's secret")
+        do throws(DeviceIDError) {
+            let reply = try withExtendedLifetime(writer) { () throws(DeviceIDError) -> [DBusValue] in
+                try SecretService.overTransport(deadline, address: address, end: end) {
+                    (transport) throws(DeviceIDError) -> [DBusValue] in
+                    try transport.call(call, timeout: Int32(clamping: max(end - Monotonic.milliseconds(), 1)),
+                                       secretLimit: nil)
+                }
+            }
+            guard reply.count == 1, reply[0].objectPath != nil else {
+                throw DeviceIDError(.keyring, "the Secret portal answered with a malformed reply (RetrieveSecret)")
+            }
+            return nil
+        } catch where error.code == .unavailable && error.keyringAbsent {
+            return ("no Secret portal on the session bus (\(busName)): \(error.detail)")
+        } catch where error.code == .unsupported {
+            return ("the portal has no Secret back end (\(interface)): \(error.detail)")
+        } catch where error.code == .timedOut {
+            throw DeviceIDError(.timedOut, "the Secret portal did not answer within \(deadline.milliseconds) ms")
+        }
+    }
+
+    /// Reads the pipe to its end, within the deadline.
+    private static func readAnswer(_ reader: FileDescriptor, until end: Int,
+                                   _ timeoutMilliseconds: UInt32) throws(DeviceIDError) -> [UInt8] {
+        var secret = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 256)
+        defer { wipe(&chunk) }
+        while true {
+            switch reader.awaitReadable(until: end) {
+            case .success(true): break
+            case .success(false):
+                wipe(&secret)
+                throw DeviceIDError(.timedOut, "the Secret portal's back end did not finish its answer within "
+                                    + "\(timeoutMilliseconds) ms")
+            case .failure(let errno):
+                wipe(&secret)
+                throw errno.error("cannot wait for", "the Secret portal's answer")
+            }
+            let count: Int
+            switch chunk.withUnsafeMutableBytes({ reader.read(into: $0) }) {
+            case .success(let n): count = n
+            case .failure(let errno):
+                wipe(&secret)
+                throw errno.error("cannot read", "the Secret portal's answer")
+            }
+            if count == 0 { break }
+            secret += chunk[0..<count]
+            guard secret.count <= maximumSecretSize else {
+                wipe(&secret)
+                throw DeviceIDError(.keyring, "the Secret portal's answer is longer than \(maximumSecretSize) bytes")
+            }
+        }
+        guard secret.count >= minimumSecretSize else {
+            wipe(&secret)
+            // An empty answer is what a back end that failed leaves: not "none" (it may be locked).
+            throw DeviceIDError(.keyring, "the Secret portal's back end gave no secret (\(secret.count) bytes): "
+                                + "is the keyring on the host locked, or its portal back end not running?")
+        }
+        return secret
+    }
+}

@@ -1,0 +1,47 @@
+import CDeviceIDLibc
+
+/// The container this process runs in, if any, and what that means for the machine ID.
+/// Detection follows systemd's `systemd-detect-virt --container`: `/run/systemd/container` (which
+/// systemd writes from PID 1's `container=`), Docker's `/.dockerenv`, Podman's
+/// `/run/.containerenv`, and PID 1's `container=` itself.
+public struct Container: Sendable, Equatable {
+    /// The container manager in systemd's words: "docker", "podman", "systemd-nspawn", "lxc",
+    /// "lxc-libvirt", "wsl", "proot", "pouch", "rkt", or "container-other".
+    public let manager: String
+
+    static func detect() -> Container? {
+        if let text = SystemFile.text("/run/systemd/container", limit: 256) {
+            let name = text.split(separator: "\n").first.map { String($0).trimmingSpaces() } ?? ""
+            if !name.isEmpty { return Container(manager: name) }
+        }
+        if SystemFile.exists("/.dockerenv") { return Container(manager: "docker") }
+        if SystemFile.exists("/run/.containerenv") { return Container(manager: "podman") }
+        // PID 1's environment is readable to root and to PID 1's own user.
+        if let environ = SystemFile.text("/proc/1/environ", limit: 65536) {
+            for entry in environ.split(separator: "\u{0}") where entry.hasPrefix("container=") {
+                let name = String(entry.dropFirst(10))
+                if !name.isEmpty { return Container(manager: name == "oci" ? "container-other" : name) }
+            }
+        }
+        return nil
+    }
+
+    /// When the container started: the start of PID 1 of this PID namespace, in seconds since
+    /// the epoch (`/proc/1/stat` field 22, ticks after boot, plus `btime` of `/proc/stat`).
+    static func startTime() -> Int64? {
+        guard let stat = SystemFile.text("/proc/1/stat", limit: 4096),
+              let close = stat.utf8.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let rest = stat[stat.index(after: String.Index(close, within: stat)!)...]
+        let fields = rest.split(separator: " ", omittingEmptySubsequences: true)
+        // fields[0] is field 3 (state); field 22 (starttime) is fields[19].
+        guard fields.count > 19, let ticks = Int64(fields[19]) else { return nil }
+        guard let proc = SystemFile.text("/proc/stat", limit: 1 << 20) else { return nil }
+        var boot: Int64?
+        for line in proc.split(separator: "\n") where line.hasPrefix("btime ") {
+            boot = Int64(String(line.dropFirst(6)).trimmingSpaces())
+        }
+        let hertz = Int64(sysconf(Int32(_SC_CLK_TCK)))
+        guard let boot, hertz > 0 else { return nil }
+        return boot + ticks / hertz
+    }
+}

@@ -1,0 +1,44 @@
+import CDeviceIDLibc
+
+/// Whether the machine ID is this machine's own. On a host it is (systemd writes it on first
+/// boot). In a container it is the manager's choice: systemd-nspawn, and Podman with `--systemd`,
+/// make one per container (systemd in the container writes it, or mounts a transient one, at its
+/// start); Docker never does, so `/etc/machine-id` is whatever the image was built with, and every
+/// container made from the image shares it. Such an ID is weak: the app-specific machine ID is
+/// the same in all of them, and clone detection cannot tell them apart.
+public struct MachineIDOrigin: Sendable, Equatable {
+    /// Not known to be made for this machine or container alone.
+    public let weak: Bool
+    /// Why, in words (with the file and the dates compared).
+    public let detail: String
+
+    static func assess(container: Container?, mounts: MountTable) -> MachineIDOrigin {
+        guard let path = MachineID.pathInUse() else {
+            return MachineIDOrigin(weak: true, detail: "no machine ID can be read: IDs cannot be bound to this machine")
+        }
+        guard let container else { return MachineIDOrigin(weak: false, detail: "\(path), this machine's own") }
+        let kind = "a \(container.manager) container"
+        if let mount = mounts.mount(at: path) {
+            if mount.fileSystem == "tmpfs" {
+                return MachineIDOrigin(weak: false, detail: "\(path) is a transient file made when \(kind) started")
+            }
+            if mount.root == "/etc/machine-id" || mount.root == "/var/lib/dbus/machine-id" {
+                return MachineIDOrigin(weak: true, detail: "\(path) in \(kind) is the host's machine ID, bind-mounted: "
+                                       + "the same on the host and in every container that mounts it")
+            }
+            return MachineIDOrigin(weak: false, detail: "\(path) is bind-mounted into \(kind) from \(mount.root)")
+        }
+        var st = stat()
+        guard stat(path, &st) == 0, let started = Container.startTime() else {
+            return MachineIDOrigin(weak: true, detail: "\(path) in \(kind): cannot tell whether the container manager "
+                                   + "made it for this container")
+        }
+        let written = Int64(st.st_mtim.tv_sec)
+        if written >= started {
+            return MachineIDOrigin(weak: false, detail: "\(path) was written when \(kind) started: made for this container")
+        }
+        return MachineIDOrigin(weak: true, detail: "\(path) in \(kind) predates the container (written "
+                               + "\(WallClock.utcText(written)), the container started \(WallClock.utcText(started))): "
+                               + "baked into the image, so every container made from it has the same machine ID")
+    }
+}

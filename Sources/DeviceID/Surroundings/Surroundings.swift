@@ -1,0 +1,56 @@
+/// Where this process runs — a host session, a Flatpak or Snap sandbox, a container — and what
+/// that means for the identifiers it keeps (README "Sandboxes and containers"). Detected once per
+/// process: none of it changes while a process runs.
+public struct Surroundings: Sendable, Equatable {
+    /// The raw values are the C ABI's `DEVICEID_ENVIRONMENT_*`.
+    public enum Kind: Int32, Sendable, CustomStringConvertible {
+        case host = 1, flatpak = 2, snap = 3, container = 4
+
+        public var description: String { staticName.description }
+
+        public var staticName: StaticString {
+            switch self {
+            case .host: "host"
+            case .flatpak: "flatpak"
+            case .snap: "snap"
+            case .container: "container"
+            }
+        }
+    }
+
+    /// A sandbox wins over a container it may run in: it decides what the app can reach.
+    public let kind: Kind
+    public let sandbox: Sandbox?
+    public let container: Container?
+    /// Whether the machine ID is this machine's (or container's) own.
+    public let machineID: MachineIDOrigin
+
+    /// The Flatpak app id, the snap's name, the container manager; "" on a host.
+    public var name: String {
+        if let sandbox { return sandbox.name }
+        return container?.manager ?? ""
+    }
+
+    private static let detected = Locked<Surroundings?>(nil)
+
+    /// The surroundings of this process.
+    public static func current() -> Surroundings {
+        if let known = detected.withLock({ $0 }) { return known }
+        let sandbox = Sandbox.detect()
+        let container = Container.detect()
+        let kind: Kind = switch sandbox {
+        case .flatpak: .flatpak
+        case .snap: .snap
+        case nil: container == nil ? .host : .container
+        }
+        let found = Surroundings(kind: kind, sandbox: sandbox, container: container,
+                                 machineID: MachineIDOrigin.assess(container: container, mounts: .current()))
+        detected.withLock { $0 = found }
+        return found
+    }
+
+    /// Where files kept in `directory` live here.
+    func location(ofFilesIn directory: String) -> StorageLocation {
+        StorageLocation.ofFiles(in: directory, self, mounts: .current())
+    }
+}
