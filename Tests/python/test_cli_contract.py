@@ -181,7 +181,7 @@ def test_the_schema_uses_only_what_its_validator_checks():
 
 GOOD_ID = {"app_id": "a", "id": "1b4e28ba-2fa1-4d2b-883f-0016d3cca427", "source": "keyring",
            "device_changed": False, "weak": False, "limited": False, "file_only": False, "repaired": False,
-           "mirrored": False, "provisional": False}
+           "mirrored": False, "provisional": False, "app_data_only": False, "location": "keyring"}
 
 
 @pytest.mark.parametrize("instance", [
@@ -189,6 +189,9 @@ GOOD_ID = {"app_id": "a", "id": "1b4e28ba-2fa1-4d2b-883f-0016d3cca427", "source"
     {k: v for k, v in GOOD_ID.items() if k != "mirrored"},                   # a flag missing
     dict(GOOD_ID, weak=0),                                                   # a number for a boolean
     dict(GOOD_ID, source="cloud"),
+    dict(GOOD_ID, location="cloud"),
+    {k: v for k, v in GOOD_ID.items() if k != "location"},                   # where it lives, always said
+    {"id": "1b4e28ba-2fa1-4d2b-883f-0016d3cca427", "weak": True},            # weak says why
     dict(GOOD_ID, id="1B4E28BA-2FA1-4D2B-883F-0016D3CCA427"),
     dict(GOOD_ID, file_only=True),                                           # file_only says why
     dict(GOOD_ID, keyring_error="locked"),                                   # and only file_only

@@ -175,9 +175,19 @@ public final class DeviceIdentity: Sendable {
     private func anchoredIdentifier(_ key: StoreKey, _ configuration: Configuration,
                                     _ keeper: IdentifierKeeper) throws(DeviceIDError) -> StableID? {
         guard configuration.backend == .auto, key.isAppIdentifier, Surroundings.current().sandbox != nil,
-              keeper.holdsLiveRecord(key) == false,
-              case .anchored(let keys)? = try SandboxAnchor.ask(timeoutMilliseconds: configuration.timeoutMilliseconds)
-        else { return nil }
+              keeper.holdsLiveRecord(key) == false, let file = keeper.stores.file else { return nil }
+        let answer: SandboxAnchor.Answer?
+        do {
+            answer = try SandboxAnchor.ask(timeoutMilliseconds: configuration.timeoutMilliseconds)
+        } catch {
+            // A portal that answered in this app's data before and cannot answer now may hand the
+            // same ID out again later: nothing is minted over it. One that never answered here
+            // (a back end configured but not running) leaves the app its files, flagged.
+            if SandboxAnchor.hasAnchored(file) { throw error }
+            return nil
+        }
+        guard case .anchored(let keys)? = answer else { return nil }
+        SandboxAnchor.markAnchored(file)
         let flags: StableID.Flags = Surroundings.current().machineID.weak ? .weak : []
         return StableID(id: SandboxAnchor.stableID(for: key.account, keys), source: .portal, flags: flags,
                         location: .portal)

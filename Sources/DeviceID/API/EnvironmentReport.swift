@@ -66,7 +66,8 @@ extension DeviceIdentity {
             }
         }
         let stableIDLocation: StorageLocation
-        if portal == .secret {
+        if portal == .secret || (portal == .failed && stores.file.map(SandboxAnchor.hasAnchored) == true) {
+            // Derived from the portal's secret, or (failing now) derived from it before here.
             stableIDLocation = .portal
         } else if stores.keyring != nil, Self.keyringAnswers(stores) {
             stableIDLocation = .keyring

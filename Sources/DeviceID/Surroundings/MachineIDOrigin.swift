@@ -34,7 +34,8 @@ public struct MachineIDOrigin: Sendable, Equatable {
                                    + "made it for this container")
         }
         let written = Int64(st.st_mtim.tv_sec)
-        if written >= started {
+        // The start is known to a second (btime is rounded down): a few seconds of slack.
+        if written >= started - 5 {
             return MachineIDOrigin(weak: false, detail: "\(path) was written when \(kind) started: made for this container")
         }
         return MachineIDOrigin(weak: true, detail: "\(path) in \(kind) predates the container (written "

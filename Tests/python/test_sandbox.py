@@ -1,0 +1,378 @@
+"""Sandboxes and containers (issue 18): what the deviceid command answers, and says about where its
+ID lives, inside a Flatpak-style sandbox with and without the Secret portal
+(scripts/with-flatpak-sandbox) and inside simulated Docker, Podman and systemd-nspawn containers
+(scripts/with-container), and on this machine itself.
+
+Each sandbox or container start runs one driver (DRIVER, in the sandbox's /usr/bin/python3) that
+performs several steps and prints every step's exit status, output and parsed JSON as one JSON
+object, so the whole file starts about twenty sandboxes and runs in a few seconds. The CLI is
+reached through a read-only bind of its install prefix at the same path (it has RUNPATH $ORIGIN
+and links no libdeviceid: nothing else of the prefix is needed).
+
+The contract (deviceid --json):
+  get APP     "location": keyring | portal | app-data | host | container | volume | bind-mount,
+              "app_data_only": bool, and "source" "portal" for a portal-derived ID
+  doctor      "environment": {kind, name, portal: {state, detail}, machine_id: {weak, detail},
+              store: {path, location}, stable_id: {location, survives_app_data_removal,
+              survives_container_removal}}
+  machine-id app-specific APP   "weak": bool, "weak_reason" exactly when weak
+Tools missing fail the tests (scripts/install-deps installs them); they never skip."""
+import json
+import os
+import pathlib
+import re
+import secrets
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT, UUID_V4, run
+
+FLATPAK = str(ROOT / "scripts" / "with-flatpak-sandbox")
+CONTAINER = str(ROOT / "scripts" / "with-container")
+APP = "org.example.Sandboxed"          # the Flatpak app id of the sandbox
+OTHER_FLATPAK = "org.example.Neighbour"  # a second sandboxed app, same user and keyring
+ID_NAME = "com.example.sandboxed"      # the APP_ID passed to deviceid get
+OTHER_NAME = "com.example.other"
+APP128 = "0123456789abcdef0123456789abcdef"  # an app ID for machine-id app-specific / systemd-id128
+IMAGE_MACHINE_ID = "5eed0123456789abcdef0123456789ab"
+FRESH_MACHINE_ID = "f00dfeedf00dfeedf00dfeedf00dfeed"
+LOCATIONS = {"keyring", "portal", "app-data", "host", "container", "volume", "bind-mount"}
+NEEDED_TOOLS = ["bwrap", "xdg-dbus-proxy", "/usr/libexec/xdg-desktop-portal", "gnome-keyring-daemon",
+                "dbus-run-session", "gdbus", "unshare", "mount", "systemd-id128", "systemd-detect-virt",
+                "/usr/bin/python3"]
+
+
+def _status(name):
+    """DEVICEID_E_NAME's value, from include/deviceid.h."""
+    header = (ROOT / "include" / "deviceid.h").read_text()
+    m = re.search(rf"#define DEVICEID_E_{name}\s+\((-\d+)\)", header)
+    assert m, f"DEVICEID_E_{name} is not in include/deviceid.h"
+    return int(m.group(1))
+
+
+def _exit_code(name):
+    """The CLI's exit status for a status (docs/cli-json.schema.json: 1 for NOT_FOUND, else 10 - status)."""
+    return 1 if name == "NOT_FOUND" else 10 - _status(name)
+
+
+# Runs in the sandbox: argv[1] is a JSON list of steps {"tag", "argv", "input"?}; "CLI" in argv is
+# the command. Prints {tag: {rc, out, err, json, error}} ("json" parses stdout, "error" stderr).
+DRIVER = r"""
+import json, os, subprocess, sys
+cli = os.environ["DEVICEID_TEST_CLI"]
+results = {}
+for step in json.loads(sys.argv[1]):
+    argv = [cli if a == "CLI" else a for a in step["argv"]]
+    try:
+        p = subprocess.run(argv, input=step.get("input", ""), capture_output=True, text=True, timeout=60)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except Exception as e:  # noqa: BLE001 (report, do not stop the other steps)
+        rc, out, err = -1, "", repr(e)
+    entry = {"rc": rc, "out": out, "err": err, "json": None, "error": None}
+    for key, text in (("json", out), ("error", err)):
+        try:
+            entry[key] = json.loads(text.strip().splitlines()[-1]) if text.strip() else None
+        except ValueError:
+            pass
+    results[step["tag"]] = entry
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def cli():
+    value = os.environ.get("DEVICEID_TEST_CLI")
+    assert value, "DEVICEID_TEST_CLI is not set: run the suite through scripts/test"
+    missing = [t for t in NEEDED_TOOLS if not (shutil.which(t) or os.access(t, os.X_OK))]
+    assert not missing, f"missing {', '.join(missing)}: run scripts/install-deps"
+    assert os.getuid() == 0, "the sandbox and container tests run as root (scripts/test does)"
+    return str(pathlib.Path(value).resolve())
+
+
+def prefix_of(cli):
+    return str(pathlib.Path(cli).parents[1])
+
+
+def drive(wrapper, steps, env, timeout=120):
+    """Starts wrapper once and runs the steps inside; returns {tag: result}."""
+    merged = dict({"DEVICEID_STORE_DIR": None, "DEVICEID_BACKEND": None, "DEVICEID_MACHINE_ID_PATH": None}, **env)
+    proc = run(wrapper + ["/usr/bin/python3", "-c", DRIVER, json.dumps(steps)], env=merged, timeout=timeout)
+    assert proc.returncode == 0, f"{wrapper[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}"
+    lines = proc.stdout.strip().splitlines()
+    assert lines, f"no output from the driver: {proc.stderr[-2000:]}"
+    return json.loads(lines[-1])
+
+
+def in_flatpak(cli, app, steps, fp_home, portal=True, secrets_backend=True):
+    env = {"DEVICEID_TEST_CLI": cli, "FP_HOME": str(fp_home), "FP_BIND": f"{prefix_of(cli)}:{prefix_of(cli)}",
+           "FP_PORTAL": "1" if portal else "0", "FP_SECRETS": "1" if secrets_backend else "0"}
+    return drive([FLATPAK, app], steps, env)
+
+
+def in_container(cli, steps, **ct):
+    env = {"DEVICEID_TEST_CLI": cli, "CT_BIND": f"{prefix_of(cli)}:{prefix_of(cli)}"}
+    env.update({key: str(value) for key, value in ct.items()})
+    return drive([CONTAINER], steps, env)
+
+
+def answer(results, tag):
+    """The JSON answer of a step that must have succeeded."""
+    r = results[tag]
+    assert r["rc"] == 0 and isinstance(r["json"], dict), f"{tag}: exit {r['rc']}: {r['err'][-1500:]} {r['out'][-500:]}"
+    return r["json"]
+
+
+def step(tag, *args, input=""):
+    return {"tag": tag, "argv": ["CLI", "--json", *args], "input": input}
+
+
+def assert_identifier(a, *, source=None, location=None):
+    assert UUID_V4.match(a["id"]), a
+    assert a.get("location") in LOCATIONS, f"no valid location in {a}"
+    for flag in ("device_changed", "weak", "limited", "file_only", "repaired", "mirrored", "provisional",
+                 "app_data_only"):
+        assert isinstance(a.get(flag), bool), f"{flag} is not a boolean in {a}"
+    if source is not None:
+        assert a["source"] == source, a
+    if location is not None:
+        assert a["location"] == location, a
+
+
+def environment(doctor):
+    env = doctor.get("environment")
+    assert isinstance(env, dict), f"doctor --json has no environment object: {doctor}"
+    assert env.get("kind") in ("host", "flatpak", "snap", "container"), env
+    assert isinstance(env.get("name"), str), env
+    assert env.get("portal", {}).get("state") in ("secret", "absent", "failed", "not-asked"), env
+    assert isinstance(env["portal"].get("detail"), str), env
+    machine_id = env.get("machine_id", {})
+    assert isinstance(machine_id.get("weak"), bool) and isinstance(machine_id.get("detail"), str), env
+    assert isinstance(env.get("store", {}).get("path"), str) and env["store"].get("location") in LOCATIONS, env
+    stable = env.get("stable_id", {})
+    assert stable.get("location") in LOCATIONS, env
+    assert isinstance(stable.get("survives_app_data_removal"), bool), env
+    assert isinstance(stable.get("survives_container_removal"), bool), env
+    return env
+
+
+def files_under(path):
+    for dirpath, _, names in os.walk(path):
+        for name in names:
+            p = os.path.join(dirpath, name)
+            if os.path.isfile(p) and not os.path.islink(p):
+                yield p
+
+
+# ---------------------------------------------------------------------------------------------
+# A Flatpak with the Secret portal: the ID is derived from the portal's per-app secret, which the
+# host's keyring keeps (gnome-keyring's login collection, in FP_HOME outside ~/.var/app).
+
+@pytest.fixture(scope="module")
+def portal_runs(cli, tmp_path_factory):
+    home = tmp_path_factory.mktemp("flatpak-home")
+    secret = "portal-" + secrets.token_hex(16)
+    first = in_flatpak(cli, APP, [
+        step("get", "get", ID_NAME), step("again", "get", ID_NAME), step("other", "get", OTHER_NAME),
+        step("doctor", "doctor"), step("reset", "reset", ID_NAME), step("after-reset", "get", ID_NAME),
+        step("store", "secret", "store", "svc.sandboxed", "acct", input=secret),
+        step("lookup", "secret", "lookup", "svc.sandboxed", "acct"),
+    ], home)
+    files_after_first = {p: pathlib.Path(p).read_bytes() for p in files_under(home)}
+    shutil.rmtree(home / ".var" / "app" / APP)   # flatpak uninstall --delete-data
+    second = in_flatpak(cli, APP, [step("get", "get", ID_NAME), step("doctor", "doctor")], home)
+    neighbour = in_flatpak(cli, OTHER_FLATPAK, [step("get", "get", ID_NAME)], home)
+    return {"home": home, "secret": secret, "files": files_after_first, "first": first, "second": second,
+            "neighbour": neighbour}
+
+
+def test_flatpak_id_comes_from_the_portal(portal_runs):
+    first = portal_runs["first"]
+    a = answer(first, "get")
+    assert_identifier(a, source="portal", location="portal")
+    assert a["app_data_only"] is False and a["app_id"] == ID_NAME
+    again = answer(first, "again")
+    assert_identifier(again, source="portal", location="portal")
+    assert again["id"] == a["id"], "the same ID on the next call"
+    other = answer(first, "other")
+    assert_identifier(other, source="portal", location="portal")
+    assert other["id"] != a["id"], "another APP_ID of the same sandboxed app has another ID"
+
+
+def test_flatpak_portal_id_survives_removal_of_the_app_data(portal_runs):
+    a = answer(portal_runs["first"], "get")
+    after = answer(portal_runs["second"], "get")
+    assert_identifier(after, source="portal", location="portal")
+    assert after["id"] == a["id"], "rm -rf ~/.var/app/APP_ID must not change a portal-derived ID"
+
+
+def test_flatpak_another_sandboxed_app_gets_another_id(portal_runs):
+    a = answer(portal_runs["first"], "get")
+    theirs = answer(portal_runs["neighbour"], "get")
+    assert_identifier(theirs, source="portal", location="portal")
+    assert theirs["id"] != a["id"], "the portal's secret is per Flatpak app id: another app, another ID"
+
+
+def test_flatpak_reset_of_a_portal_derived_id_is_unsupported(portal_runs):
+    first = portal_runs["first"]
+    reset = first["reset"]
+    assert reset["rc"] == _exit_code("UNSUPPORTED"), reset
+    error = (reset["error"] or {}).get("error", {})
+    assert error.get("status") == _status("UNSUPPORTED") and error.get("name") == "UNSUPPORTED", reset
+    assert isinstance(error.get("message"), str) and error["message"], reset
+    assert answer(first, "after-reset")["id"] == answer(first, "get")["id"], "a refused reset changes nothing"
+
+
+def test_flatpak_doctor_reports_the_portal(portal_runs):
+    for run_name in ("first", "second"):
+        env = environment(answer(portal_runs[run_name], "doctor"))
+        assert (env["kind"], env["name"]) == ("flatpak", APP), env
+        assert env["portal"]["state"] == "secret", env
+        assert env["stable_id"]["location"] == "portal", env
+        assert env["stable_id"]["survives_app_data_removal"] is True, env
+        assert env["store"]["location"] == "app-data", env
+        assert env["store"]["path"].startswith(str(portal_runs["home"] / ".var" / "app" / APP)), env
+
+
+def test_flatpak_secret_round_trips_and_is_not_on_disk_in_plaintext(portal_runs):
+    first = portal_runs["first"]
+    assert first["store"]["rc"] == 0, first["store"]
+    lookup = first["lookup"]
+    assert lookup["rc"] == 0, lookup
+    assert portal_runs["secret"] in lookup["out"], lookup
+    needle = portal_runs["secret"].encode()
+    plain = [p for p, data in portal_runs["files"].items() if needle in data]
+    assert not plain, f"the secret is on disk in plaintext: {plain}"
+
+
+# ---------------------------------------------------------------------------------------------
+# A Flatpak without a portal (FP_PORTAL=0), or with a portal but no Secret back end
+# (FP_SECRETS=0): the ID lives in the app's own data and goes with it.
+
+@pytest.mark.parametrize("mode", ["no-portal", "no-secret-backend"])
+def test_flatpak_without_the_secret_portal_falls_back_to_app_data(cli, tmp_path, mode):
+    portal, backend, state = {"no-portal": (False, True, "absent"), "no-secret-backend": (True, False, "failed")}[mode]
+    first = in_flatpak(cli, APP, [step("get", "get", ID_NAME), step("again", "get", ID_NAME),
+                                  step("doctor", "doctor")], tmp_path, portal=portal, secrets_backend=backend)
+    a = answer(first, "get")
+    assert_identifier(a, source="created", location="app-data")
+    assert a["app_data_only"] is True, a
+    again = answer(first, "again")
+    assert_identifier(again, source="file", location="app-data")
+    assert again["id"] == a["id"]
+    env = environment(answer(first, "doctor"))
+    assert (env["kind"], env["name"]) == ("flatpak", APP), env
+    assert env["portal"]["state"] == state, env
+    assert env["stable_id"]["location"] == "app-data", env
+    assert env["stable_id"]["survives_app_data_removal"] is False, env
+    shutil.rmtree(tmp_path / ".var" / "app" / APP)
+    second = in_flatpak(cli, APP, [step("get", "get", ID_NAME)], tmp_path, portal=portal, secrets_backend=backend)
+    after = answer(second, "get")
+    assert_identifier(after, source="created", location="app-data")
+    assert after["id"] != a["id"], "without the portal the ID goes with the app's data (documented fallback)"
+
+
+# ---------------------------------------------------------------------------------------------
+# This machine, outside any sandbox (the suite's own scripts/with-keyring session).
+
+SYSTEMD_CONTAINER_NAMES = {"docker": "docker", "podman": "podman", "systemd-nspawn": "systemd-nspawn",
+                           "lxc": "lxc", "lxc-libvirt": "lxc", "openvz": "openvz", "wsl": "wsl", "proot": "proot",
+                           "rkt": "rkt", "container-other": "container-other"}
+
+
+def test_host_environment_matches_systemd_detect_virt(cli, keyring, store):
+    virt = subprocess.run(["systemd-detect-virt", "-c"], capture_output=True, text=True).stdout.strip()
+    doctor = run([cli, "--json", "doctor"])
+    env = environment(json.loads(doctor.stdout))
+    if virt == "none":
+        assert (env["kind"], env["name"]) == ("host", ""), env
+    else:  # e.g. this test machine is itself a Docker container (/.dockerenv)
+        assert (env["kind"], env["name"]) == ("container", SYSTEMD_CONTAINER_NAMES.get(virt, virt)), (virt, env)
+    assert env["portal"]["state"] == "not-asked", "a host app is app id \"\" to the portal: one secret for all"
+    got = run([cli, "--json", "get", "com.example.host"])
+    assert got.returncode == 0, got.stderr
+    assert_identifier(json.loads(got.stdout), location="keyring")
+
+
+# ---------------------------------------------------------------------------------------------
+# Containers (scripts/with-container): root, no bus, the file store at /var/lib/deviceid.
+
+CONTAINER_LOCATION = {"root": "container", "tmpfs": "container", "volume": "volume", "bind": "bind-mount"}
+
+
+@pytest.mark.parametrize("store_kind", sorted(CONTAINER_LOCATION))
+def test_container_store_location_and_what_survives_docker_rm(cli, tmp_path, store_kind):
+    location = CONTAINER_LOCATION[store_kind]
+    steps = [step("get", "get", ID_NAME), step("again", "get", ID_NAME), step("doctor", "doctor")]
+    first = in_container(cli, steps, CT_KIND="docker", CT_STORE=store_kind, CT_STATE=tmp_path)
+    a = answer(first, "get")
+    assert_identifier(a, source="created", location=location)
+    assert a["weak"] is True, "an image-baked machine ID cannot tell two containers of one image apart"
+    assert answer(first, "again")["id"] == a["id"]
+    env = environment(answer(first, "doctor"))
+    assert (env["kind"], env["name"]) == ("container", "docker"), env
+    assert env["machine_id"]["weak"] is True, env
+    assert env["store"]["location"] == location and env["store"]["path"].startswith("/var/lib/deviceid"), env
+    assert env["stable_id"]["location"] == location, env
+    survives = location in ("volume", "bind-mount")
+    assert env["stable_id"]["survives_container_removal"] is survives, env
+    # docker rm, then docker run with the same volume or bind mount: a new writable layer and tmpfs
+    second = in_container(cli, [step("get", "get", ID_NAME)], CT_KIND="docker", CT_STORE=store_kind,
+                          CT_STATE=tmp_path)
+    b = answer(second, "get")
+    assert b["location"] == location, b
+    if survives:
+        assert b["id"] == a["id"] and b["source"] == "file", (a, b)
+    else:
+        assert b["id"] != a["id"] and b["source"] == "created", (a, b)
+
+
+def test_container_bind_mount_of_a_chosen_host_directory(cli, tmp_path):
+    host_dir = tmp_path / "srv-ids"
+    first = answer(in_container(cli, [step("get", "get", ID_NAME)], CT_STORE="bind", CT_STORE_SRC=host_dir), "get")
+    assert_identifier(first, location="bind-mount")
+    assert any(n.startswith("id-") for n in os.listdir(host_dir)), "kept in the bind-mounted host directory"
+    second = answer(in_container(cli, [step("get", "get", ID_NAME)], CT_STORE="bind", CT_STORE_SRC=host_dir), "get")
+    assert second["id"] == first["id"]
+
+
+def machine_id_steps():
+    return [step("app-specific", "machine-id", "app-specific", APP128),
+            {"tag": "systemd", "argv": ["systemd-id128", "machine-id", f"--app-specific={APP128}"]},
+            {"tag": "machine-id", "argv": ["cat", "/etc/machine-id"]},
+            step("doctor", "doctor")]
+
+
+def app_specific(machine_id, app):
+    """sd_id128_get_machine_app_specific(3): HMAC-SHA256(machine ID, app ID), 16 bytes as a v4 UUID."""
+    import hmac
+    digest = bytearray(hmac.new(bytes.fromhex(machine_id), bytes.fromhex(app), "sha256").digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x40
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    return digest.hex()
+
+
+@pytest.mark.parametrize("kind, fresh, name, weak", [
+    ("docker", False, "docker", True),
+    ("podman", False, "podman", True),
+    ("nspawn", True, "systemd-nspawn", False),
+])
+def test_container_machine_id_weakness(cli, kind, fresh, name, weak):
+    machine_id = FRESH_MACHINE_ID if fresh else IMAGE_MACHINE_ID
+    results = in_container(cli, machine_id_steps(), CT_KIND=kind, CT_MACHINE_ID=machine_id,
+                           CT_MACHINE_ID_FRESH=1 if fresh else 0, CT_STORE="tmpfs")
+    assert results["machine-id"]["out"].strip() == machine_id, results["machine-id"]
+    a = answer(results, "app-specific")
+    assert results["systemd"]["rc"] == 0, results["systemd"]
+    assert a["id"].replace("-", "") == results["systemd"]["out"].strip() == app_specific(machine_id, APP128), \
+        "machine-id app-specific is sd_id128_get_machine_app_specific of the container's /etc/machine-id"
+    assert a.get("weak") is weak, a
+    if weak:
+        assert isinstance(a.get("weak_reason"), str) and a["weak_reason"], a
+    else:
+        assert "weak_reason" not in a, a
+    env = environment(answer(results, "doctor"))
+    assert (env["kind"], env["name"]) == ("container", name), env
+    assert env["machine_id"]["weak"] is weak, env
+    assert env["portal"]["state"] in ("absent", "not-asked"), env
