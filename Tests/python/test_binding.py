@@ -96,6 +96,15 @@ def test_constants_match_the_header():
     # Sources: Python names them with the library's deviceid_source_name(), as the CLI does.
     check("SOURCE_", {name: value for name, value in family("SOURCE_").items()
                       if deviceid._native.source_name(value).decode() == name.lower()})
+    # Environments, locations and portal states: named by the library (deviceid_*_name()), as
+    # deviceid.environment() and StableID.location report them; survival bits are Python's own.
+    for prefix, name_of in (("ENVIRONMENT_", deviceid._native.environment_kind_name),
+                            ("LOCATION_", deviceid._native.location_name),
+                            ("PORTAL_", deviceid._native.portal_state_name)):
+        check(prefix, {name: value for name, value in family(prefix).items()
+                       if name_of(value).decode().replace("-", "_").upper() == name})
+    check("SURVIVES_", {name[len("_SURVIVES_"):]: getattr(deviceid, name) for name in vars(deviceid)
+                        if name.startswith("_SURVIVES_")})
     statuses = family("E_")
     check("E_", {error.name: error.status for error in deviceid._errors.BY_STATUS.values()})
     for name, value in statuses.items():

@@ -295,6 +295,55 @@ def test_host_environment_matches_systemd_detect_virt(cli, keyring, store):
     assert_identifier(json.loads(got.stdout), location="keyring")
 
 
+def test_python_and_c_report_what_doctor_reports(cli, keyring, store):
+    """deviceid.environment() (the C functions deviceid_environment_*) and StableID.location give
+    the same fields as doctor --json, in the same process environment."""
+    import deviceid
+
+    env = environment(json.loads(run([cli, "--json", "doctor"]).stdout))
+    mine = deviceid.environment()
+    assert (mine.kind, mine.name, mine.portal) == (env["kind"], env["name"], env["portal"]["state"])
+    assert (mine.machine_id_weak, mine.machine_id_detail) == (env["machine_id"]["weak"], env["machine_id"]["detail"])
+    assert (mine.store_path, mine.store_location) == (env["store"]["path"], env["store"]["location"])
+    assert (mine.stable_id_location, mine.survives_app_data_removal, mine.survives_container_removal) == \
+        (env["stable_id"]["location"], env["stable_id"]["survives_app_data_removal"],
+         env["stable_id"]["survives_container_removal"])
+    info = deviceid.get_info("com.example.python-location")
+    from_cli = json.loads(run([cli, "--json", "get", "com.example.python-location"]).stdout)
+    assert (info.id, info.location, info.app_data_only) == (from_cli["id"], from_cli["location"], False)
+
+
+def test_snap_is_detected_and_its_data_is_app_data(cli, tmp_path):
+    """A snap's command (SNAP_NAME; HOME and the store under SNAP_USER_DATA): with the Secret Service
+    reachable (the password-manager-service plug) the keyring keeps the ID; with no bus, no portal:
+    kind snap, the ID kept in the snap's data and flagged so. (snapd does not run here: the
+    portal's answer to a real snap is not measured; README "Sandboxes and containers".)"""
+    data = tmp_path / "snap" / "example-snap" / "x1"
+    env = {"SNAP_NAME": "example-snap", "SNAP": "/snap/example-snap/x1", "SNAP_USER_DATA": str(data),
+           "SNAP_USER_COMMON": str(tmp_path / "snap" / "example-snap" / "common"), "HOME": str(data),
+           "XDG_DATA_HOME": str(data / ".local" / "share"), "DEVICEID_STORE_DIR": ""}
+    # With the Secret Service on its bus (password-manager-service connected) and no portal there:
+    # the keyring keeps the ID, as on a host.
+    plugged_data = tmp_path / "plugged"
+    plugged = run([cli, "--json", "get", "com.example.plugged"],
+                  env=dict(env, SNAP_USER_DATA=str(plugged_data), HOME=str(plugged_data),
+                           XDG_DATA_HOME=str(plugged_data / ".local" / "share")))
+    assert plugged.returncode == 0, plugged.stderr
+    assert (json.loads(plugged.stdout)["location"], json.loads(plugged.stdout)["app_data_only"]) == ("keyring", False)
+    # No bus at all: no portal, no keyring; the snap's own data.
+    env.update({"DBUS_SESSION_BUS_ADDRESS": None, "XDG_RUNTIME_DIR": None})
+    doctor = json.loads(run([cli, "--json", "doctor"], env=env).stdout)["environment"]
+    assert (doctor["kind"], doctor["name"]) == ("snap", "example-snap"), doctor
+    assert doctor["portal"]["state"] == "absent", doctor
+    assert doctor["store"]["path"].startswith(str(data)) and doctor["store"]["location"] == "app-data", doctor
+    assert (doctor["stable_id"]["location"], doctor["stable_id"]["survives_app_data_removal"]) == ("app-data", False)
+    got = run([cli, "--json", "get", "com.example.snapped"], env=env)
+    assert got.returncode == 0, got.stderr
+    answer = json.loads(got.stdout)
+    assert (answer["location"], answer["app_data_only"], answer["source"]) == ("app-data", True, "created"), answer
+    assert "removing the app's data removes it" in got.stderr
+
+
 # ---------------------------------------------------------------------------------------------
 # Containers (scripts/with-container): root, no bus, the file store at /var/lib/deviceid.
 

@@ -39,7 +39,7 @@ __all__ = [
     "set_backend", "get_backend", "set_timeout_ms", "set_interactive", "get_interactive", "set_store_dir",
     "strerror", "status_name", "BACKENDS", "SCOPES", "NULL_UUID", "UUID_STRING_MAX", "NAME_MAX", "SECRET_MAX",
     "FORMAT_UPPERCASE", "FORMAT_COMPACT", "FLAG_DEVICE_CHANGED", "FLAG_WEAK", "FLAG_LIMITED", "FLAG_FILE_ONLY",
-    "FLAG_REPAIRED", "FLAG_MIRRORED", "FLAG_PROVISIONAL",
+    "FLAG_REPAIRED", "FLAG_MIRRORED", "FLAG_PROVISIONAL", "FLAG_APP_DATA_ONLY",
     # errors
     "DeviceIDError", "InvalidArgumentError", "BufferTooSmallError", "NotFoundError", "LockedError",
     "UnavailableError", "TimedOutError", "CorruptError", "IOFailureError", "PermissionDeniedError",

@@ -162,7 +162,7 @@ public final class DeviceIdentity: Sendable {
         if try anchoredIdentifier(key, configuration, keeper) != nil {
             throw DeviceIDError(.unsupported, "in this sandbox the app's ID is derived from the Secret portal's "
                 + "secret for the app, which the host's keyring keeps and the app cannot change; a reset kept in the "
-                + "app's files would be undone by removing them (README \"Sandboxes\")")
+                + "app's files would be undone by removing them (README \"Sandboxes and containers\")")
         }
         try keeper.reset(key)
     }
