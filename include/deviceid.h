@@ -39,9 +39,9 @@ extern "C" {
 /* ---- Version ------------------------------------------------------------------------------ */
 
 #define DEVICEID_VERSION_MAJOR 0
-#define DEVICEID_VERSION_MINOR 2
+#define DEVICEID_VERSION_MINOR 3
 #define DEVICEID_VERSION_PATCH 0
-#define DEVICEID_VERSION_STRING "0.2.0"
+#define DEVICEID_VERSION_STRING "0.3.0"
 
 /** The library's version, "MAJOR.MINOR.PATCH"; static storage, never NULL. */
 const char *DEVICEID_NONNULL deviceid_version_string(void);

@@ -436,6 +436,47 @@ static void test_machine_and_scopes(void) {
     CHECK(strcmp(out, shared) == 0);
 }
 
+/* Where the process runs, and where IDs live: every answer is one of the documented values,
+ * names and survival bits agree with the header, and bad buffers get a status. */
+static void test_environment(const char *dir) {
+    int kind = deviceid_environment_kind();
+    CHECK(kind >= DEVICEID_ENVIRONMENT_HOST && kind <= DEVICEID_ENVIRONMENT_CONTAINER);
+    CHECK(strcmp(deviceid_environment_kind_name(DEVICEID_ENVIRONMENT_FLATPAK), "flatpak") == 0);
+    CHECK(strcmp(deviceid_environment_kind_name(99), "unknown") == 0);
+    char name[DEVICEID_NAME_MAX], tiny[1];
+    CHECK_STATUS(deviceid_environment_name(name, sizeof name), DEVICEID_OK);
+    CHECK((kind == DEVICEID_ENVIRONMENT_HOST) == (name[0] == '\0'));
+    CHECK_STATUS(deviceid_environment_name(NULL, 5), DEVICEID_E_INVALID_ARGUMENT);
+    if (name[0]) CHECK_STATUS(deviceid_environment_name(tiny, sizeof tiny), DEVICEID_E_BUFFER_TOO_SMALL);
+    char reason[1024];
+    int weak = deviceid_environment_machine_id_weak(reason, sizeof reason);
+    CHECK((weak == 0 || weak == 1) && reason[0] != '\0');
+    CHECK(deviceid_environment_machine_id_weak(NULL, 0) == weak);
+    CHECK_STATUS(deviceid_environment_machine_id_weak(tiny, sizeof tiny), DEVICEID_E_BUFFER_TOO_SMALL);
+    /* Not in a sandbox here: the portal is not asked. */
+    CHECK_STATUS(deviceid_environment_portal(), DEVICEID_PORTAL_NOT_ASKED);
+    CHECK(strcmp(deviceid_portal_state_name(DEVICEID_PORTAL_SECRET), "secret") == 0);
+    char path[4096];
+    int store = deviceid_environment_store_location(path, sizeof path);
+    CHECK(store == DEVICEID_LOCATION_HOST || store == DEVICEID_LOCATION_CONTAINER ||
+          store == DEVICEID_LOCATION_VOLUME || store == DEVICEID_LOCATION_BIND_MOUNT);
+    CHECK(strcmp(path, dir) == 0);
+    CHECK(deviceid_environment_store_location(NULL, 0) == store);
+    /* The file backend: the stable ID lives where the store does, and says so. */
+    CHECK(deviceid_environment_stable_id_location() == store);
+    CHECK(deviceid_identifier_location(DEVICEID_SCOPE_APP, "com.example.c-location") == store);
+    CHECK_STATUS(deviceid_identifier_location(DEVICEID_SCOPE_APP, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier_location(42, "x"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(strcmp(deviceid_location_name(DEVICEID_LOCATION_BIND_MOUNT), "bind-mount") == 0);
+    CHECK(strcmp(deviceid_location_name(0), "unknown") == 0);
+    CHECK(deviceid_location_survives(DEVICEID_LOCATION_PORTAL) ==
+          (DEVICEID_SURVIVES_APP_DATA_REMOVAL | DEVICEID_SURVIVES_CONTAINER_REMOVAL));
+    CHECK(deviceid_location_survives(DEVICEID_LOCATION_APP_DATA) == DEVICEID_SURVIVES_CONTAINER_REMOVAL);
+    CHECK(deviceid_location_survives(DEVICEID_LOCATION_CONTAINER) == DEVICEID_SURVIVES_APP_DATA_REMOVAL);
+    CHECK(deviceid_location_survives(-1) == 0);
+    CHECK(strcmp(deviceid_source_name(DEVICEID_SOURCE_PORTAL), "portal") == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]);
@@ -452,6 +493,7 @@ int main(int argc, char **argv) {
     test_uuids_across_fork();
     test_reset_on_another_thread_clears_the_cache();
     test_identifier_reset();
+    test_environment(argv[1]);
     /* The same again with the keyring (auto backend) where the test run has one. */
     CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_AUTO), DEVICEID_OK);
     test_get();

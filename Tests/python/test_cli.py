@@ -164,8 +164,10 @@ def test_doctor_reports_each_store(cli, store, keyring):
     report = json.loads(result.stdout)
     names = {c["name"]: c["ok"] for c in report["checks"]}
     assert names == {"configuration": True, "session bus": True, "secret service": True,
-                     "default collection": True, "keyring round trip": True, "file store": True}
+                     "default collection": True, "keyring round trip": True, "file store": True,
+                     "environment": True}
     assert report["answering"] == "keyring+file" and report["healthy"] is True
+    assert report["environment"]["stable_id"]["location"] == "keyring", "the keyring answers here"
     assert "provided by GNOME Keyring" in result.stdout
     assert run(["secret-tool", "search", "service", "deviceid.doctor"]).stdout == "", "the probe item is gone"
     run([KEYRING_CONTROL, "lock"])

@@ -34,7 +34,7 @@ __all__ = [
     "store_secret", "lookup_secret", "delete_secret",
     # the iOS-era techniques
     "uuid4", "parse_uuid", "mac_address", "mac_md5", "MACAddress", "hash_hex", "token_hash",
-    "machine_app_specific", "machine_id_raw", "product_uuid_raw",
+    "machine_app_specific", "machine_id_raw", "machine_id_weak", "product_uuid_raw",
     # configuration and statuses
     "set_backend", "get_backend", "set_timeout_ms", "set_interactive", "get_interactive", "set_store_dir",
     "strerror", "status_name", "BACKENDS", "SCOPES", "NULL_UUID", "UUID_STRING_MAX", "NAME_MAX", "SECRET_MAX",
@@ -286,6 +286,14 @@ def machine_app_specific(app_id: str, compact: bool = False) -> str:
     out = _ctypes.create_string_buffer(UUID_STRING_MAX)
     _native.machine_app_specific(_text(app_id, "app_id"), _format(False, compact), out, len(out))
     return out.value.decode("ascii")
+
+
+def machine_id_weak() -> tuple[bool, str]:
+    """Whether the machine ID is weak — not known to be this machine's own (in a container, one
+    baked into the image and shared by every container made from it) — and why, in words."""
+    reason = _ctypes.create_string_buffer(1024)
+    weak = _native.environment_machine_id_weak(reason, len(reason))
+    return weak == 1, reason.value.decode("utf-8", "replace")
 
 
 def machine_id_raw(compact: bool = True) -> str:

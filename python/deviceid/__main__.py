@@ -246,7 +246,10 @@ def _run(out, words):
             value = deviceid.machine_id_raw(compact=False)
         else:
             raise _Usage("machine-id takes app-specific APP_ID | raw", command)
-        out.say(value, {"id": value})
+        weak, reason = deviceid.machine_id_weak()
+        out.say(value, dict({"id": value, "weak": weak}, **({"weak_reason": reason} if weak else {})))
+        if weak and not out.json:
+            out.note(f"weak: {reason}")
     elif command == "version":
         out.say(f"deviceid {deviceid.__version__}", {"version": deviceid.__version__})
     elif command == "help":

@@ -14,10 +14,10 @@ enum SecretPortal {
     static let busName = "org.freedesktop.portal.Desktop"
     static let path = "/org/freedesktop/portal/desktop"
     static let interface = "org.freedesktop.portal.Secret"
-    /// More than any back end sends (gnome-keyring: 64): a longer answer is malformed.
-    static let maximumSecretSize = 1024
-    /// Less than this is not a master secret worth deriving from.
-    static let minimumSecretSize = 16
+    /// The size of the secret: gnome-keyring writes 64 bytes, and libsecret — whose file backend
+    /// keys on the same secret — reads exactly 64 and refuses any other size, so every back end
+    /// that works with it writes 64.
+    static let secretSize = 64
 
     enum Answer {
         /// The app's master secret (wipe it after use).
@@ -77,25 +77,28 @@ enum SecretPortal {
         }
     }
 
-    /// Reads the pipe to its end, within the deadline.
+    /// Reads the secret: its 64 bytes, or the pipe's end, within the deadline. Not the end
+    /// alone, as a first version did: once in a suite run a process waited its whole 5 s for the
+    /// end; libsecret too reads 64 bytes after the portal's Response and never waits for the end.
     private static func readAnswer(_ reader: FileDescriptor, until end: Int,
                                    _ timeoutMilliseconds: UInt32) throws(DeviceIDError) -> [UInt8] {
         var secret = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 256)
+        var chunk = [UInt8](repeating: 0, count: secretSize)
         defer { wipe(&chunk) }
-        while true {
+        while secret.count < secretSize {
             switch reader.awaitReadable(until: end) {
             case .success(true): break
             case .success(false):
+                let count = secret.count
                 wipe(&secret)
                 throw DeviceIDError(.timedOut, "the Secret portal's back end did not finish its answer within "
-                                    + "\(timeoutMilliseconds) ms")
+                                    + "\(timeoutMilliseconds) ms (\(count) of \(secretSize) bytes)")
             case .failure(let errno):
                 wipe(&secret)
                 throw errno.error("cannot wait for", "the Secret portal's answer")
             }
             let count: Int
-            switch chunk.withUnsafeMutableBytes({ reader.read(into: $0) }) {
+            switch chunk.withUnsafeMutableBytes({ reader.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<(secretSize - secret.count)])) }) {
             case .success(let n): count = n
             case .failure(let errno):
                 wipe(&secret)
@@ -103,16 +106,14 @@ enum SecretPortal {
             }
             if count == 0 { break }
             secret += chunk[0..<count]
-            guard secret.count <= maximumSecretSize else {
-                wipe(&secret)
-                throw DeviceIDError(.keyring, "the Secret portal's answer is longer than \(maximumSecretSize) bytes")
-            }
         }
-        guard secret.count >= minimumSecretSize else {
+        guard secret.count == secretSize else {
+            let count = secret.count
             wipe(&secret)
-            // An empty answer is what a back end that failed leaves: not "none" (it may be locked).
-            throw DeviceIDError(.keyring, "the Secret portal's back end gave no secret (\(secret.count) bytes): "
-                                + "is the keyring on the host locked, or its portal back end not running?")
+            // An empty answer is what a back end that failed leaves (Response 2): not "none", as
+            // a locked keyring on the host leaves the same.
+            throw DeviceIDError(.keyring, "the Secret portal's back end gave no secret (\(count) bytes): is the "
+                                + "keyring on the host locked, or its portal back end not running?")
         }
         return secret
     }
