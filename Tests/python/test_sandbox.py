@@ -169,6 +169,38 @@ def files_under(path):
 # A Flatpak with the Secret portal: the ID is derived from the portal's per-app secret, which the
 # host's keyring keeps (gnome-keyring's login collection, in FP_HOME outside ~/.var/app).
 
+# Reads this sandboxed app's secret from the Secret portal as libsecret does (RetrieveSecret with
+# a pipe, 64 bytes) and prints it in hex: the known answer the derivation is checked against.
+PORTAL_SECRET = r"""
+import dbus, os
+portal = dbus.SessionBus().get_object("org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop")
+r, w = os.pipe()
+portal.RetrieveSecret(dbus.types.UnixFd(w), dbus.Dictionary({}, signature="sv"),
+                      dbus_interface="org.freedesktop.portal.Secret")
+os.close(w)
+data = b""
+while len(data) < 64:
+    chunk = os.read(r, 64 - len(data))
+    if not chunk:
+        break
+    data += chunk
+print(data.hex())
+"""
+
+
+def derived_id(secret_hex, app_id):
+    """README "Sandboxes and containers": HMAC-SHA256(HMAC-SHA256(S, label), app id), first 16
+    bytes, made a version-4 UUID (RFC 9562), as systemd's app-specific derivation."""
+    import hashlib
+    import hmac
+    key = hmac.new(bytes.fromhex(secret_hex), b"deviceid.portal.stable-id.v1", hashlib.sha256).digest()
+    raw = bytearray(hmac.new(key, app_id.encode(), hashlib.sha256).digest()[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 @pytest.fixture(scope="module")
 def portal_runs(cli, tmp_path_factory):
     home = tmp_path_factory.mktemp("flatpak-home")
@@ -178,6 +210,7 @@ def portal_runs(cli, tmp_path_factory):
         step("doctor", "doctor"), step("reset", "reset", ID_NAME), step("after-reset", "get", ID_NAME),
         step("store", "secret", "store", "svc.sandboxed", "acct", input=secret),
         step("lookup", "secret", "lookup", "svc.sandboxed", "acct"),
+        {"tag": "portal-secret", "argv": ["/usr/bin/python3", "-c", PORTAL_SECRET]},
     ], home)
     files_after_first = {p: pathlib.Path(p).read_bytes() for p in files_under(home)}
     shutil.rmtree(home / ".var" / "app" / APP)   # flatpak uninstall --delete-data
@@ -198,6 +231,15 @@ def test_flatpak_id_comes_from_the_portal(portal_runs):
     other = answer(first, "other")
     assert_identifier(other, source="portal", location="portal")
     assert other["id"] != a["id"], "another APP_ID of the same sandboxed app has another ID"
+
+
+def test_flatpak_id_is_the_documented_derivation_of_the_portal_secret(portal_runs):
+    first = portal_runs["first"]
+    probe = first["portal-secret"]
+    assert probe["rc"] == 0 and len(probe["out"].strip()) == 128, probe
+    secret_hex = probe["out"].strip()
+    assert answer(first, "get")["id"] == derived_id(secret_hex, ID_NAME)
+    assert answer(first, "other")["id"] == derived_id(secret_hex, OTHER_NAME)
 
 
 def test_flatpak_portal_id_survives_removal_of_the_app_data(portal_runs):

@@ -24,8 +24,14 @@ enum Sealing {
     }
 
     static func seal(_ plaintext: [UInt8], key: [UInt8], context: [UInt8]) throws(DeviceIDError) -> [UInt8] {
-        guard key.count == keySize else { throw DeviceIDError(.internal, "a sealing key must be \(keySize) bytes") }
-        let nonce = try SystemRandom.bytes(nonceSize)
+        try seal(plaintext, key: key, context: context, nonce: try SystemRandom.bytes(nonceSize))
+    }
+
+    /// With the nonce given: known-answer tests only (a nonce is never reused under one key).
+    static func seal(_ plaintext: [UInt8], key: [UInt8], context: [UInt8], nonce: [UInt8]) throws(DeviceIDError) -> [UInt8] {
+        guard key.count == keySize, nonce.count == nonceSize else {
+            throw DeviceIDError(.internal, "a sealing key is \(keySize) bytes and a nonce \(nonceSize)")
+        }
         guard let cipher = EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
         defer { EVP_CIPHER_CTX_free(cipher) }
         var body = [UInt8](repeating: 0, count: plaintext.count + 16)

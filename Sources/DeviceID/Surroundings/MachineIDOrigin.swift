@@ -13,7 +13,13 @@ public struct MachineIDOrigin: Sendable, Equatable {
     public let detail: String
 
     static func assess(container: Container?, mounts: MountTable) -> MachineIDOrigin {
-        guard let path = MachineID.pathInUse() else {
+        assess(MachineID.pathInUse(), container: container, mounts: mounts, started: Container.startTime)
+    }
+
+    /// The rules, with the machine-ID file, the container, its mounts and its start given (tests).
+    static func assess(_ path: String?, container: Container?, mounts: MountTable,
+                       started: () -> Int64?) -> MachineIDOrigin {
+        guard let path else {
             return MachineIDOrigin(weak: true, detail: "no machine ID can be read: IDs cannot be bound to this machine")
         }
         guard let container else { return MachineIDOrigin(weak: false, detail: "\(path), this machine's own") }
@@ -29,7 +35,7 @@ public struct MachineIDOrigin: Sendable, Equatable {
             return MachineIDOrigin(weak: false, detail: "\(path) is bind-mounted into \(kind) from \(mount.root)")
         }
         var st = stat()
-        guard stat(path, &st) == 0, let started = Container.startTime() else {
+        guard stat(path, &st) == 0, let started = started() else {
             return MachineIDOrigin(weak: true, detail: "\(path) in \(kind): cannot tell whether the container manager "
                                    + "made it for this container")
         }

@@ -37,8 +37,10 @@ public enum Sandbox: Sendable, Equatable {
             let text = String(line).trimmingSpaces()
             if text.hasPrefix("[") {
                 inApplication = text == "[Application]"
-            } else if inApplication, text.hasPrefix("name=") {
-                let value = String(text.dropFirst(5)).trimmingSpaces()
+            } else if inApplication, let equals = text.firstIndex(of: "="),
+                      String(text[..<equals]).trimmingSpaces() == "name" {
+                // GKeyFile's rule, which the portal reads it with: spaces around key and value go.
+                let value = String(text[text.index(after: equals)...]).trimmingSpaces()
                 return value.isEmpty ? nil : value
             }
         }

@@ -1,6 +1,6 @@
 /// Where an identifier lives, and so what takes it away. The raw values are the C ABI's
 /// `DEVICEID_LOCATION_*`.
-public enum StorageLocation: Int32, Sendable, CustomStringConvertible {
+public enum StorageLocation: Int32, Sendable, CaseIterable, CustomStringConvertible {
     /// The user's Secret Service (keyring): outlives the app, its data and any container.
     case keyring = 1
     /// Derived from the Secret portal's secret for this sandboxed app, which the host's keyring

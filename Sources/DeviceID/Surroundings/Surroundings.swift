@@ -22,8 +22,18 @@ public struct Surroundings: Sendable, Equatable {
     public let kind: Kind
     public let sandbox: Sandbox?
     public let container: Container?
-    /// Whether the machine ID is this machine's (or container's) own.
-    public let machineID: MachineIDOrigin
+
+    /// Whether the machine ID is this machine's (or container's) own; assessed once per machine-ID
+    /// file, as `MachineID` reads each once.
+    public var machineID: MachineIDOrigin {
+        let path = MachineID.pathInUse() ?? ""
+        if let known = Self.origins.withLock({ $0[path] }) { return known }
+        let origin = MachineIDOrigin.assess(container: container, mounts: .current())
+        Self.origins.withLock { $0[path] = origin }
+        return origin
+    }
+
+    private static let origins = Locked<[String: MachineIDOrigin]>([:])
 
     /// The Flatpak app id, the snap's name, the container manager; "" on a host.
     public var name: String {
@@ -43,8 +53,7 @@ public struct Surroundings: Sendable, Equatable {
         case .snap: .snap
         case nil: container == nil ? .host : .container
         }
-        let found = Surroundings(kind: kind, sandbox: sandbox, container: container,
-                                 machineID: MachineIDOrigin.assess(container: container, mounts: .current()))
+        let found = Surroundings(kind: kind, sandbox: sandbox, container: container)
         detected.withLock { $0 = found }
         return found
     }
