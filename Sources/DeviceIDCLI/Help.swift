@@ -14,7 +14,10 @@ enum Help {
             The ID is a UUID v4 minted once per APP_ID and user, kept in the keyring (Secret Service)
             and mirrored in the file store; it survives restarts and reinstalls. With --json the
             answer says where it came from and how far to trust it (device_changed, weak, file_only,
-            repaired, mirrored, provisional).
+            repaired, mirrored, provisional, app_data_only) and where it lives (location: keyring,
+            portal, app-data, host, container, volume, bind-mount). In a Flatpak or Snap whose
+            Secret portal answers, the ID is derived from the portal's secret for the app: it
+            survives removal of the app's data, and reset is UNSUPPORTED.
             """),
         Entry(command: "reset", forms: [("reset APP_ID", "forget it; the next get mints a new one")], details: """
             Removes the ID from every store. A locked keyring fails the reset before anything is
@@ -56,12 +59,17 @@ enum Help {
         ], details: """
             app-specific is exactly sd_id128_get_machine_app_specific(3): APP_ID is a 128-bit ID
             (32 hex digits or a UUID), as `systemd-id128 machine-id --app-specific=` takes.
+            Both say weak (with the reason) when the machine ID is not this machine's own: in a
+            container, one baked into the image is shared by every container made from it.
             """),
         Entry(command: "product-uuid", forms: [("product-uuid raw", "the RAW firmware product UUID (usually root only)")],
               details: "Read from /sys/class/dmi/id/product_uuid, which only root may read on most systems."),
         Entry(command: "doctor", forms: [("doctor", "check the bus, the keyring and the file store")], details: """
             Says which stores would answer and why not; creates, reads back and deletes a probe item
-            in the keyring. Exits 15 when a check this configuration needs fails.
+            in the keyring. Names the environment (host, Flatpak app, Snap, container), what the
+            Secret portal said in a sandbox, whether the machine ID is weak, and where IDs live
+            there and what removes them (--json: "environment"). Exits 15 when a check this
+            configuration needs fails.
             """),
         Entry(command: "version", forms: [("version", "print the version")], details: ""),
         Entry(command: "help", forms: [("help [COMMAND]", "print this text, or one command's")], details: ""),
