@@ -55,6 +55,12 @@ final class NonBlockingTests: XCTestCase {
         try await identity.nonblocking.reset(appID: "com.example.async")
         let minted = try await identity.nonblocking.stableID(for: "com.example.async").id
         XCTAssertNotEqual(minted, first.id)
+        let environment = try await identity.nonblocking.environment()
+        let blocking = try identity.environment()
+        XCTAssertEqual(environment.storePath, tmp.path)
+        XCTAssertEqual(environment.storeLocation, blocking.storeLocation)
+        XCTAssertEqual(environment.stableIDLocation, blocking.storeLocation, "the file backend keeps IDs in the store")
+        XCTAssertEqual(try identity.stableID(for: "com.example.async").location, blocking.storeLocation)
         do {
             _ = try await identity.nonblocking.stableID(for: "")
             XCTFail("an empty app id is refused")

@@ -60,6 +60,11 @@ extension DeviceIdentity {
             }
         }
 
+        /// `DeviceIdentity.environment()`: asks the Secret portal (in a sandbox) and the keyring.
+        public func environment() async throws(DeviceIDError) -> EnvironmentReport {
+            try await Self.onOwnThread { [identity] () throws(DeviceIDError) in try identity.environment() }
+        }
+
         /// Runs `body` on a new detached thread and resumes the caller with its result. Where no
         /// thread can be started (a thread limit), the call fails with `.noMemory` rather than
         /// block a pool thread.
