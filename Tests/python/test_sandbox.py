@@ -292,27 +292,67 @@ def test_flatpak_secret_round_trips_and_is_not_on_disk_in_plaintext(portal_runs)
 # A Flatpak without a portal (FP_PORTAL=0), or with a portal but no Secret back end
 # (FP_SECRETS=0): the ID lives in the app's own data and goes with it.
 
-@pytest.mark.parametrize("mode", ["no-portal", "no-secret-backend"])
-def test_flatpak_without_the_secret_portal_falls_back_to_app_data(cli, tmp_path, mode):
-    portal, backend, state = {"no-portal": (False, True, "absent"), "no-secret-backend": (True, False, "failed")}[mode]
+def test_flatpak_without_the_secret_portal_falls_back_to_app_data(cli, tmp_path):
+    """No portal on the bus (positively none): the app's files keep the ID, flagged provisional and
+    app_data_only; removing the app's data removes it (the documented fallback)."""
     first = in_flatpak(cli, APP, [step("get", "get", ID_NAME), step("again", "get", ID_NAME),
-                                  step("doctor", "doctor")], tmp_path, portal=portal, secrets_backend=backend)
+                                  step("doctor", "doctor")], tmp_path, portal=False)
     a = answer(first, "get")
     assert_identifier(a, source="created", location="app-data")
-    assert a["app_data_only"] is True, a
+    assert (a["app_data_only"], a["provisional"]) == (True, True), a
     again = answer(first, "again")
     assert_identifier(again, source="file", location="app-data")
     assert again["id"] == a["id"]
     env = environment(answer(first, "doctor"))
     assert (env["kind"], env["name"]) == ("flatpak", APP), env
-    assert env["portal"]["state"] == state, env
+    assert env["portal"]["state"] == "absent", env
     assert env["stable_id"]["location"] == "app-data", env
     assert env["stable_id"]["survives_app_data_removal"] is False, env
     shutil.rmtree(tmp_path / ".var" / "app" / APP)
-    second = in_flatpak(cli, APP, [step("get", "get", ID_NAME)], tmp_path, portal=portal, secrets_backend=backend)
+    second = in_flatpak(cli, APP, [step("get", "get", ID_NAME)], tmp_path, portal=False)
     after = answer(second, "get")
     assert_identifier(after, source="created", location="app-data")
     assert after["id"] != a["id"], "without the portal the ID goes with the app's data (documented fallback)"
+
+
+def test_flatpak_a_portal_whose_back_end_fails_mints_nothing(cli, tmp_path):
+    """The portal is there but its back end gives nothing (gnome-keyring not running: Response 2,
+    no bytes) — as a locked keyring on the host would: never a reason to mint. doctor says failed."""
+    run1 = in_flatpak(cli, APP, [step("get", "get", ID_NAME), step("doctor", "doctor")], tmp_path,
+                      secrets_backend=False)
+    assert run1["get"]["rc"] != 0 and run1["get"]["error"]["error"]["name"] in ("UNAVAILABLE", "KEYRING"), run1["get"]
+    assert not any(os.path.basename(f).startswith("id-") for f in files_under(tmp_path / ".var" / "app" / APP)), \
+        "nothing minted into the app's files"
+    doctor = run1["doctor"]
+    assert doctor["rc"] == _exit_code("UNAVAILABLE"), doctor
+    env = environment(doctor["json"])
+    assert env["portal"]["state"] == "failed", env
+
+
+def test_flatpak_the_derived_id_outlives_a_silent_portal_and_a_provisional_one_yields(cli, tmp_path):
+    """docs/STATE.md "In a sandbox": the derived ID's mirror answers while the portal is absent or
+    failing (never a second ID), a reset of it is refused there too; an ID minted while no portal
+    answered is provisional and the derived one replaces it when the portal answers."""
+    derived = answer(in_flatpak(cli, APP, [step("get", "get", ID_NAME)], tmp_path), "get")
+    silent = in_flatpak(cli, APP, [step("get", "get", ID_NAME), step("reset", "reset", ID_NAME)], tmp_path,
+                        portal=False)
+    mirrored = answer(silent, "get")
+    assert (mirrored["id"], mirrored["source"], mirrored["location"], mirrored["mirrored"]) == \
+        (derived["id"], "portal", "portal", True), mirrored
+    assert silent["reset"]["rc"] == _exit_code("UNSUPPORTED"), silent["reset"]
+    failing = answer(in_flatpak(cli, APP, [step("get", "get", ID_NAME)], tmp_path, secrets_backend=False), "get")
+    assert failing["id"] == derived["id"], failing
+    # A fresh app data without a portal: a provisional ID, which the portal's replaces for good.
+    other = tmp_path / "other-home"
+    other.mkdir()
+    provisional = answer(in_flatpak(cli, APP, [step("get", "get", OTHER_NAME)], other, portal=False), "get")
+    assert (provisional["provisional"], provisional["app_data_only"]) == (True, True), provisional
+    later = in_flatpak(cli, APP, [step("get", "get", OTHER_NAME), step("again", "get", OTHER_NAME)], other)
+    replaced = answer(later, "get")
+    assert replaced["source"] == "portal" and replaced["id"] != provisional["id"], (provisional, replaced)
+    assert answer(later, "again")["id"] == replaced["id"]
+    back = answer(in_flatpak(cli, APP, [step("get", "get", OTHER_NAME)], other, portal=False), "get")
+    assert back["id"] == replaced["id"], "the portal's ID stays when the portal is gone again"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,6 +424,10 @@ def test_snap_is_detected_and_its_data_is_app_data(cli, tmp_path):
     answer = json.loads(got.stdout)
     assert (answer["location"], answer["app_data_only"], answer["source"]) == ("app-data", True, "created"), answer
     assert "removing the app's data removes it" in got.stderr
+    # A classic snap's SNAP_NAME inherited by a program run from it (HOME is the user's): a host.
+    inherited = dict(env, HOME=str(tmp_path / "home"))
+    kind = json.loads(run([cli, "--json", "doctor"], env=inherited).stdout)["environment"]["kind"]
+    assert kind in ("host", "container"), kind
 
 
 # ---------------------------------------------------------------------------------------------

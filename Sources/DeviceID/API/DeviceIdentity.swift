@@ -111,12 +111,24 @@ public final class DeviceIdentity: Sendable {
         if let cached { return cached }
         let chosen = try configuration.get()
         let stores = try chosen.stores()
-        let keeper = IdentifierKeeper(stores: stores)
-        if let anchored = try anchoredIdentifier(key, chosen, keeper) {
-            state.withLock { state in
-                if generationCounter.load() == computedAt { state.cache[key] = anchored }
+        var keeper = IdentifierKeeper(stores: stores)
+        let surroundings = Surroundings.current()
+        if let sandbox = sandboxKeeper(key, chosen, keeper) {
+            switch try sandbox.get(key, now: WallClock.seconds(), fingerprint: MachineID.fingerprint) {
+            case .derived(let id, let fromMirror):
+                var flags: StableID.Flags = fromMirror ? .mirrored : []
+                if surroundings.machineID.weak { flags.insert(.weak) }
+                let answer = StableID(id: id, source: .portal, flags: flags, location: .portal)
+                // From the mirror, the portal is asked again next time.
+                if !fromMirror {
+                    state.withLock { state in
+                        if generationCounter.load() == computedAt { state.cache[key] = answer }
+                    }
+                }
+                return answer
+            case .stores(let mintExtra):
+                keeper.mintExtra = mintExtra
             }
-            return anchored
         }
         // The machine ID is read after the lookup; its first read (a warm-up, whose failure the
         // fingerprint below meets again) overlaps the keyring's D-Bus round trips.
@@ -128,19 +140,21 @@ public final class DeviceIdentity: Sendable {
         if resolution.repairedCorrupt { flags.insert(.repaired) }
         if resolution.fromMirror { flags.insert(.mirrored) }
         if resolution.provisional { flags.insert(.provisional) }
+        // Minted in a sandbox while no portal answered: the derived ID replaces it when one does.
+        if record.portalOrigin == .unanchored { flags.insert(.provisional) }
         if let fingerprint {
             if let stored = record.machine, stored != fingerprint { flags.insert(.deviceChanged) }
         } else {
             // No machine ID: the ID cannot be bound to this machine, so a clone would go unnoticed.
             flags.insert(.weak)
         }
-        let surroundings = Surroundings.current()
         // A machine ID shared by every container of an image: clone detection cannot tell them apart.
         if surroundings.machineID.weak { flags.insert(.weak) }
         // In the keyring when it holds the ID; else wherever the file store's directory lives.
         let inKeyring = resolution.source == .keyring || (resolution.source == .created && stores.keyring != nil
             && !resolution.provisional && resolution.keyringFailure == nil)
-        let location = inKeyring ? StorageLocation.keyring : surroundings.location(ofFilesIn: stores.lock.path)
+        let location = record.portalOrigin == .anchored ? StorageLocation.portal
+            : inKeyring ? StorageLocation.keyring : surroundings.location(ofFilesIn: stores.lock.path)
         if location == .appData { flags.insert(.appDataOnly) }
         var answer = StableID(id: record.id, source: StableID.Source(resolution.source), flags: flags,
                               keyringFailure: resolution.keyringFailure, location: location)
@@ -159,38 +173,17 @@ public final class DeviceIdentity: Sendable {
         defer {
             state.withLock { forgetAnswers(&$0) }
         }
-        if try anchoredIdentifier(key, configuration, keeper) != nil {
-            throw DeviceIDError(.unsupported, "in this sandbox the app's ID is derived from the Secret portal's "
-                + "secret for the app, which the host's keyring keeps and the app cannot change; a reset kept in the "
-                + "app's files would be undone by removing them (README \"Sandboxes and containers\")")
-        }
+        if let sandbox = sandboxKeeper(key, configuration, keeper) { return try sandbox.reset(key) }
         try keeper.reset(key)
     }
 
-    /// In a sandbox (auto backend, an app's stable ID), the ID derived from the Secret portal's
-    /// secret for the app (`SandboxAnchor`), unless a store holds one handed out before (0.2.0
-    /// kept it in the app's files; a sandbox that reaches the Secret Service may keep it there):
-    /// that one stays. nil: the stores answer, as everywhere else — also where no portal answers,
-    /// positively, and where a store that may hold an ID cannot answer (never a second ID).
-    private func anchoredIdentifier(_ key: StoreKey, _ configuration: Configuration,
-                                    _ keeper: IdentifierKeeper) throws(DeviceIDError) -> StableID? {
+    /// The sandbox's rule (`SandboxKeeper`) applies to an app's stable ID, with the auto backend,
+    /// in a Flatpak or Snap; nil elsewhere.
+    private func sandboxKeeper(_ key: StoreKey, _ configuration: Configuration,
+                               _ keeper: IdentifierKeeper) -> SandboxKeeper? {
         guard configuration.backend == .auto, key.isAppIdentifier, Surroundings.current().sandbox != nil,
-              keeper.holdsLiveRecord(key) == false, let file = keeper.stores.file else { return nil }
-        let answer: SandboxAnchor.Answer?
-        do {
-            answer = try SandboxAnchor.ask(timeoutMilliseconds: configuration.timeoutMilliseconds)
-        } catch {
-            // A portal that answered in this app's data before and cannot answer now may hand the
-            // same ID out again later: nothing is minted over it. One that never answered here
-            // (a back end configured but not running) leaves the app its files, flagged.
-            if SandboxAnchor.hasAnchored(file) { throw error }
-            return nil
-        }
-        guard case .anchored(let keys)? = answer else { return nil }
-        SandboxAnchor.markAnchored(file)
-        let flags: StableID.Flags = Surroundings.current().machineID.weak ? .weak : []
-        return StableID(id: SandboxAnchor.stableID(for: key.account, keys), source: .portal, flags: flags,
-                        location: .portal)
+              keeper.stores.file != nil else { return nil }
+        return SandboxKeeper(keeper: keeper, timeoutMilliseconds: configuration.timeoutMilliseconds)
     }
 
     // MARK: Secrets

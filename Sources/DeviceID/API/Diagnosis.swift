@@ -72,9 +72,9 @@ extension DeviceIdentity {
         return diagnosis
     }
 
-    /// The environment as one check: a sandbox whose portal anchored its stable ID and now fails
-    /// cannot answer for it (an error, essential); one without a portal keeps it only with the
-    /// app's data, a container's writable layer only with the container (notes).
+    /// The environment as one check: a sandbox whose portal fails cannot mint its stable ID (an
+    /// error, essential); one without a portal keeps it only with the app's data, a container's
+    /// writable layer only with the container (notes).
     private static func check(_ environment: EnvironmentReport) -> Diagnosis.Check {
         let surroundings = environment.surroundings
         var words = surroundings.kind == .host ? "host" : "\(surroundings.kind) \(surroundings.name)"
@@ -88,8 +88,7 @@ extension DeviceIdentity {
         }
         let ok = environment.portal != .failed && environment.stableIDLocation.survivesAppDataRemoval
             && environment.stableIDLocation.survivesContainerRemoval
-        return .init("environment", ok: ok, words,
-                     essential: environment.portal == .failed && environment.stableIDLocation == .portal)
+        return .init("environment", ok: ok, words, essential: environment.portal == .failed)
     }
 
     /// Appends the keyring's checks; true when it can keep identifiers now.

@@ -4,13 +4,14 @@
 public struct EnvironmentReport: Sendable {
     /// What the Secret portal said. The raw values are the C ABI's `DEVICEID_PORTAL_*`.
     public enum PortalState: Int32, Sendable, CustomStringConvertible {
-        /// Not in a sandbox, or a backend other than auto: the portal is not asked.
+        /// Not in a sandbox, or the secret-service backend: the portal is not asked.
         case notAsked = 0
         /// It gave this app its secret: stable IDs are derived from it, secrets in files sealed.
         case secret = 1
         /// Positively none: no portal, or one without a Secret back end.
         case absent = 2
-        /// It could not answer (a back end that failed, a timeout): nothing is minted over it.
+        /// It could not answer (a back end that failed, a timeout): nothing is minted over it (an
+        /// ID already kept answers; without one, getting the app's stable ID fails).
         case failed = 3
 
         public var description: String { staticName.description }
@@ -48,7 +49,8 @@ extension DeviceIdentity {
         let storeLocation = surroundings.location(ofFilesIn: stores.lock.path)
         var portal = EnvironmentReport.PortalState.notAsked
         var detail = ""
-        if surroundings.sandbox != nil, configuration.backend == .auto {
+        // Asked where the files take part (auto: stable IDs and sealed secrets; file: sealed secrets).
+        if surroundings.sandbox != nil, configuration.backend != .secretService {
             do {
                 switch try SandboxAnchor.ask(timeoutMilliseconds: configuration.timeoutMilliseconds) {
                 case .anchored?:
@@ -66,8 +68,7 @@ extension DeviceIdentity {
             }
         }
         let stableIDLocation: StorageLocation
-        if portal == .secret || (portal == .failed && stores.file.map(SandboxAnchor.hasAnchored) == true) {
-            // Derived from the portal's secret, or (failing now) derived from it before here.
+        if portal == .secret && configuration.backend == .auto {
             stableIDLocation = .portal
         } else if stores.keyring != nil, Self.keyringAnswers(stores) {
             stableIDLocation = .keyring

@@ -13,6 +13,8 @@ import CDeviceIDLibc
 /// - mirror-first: a mirror record the keyring confirmed within the re-check interval answers alone.
 struct IdentifierKeeper {
     let stores: Stores
+    /// Fields every record this keeper mints carries (a sandbox's `portal=unanchored`).
+    var mintExtra: [(String, String)] = []
 
     enum Target { case keyring, file }
 
@@ -148,16 +150,43 @@ struct IdentifierKeeper {
         return (answer, legacy)
     }
 
-    /// Whether a store holds a live record for `key` — an ID handed out before, which a sandbox's
-    /// portal-derived ID yields to (`SandboxAnchor`) — or a tombstone-free "none" from every store
-    /// asked: false. nil when a store that may hold one cannot answer.
-    func holdsLiveRecord(_ key: StoreKey) -> Bool? {
-        let file = askFile(key)
-        let keyring = askKeyring(key).0
-        if case .failed = file { return nil }
-        if case .failed = keyring { return nil }
-        let sighting = Sighting(keyring: keyring, file: file)
-        return sighting.live(file) != nil || sighting.live(keyring) != nil
+    /// What the stores hold for `key`, as a sandbox's portal anchor weighs it (docs/STATE.md, "In
+    /// a sandbox"): the live record — one without a `portal` field (0.2.0's, a host's) before any
+    /// other, as it wins — the first failure of a store, and the highest generation seen.
+    struct SandboxSighting {
+        var live: IdentifierRecord?
+        var failure: DeviceIDError?
+        var generation: UInt64
+    }
+
+    func sandboxSighting(_ key: StoreKey) -> SandboxSighting {
+        let sighting = Sighting(keyring: askKeyring(key).0, file: askFile(key))
+        let live = [sighting.live(sighting.keyring), sighting.live(sighting.file)].compactMap { $0 }
+        // What wins first: a record from before, then the derived ID's mirror, then a provisional one.
+        let rank: (IdentifierRecord) -> Int = { record in
+            switch record.portalOrigin {
+            case nil: 0
+            case .anchored: 1
+            case .unanchored: 2
+            }
+        }
+        return SandboxSighting(live: live.min { rank($0) < rank($1) },
+                               failure: sighting.file.failure ?? sighting.keyring.failure,
+                               generation: sighting.highestGeneration)
+    }
+
+    /// Writes `record` — the portal's derived ID — as the file store's record for `key`, under the
+    /// locks, unless the store's copy changed meanwhile to one that wins (a record without a
+    /// `portal` field) or that is the same ID.
+    func adopt(_ record: IdentifierRecord, for key: StoreKey) throws(DeviceIDError) {
+        guard let file = stores.file else { return }
+        try stores.withLocks { () throws(DeviceIDError) in
+            let now = sandboxSighting(key)
+            if let live = now.live, live.portalOrigin == nil || live.id == record.id { return }
+            var adopted = record
+            adopted.generation = max(record.generation, now.generation)
+            try file.write(key, adopted.serialized())
+        }
     }
 
     private static func read(_ store: SecretServiceStore, _ key: StoreKey) throws(DeviceIDError) -> (Held?, Bool) {
@@ -341,8 +370,9 @@ struct IdentifierKeeper {
         case .fail(let error):
             throw error
         case .mint(let targets, let generation, let provisional):
-            let record = IdentifierRecord(id: try ID128.random(), created: now, machine: fingerprint(),
+            var record = IdentifierRecord(id: try ID128.random(), created: now, machine: fingerprint(),
                                           generation: generation)
+            record.extra = mintExtra
             var resolution = Resolution(record: record, source: .created, provisional: provisional)
             var firstError: DeviceIDError?
             var written = 0

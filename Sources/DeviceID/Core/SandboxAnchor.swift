@@ -39,19 +39,6 @@ enum SandboxAnchor {
         }
     }
 
-    /// The file-store fact that an ID derived here was handed out (docs/STATE.md): from then on a
-    /// portal that cannot answer is an error, never a reason to mint in the app's files.
-    static let anchoredMarker = StoreKey.state("portal-anchored")
-
-    static func hasAnchored(_ file: FileStore) -> Bool {
-        do { return try file.read(anchoredMarker) != nil } catch { return true }
-    }
-
-    /// Best effort: a marker that cannot be written only leaves a later failure less careful.
-    static func markAnchored(_ file: FileStore) {
-        if !hasAnchored(file) { _ = try? file.write(anchoredMarker, Array("1\n".utf8)) }
-    }
-
     /// The stable ID of `appID` in this sandbox.
     static func stableID(for appID: String, _ keys: Keys) -> ID128 {
         ID128(bytes: Array(SHA256.hmac(key: keys.stable, message: Array(appID.utf8)).prefix(16)))!.asVersion4()

@@ -140,6 +140,21 @@ package struct IdentifierRecord: Equatable, Sendable {
         }
     }
 
+    /// How a record stands to a sandbox's Secret portal (docs/STATE.md, "In a sandbox"), from its
+    /// `portal=` field: nil for a record written outside a sandbox or before 0.3.0.
+    enum PortalOrigin: String {
+        /// The ID derived from the portal's secret, kept as its mirror.
+        case anchored
+        /// Minted while the portal did not answer: the derived ID replaces it when it does.
+        case unanchored
+    }
+
+    static let portalField = "portal"
+
+    var portalOrigin: PortalOrigin? {
+        extra.first { $0.0 == Self.portalField }.flatMap { PortalOrigin(rawValue: $0.1) }
+    }
+
     // MARK: The keyring form
 
     /// In the keyring the item's secret is the UUID text alone, so that `secret-tool lookup

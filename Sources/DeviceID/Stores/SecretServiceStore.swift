@@ -46,10 +46,11 @@ struct SecretServiceStore: Sendable {
                 }
                 do throws(DeviceIDError) {
                     return try read(paths.unlocked, session)
-                } catch where error.code == .keyring && attempt < 2 {
+                } catch where (error.code == .keyring || error.code == .unsupported) && attempt < 2 {
                     // Another process may have deleted or replaced an item between the search and
-                    // the read (a reset, a repair): look again. The same items still there means
-                    // a real failure, never "none".
+                    // the read (a reset, a repair; the item's object is then gone: "No such
+                    // interface", UnknownMethod, which the error table calls unsupported): look
+                    // again. The same items still there means a real failure, never "none".
                     attempt += 1
                     if Set(try session.searchPaths(Self.attributes(key)).unlocked) == Set(paths.unlocked) { throw error }
                 }

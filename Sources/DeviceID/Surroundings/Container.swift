@@ -29,6 +29,15 @@ public struct Container: Sendable, Equatable {
     /// When the container started: the start of PID 1 of this PID namespace, in seconds since
     /// the epoch (`/proc/1/stat` field 22, ticks after boot, plus `btime` of `/proc/stat`).
     static func startTime() -> Int64? {
+        // With the host's PID namespace (`docker run --pid=host`) PID 1 is the host's init, whose
+        // start says nothing about the container. Signs of that: another mount namespace (when
+        // PID 1's is readable at all: a container's root may not read its own init's), or a
+        // cgroup outside this process's cgroup namespace ("0::/../../init.scope").
+        if let mine = namespace("/proc/self/ns/mnt"), let first = namespace("/proc/1/ns/mnt"), mine != first { return nil }
+        if let cgroups = SystemFile.text("/proc/1/cgroup", limit: 65536),
+           cgroups.split(separator: "\n").contains(where: { String($0).includes(":/..") }) {
+            return nil
+        }
         guard let stat = SystemFile.text("/proc/1/stat", limit: 4096),
               let close = stat.utf8.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         let rest = stat[stat.index(after: String.Index(close, within: stat)!)...]
@@ -43,5 +52,12 @@ public struct Container: Sendable, Equatable {
         let hertz = Int64(sysconf(Int32(_SC_CLK_TCK)))
         guard let boot, hertz > 0 else { return nil }
         return boot + ticks / hertz
+    }
+
+    private static func namespace(_ link: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink(link, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

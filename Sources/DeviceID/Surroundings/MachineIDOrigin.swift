@@ -28,7 +28,9 @@ public struct MachineIDOrigin: Sendable, Equatable {
             if mount.fileSystem == "tmpfs" {
                 return MachineIDOrigin(weak: false, detail: "\(path) is a transient file made when \(kind) started")
             }
-            if mount.root == "/etc/machine-id" || mount.root == "/var/lib/dbus/machine-id" {
+            // The host's own file, under whatever prefix its file system gives it (a btrfs
+            // subvolume's /@/etc/machine-id, an ostree deployment's).
+            if mount.root.hasSuffix("/etc/machine-id") || mount.root.hasSuffix("/var/lib/dbus/machine-id") {
                 return MachineIDOrigin(weak: true, detail: "\(path) in \(kind) is the host's machine ID, bind-mounted: "
                                        + "the same on the host and in every container that mounts it")
             }

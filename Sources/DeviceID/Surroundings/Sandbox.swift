@@ -26,7 +26,13 @@ public enum Sandbox: Sendable, Equatable {
             // A /.flatpak-info without an app id is still a Flatpak: the portal gives it nothing.
             return .flatpak(appID: applicationName(in: info) ?? "")
         }
-        if let name = Environment.value("SNAP_NAME"), !name.isEmpty { return .snap(name: name) }
+        // snapd sets SNAP_NAME for every command of a snap, and a classic snap (an editor, a
+        // terminal) passes it on to whatever it starts, unconfined. A strictly confined snap runs
+        // with HOME set to its SNAP_USER_DATA; a classic one keeps the user's home.
+        if let name = Environment.value("SNAP_NAME"), let data = Environment.value("SNAP_USER_DATA"),
+           let home = Environment.value("HOME"), home == data {
+            return .snap(name: name)
+        }
         return nil
     }
 
