@@ -48,9 +48,9 @@ public func deviceid_environment_portal() -> Int32 {
 public func deviceid_environment_store_location(_ path: UnsafeMutablePointer<CChar>?, _ pathSize: UInt) -> Int32 {
     var location: Int32 = 0
     let status = cStatus { () throws(DeviceIDError) in
-        let environment = try report()
-        if let path { try CArguments.copy(environment.storePath, to: path, size: pathSize) }
-        location = environment.storeLocation.rawValue
+        let store = try DeviceIdentity.shared.store()
+        if let path { try CArguments.copy(store.path, to: path, size: pathSize) }
+        location = store.location.rawValue
     }
     return status < 0 ? status : location
 }

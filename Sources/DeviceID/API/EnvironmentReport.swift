@@ -80,6 +80,13 @@ extension DeviceIdentity {
                                  stableIDLocation: stableIDLocation)
     }
 
+    /// The file store's directory and where its files live, without asking the portal or the
+    /// keyring.
+    public func store() throws(DeviceIDError) -> (path: String, location: StorageLocation) {
+        let path = try configuration().stores().lock.path
+        return (path, Surroundings.current().location(ofFilesIn: path))
+    }
+
     /// Whether the keyring is there to keep IDs (it answers, or is there and cannot answer now).
     private static func keyringAnswers(_ stores: Stores) -> Bool {
         let probe = StoreKey.identifier(scope: "doctor", name: "environment")
