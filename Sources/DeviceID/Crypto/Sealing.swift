@@ -34,6 +34,9 @@ enum Sealing {
         }
         guard let cipher = EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
         defer { EVP_CIPHER_CTX_free(cipher) }
+        // Errors libcrypto queues here are dropped; the caller's own queued errors stay.
+        ERR_set_mark()
+        defer { ERR_pop_to_mark() }
         var body = [UInt8](repeating: 0, count: plaintext.count + 16)
         var tag = [UInt8](repeating: 0, count: tagSize)
         var produced: Int32 = 0, last: Int32 = 0
@@ -45,7 +48,6 @@ enum Sealing {
             && body.withUnsafeMutableBufferPointer { EVP_EncryptFinal_ex(cipher, $0.baseAddress! + Int(produced), &last) } == 1
             && EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_GCM_GET_TAG, Int32(tagSize), &tag) == 1
         guard ok else {
-            ERR_clear_error()
             throw DeviceIDError(.internal, "libcrypto could not seal a value (AES-256-GCM)")
         }
         return magic + nonce + body[0..<Int(produced + last)] + tag
@@ -58,6 +60,8 @@ enum Sealing {
         var tag = Array(sealed[(sealed.count - tagSize)...])
         guard let cipher = EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
         defer { EVP_CIPHER_CTX_free(cipher) }
+        ERR_set_mark()
+        defer { ERR_pop_to_mark() }
         var plaintext = [UInt8](repeating: 0, count: body.count + 16)
         var produced: Int32 = 0, last: Int32 = 0
         let ok = EVP_DecryptInit_ex(cipher, EVP_aes_256_gcm(), nil, key, nonce) == 1
@@ -68,7 +72,6 @@ enum Sealing {
             && EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), &tag) == 1
             && plaintext.withUnsafeMutableBufferPointer { EVP_DecryptFinal_ex(cipher, $0.baseAddress! + Int(produced), &last) } == 1
         guard ok else {
-            ERR_clear_error()
             wipe(&plaintext)
             throw DeviceIDError(.corrupt, "a sealed value does not open with this app's key: altered, moved from "
                                 + "another item, or sealed for another app")

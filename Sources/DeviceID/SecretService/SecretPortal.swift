@@ -83,6 +83,8 @@ enum SecretPortal {
     private static func readAnswer(_ reader: FileDescriptor, until end: Int,
                                    _ timeoutMilliseconds: UInt32) throws(DeviceIDError) -> [UInt8] {
         var secret = [UInt8]()
+        // Room for all of it at once: appending never moves a part of the secret and leaves it behind.
+        secret.reserveCapacity(secretSize)
         var chunk = [UInt8](repeating: 0, count: secretSize)
         defer { wipe(&chunk) }
         while secret.count < secretSize {
