@@ -7,8 +7,8 @@
 ///   unrelated across app ids and across sandboxed apps (each has its own S), and unlinkable to S;
 /// - the key that seals secrets stored in the app's files: HMAC(S, "deviceid.portal.sealing.v1").
 ///
-/// S itself is wiped as soon as both are derived; the derived keys stay in memory for the
-/// process's life, as a keyring client's session keys do.
+/// S itself is wiped as soon as both are derived (`SecretPortal.retrieve` holds its one copy); the
+/// derived keys stay in memory for the process's life, as a keyring client's session keys do.
 enum SandboxAnchor {
     struct Keys: Sendable {
         fileprivate let stable: [UInt8]
@@ -27,13 +27,14 @@ enum SandboxAnchor {
     static func ask(timeoutMilliseconds: UInt32) throws(DeviceIDError) -> Answer? {
         guard Surroundings.current().sandbox != nil else { return nil }
         if let keys = known.withLock({ $0 }) { return .anchored(keys) }
-        switch try SecretPortal.retrieve(timeoutMilliseconds: timeoutMilliseconds) {
+        let answer = try SecretPortal.retrieve(timeoutMilliseconds: timeoutMilliseconds) { secret in
+            Keys(stable: SHA256.hmac(key: secret, message: Array("deviceid.portal.stable-id.v1".utf8)),
+                 sealing: SHA256.hmac(key: secret, message: Array("deviceid.portal.sealing.v1".utf8)))
+        }
+        switch answer {
         case .absent(let why):
             return .absent(why)
-        case .secret(var secret):
-            defer { wipe(&secret) }
-            let keys = Keys(stable: SHA256.hmac(key: secret, message: Array("deviceid.portal.stable-id.v1".utf8)),
-                            sealing: SHA256.hmac(key: secret, message: Array("deviceid.portal.sealing.v1".utf8)))
+        case .secret(let keys):
             known.withLock { $0 = keys }
             return .anchored(keys)
         }

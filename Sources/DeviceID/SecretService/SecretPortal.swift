@@ -19,15 +19,17 @@ enum SecretPortal {
     /// that works with it writes 64.
     static let secretSize = 64
 
-    enum Answer {
-        /// The app's master secret (wipe it after use).
-        case secret([UInt8])
+    enum Answer<Derived> {
+        /// What `derive` made of the app's secret.
+        case secret(Derived)
         /// Positively none: why (no session bus, no portal, a portal without a Secret back end).
         case absent(String)
     }
 
-    /// Asks the portal for this app's master secret, within `timeoutMilliseconds`.
-    static func retrieve(timeoutMilliseconds: UInt32) throws(DeviceIDError) -> Answer {
+    /// Asks the portal for this app's secret, within `timeoutMilliseconds`, and hands it to
+    /// `derive`, which must not keep it: the one copy is wiped as soon as `derive` returns.
+    static func retrieve<Derived>(timeoutMilliseconds: UInt32,
+                                  derive: ([UInt8]) -> Derived) throws(DeviceIDError) -> Answer<Derived> {
         let address: String
         switch SessionBus.address() {
         case .success(let found): address = found
@@ -45,7 +47,9 @@ enum SecretPortal {
         }
         if let absent = try ask(writer!, deadline, address: address, end: end) { return .absent(absent) }
         writer = nil
-        return .secret(try readAnswer(reader, until: end, timeoutMilliseconds))
+        var secret = try readAnswer(reader, until: end, timeoutMilliseconds)
+        defer { wipe(&secret) }
+        return .secret(derive(secret))
     }
 
     /// Sends RetrieveSecret with `writer` (the transport sends a duplicate; the caller then closes
