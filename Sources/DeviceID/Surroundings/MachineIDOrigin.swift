@@ -12,8 +12,11 @@ public struct MachineIDOrigin: Sendable, Equatable {
     /// Why, in words (with the file and the dates compared).
     public let detail: String
 
-    static func assess(container: Container?, mounts: MountTable) -> MachineIDOrigin {
-        assess(MachineID.pathInUse(), container: container, mounts: mounts, started: Container.startTime)
+    static func assess(container: Container?, mounts: () -> MountTable) -> MachineIDOrigin {
+        let path = MachineID.pathInUse()
+        // On a host the mounts are not needed: read only in a container.
+        guard container != nil else { return assess(path, container: nil, mounts: MountTable(parsing: ""), started: { nil }) }
+        return assess(path, container: container, mounts: mounts(), started: Container.startTime)
     }
 
     /// The rules, with the machine-ID file, the container, its mounts and its start given (tests).

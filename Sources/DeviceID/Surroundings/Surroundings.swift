@@ -28,7 +28,7 @@ public struct Surroundings: Sendable, Equatable {
     public var machineID: MachineIDOrigin {
         let path = MachineID.pathInUse() ?? ""
         if let known = Self.origins.withLock({ $0[path] }) { return known }
-        let origin = MachineIDOrigin.assess(container: container, mounts: .current())
+        let origin = MachineIDOrigin.assess(container: container, mounts: Self.mounts)
         Self.origins.withLock { $0[path] = origin }
         return origin
     }
@@ -58,8 +58,21 @@ public struct Surroundings: Sendable, Equatable {
         return found
     }
 
-    /// Where files kept in `directory` live here.
+    /// Where files kept in `directory` live here. On a host, outside any sandbox: the host, with
+    /// nothing to read.
     func location(ofFilesIn directory: String) -> StorageLocation {
-        StorageLocation.ofFiles(in: directory, self, mounts: .current())
+        guard sandbox != nil || container != nil else { return .host }
+        return StorageLocation.ofFiles(in: directory, self, mounts: Self.mounts())
+    }
+
+    private static let mountTable = Locked<MountTable?>(nil)
+
+    /// This process's mounts, read once (the first answer's location and the machine ID's origin
+    /// both need them; what is mounted where does not change under a running app).
+    static func mounts() -> MountTable {
+        if let known = mountTable.withLock({ $0 }) { return known }
+        let table = MountTable.current()
+        mountTable.withLock { $0 = table }
+        return table
     }
 }
