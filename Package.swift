@@ -3,13 +3,13 @@
 //
 // Layers (one folder each):
 //   CDeviceIDLibc            the C library's headers, for both builds (Embedded Swift has no Glibc)
-//   CLibSecret, CLibCrypto   system libraries, found through pkg-config (libdbus, the Secret
-//                            Service client of forked children, is loaded on first use instead)
 //   CDeviceIDSystem          C for the system calls Swift cannot make: the ethtool ioctl,
 //                            secure_getenv, C11 atomics (each file says why)
 //   CDeviceIDPrimitives      SHA-256/HMAC, UUID text and a per-thread pool of randomness, in C so
 //                            that the C ABI's fast paths can use them without Swift
-//   CDeviceIDLibDBus         libdbus, loaded on first use by the Secret Service's second transport
+//   CDeviceIDLibraries       every other library, loaded on first use (dlopen): libsecret with GLib,
+//                            libcrypto, libdbus. Building needs none of their headers, and
+//                            libdeviceid.so.1 NEEDs libc and libm only
 //   CDeviceIDFastPaths       the C ABI's thread-local state (answer cache, last error)
 //   DeviceID                 the Swift library (`import DeviceID`)
 //   DeviceIDC                the @_cdecl thunks behind include/deviceid.h -> libdeviceid.so
@@ -51,26 +51,15 @@ let package = Package(
         .executable(name: "deviceid-example", targets: ["DeviceIDExample"]),
     ],
     targets: [
-        .systemLibrary(
-            name: "CLibSecret",
-            pkgConfig: "libsecret-1",
-            providers: [.apt(["libsecret-1-dev"])]
-        ),
-        .systemLibrary(
-            name: "CLibCrypto",
-            pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
-        ),
         .target(name: "CDeviceIDLibc"),
         .target(name: "CDeviceIDCLI"),
         .target(name: "CDeviceIDSystem"),
         .target(name: "CDeviceIDPrimitives"),
-        .target(name: "CDeviceIDLibDBus"),
+        .target(name: "CDeviceIDLibraries"),
         .target(name: "CDeviceIDFastPaths"),
         .target(
             name: "DeviceID",
-            dependencies: ["CDeviceIDLibc", "CLibSecret", "CLibCrypto", "CDeviceIDSystem", "CDeviceIDPrimitives",
-                           "CDeviceIDLibDBus"],
+            dependencies: ["CDeviceIDLibc", "CDeviceIDSystem", "CDeviceIDPrimitives", "CDeviceIDLibraries"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -1,10 +1,10 @@
-import CLibCrypto
+import CDeviceIDLibraries
 import CDeviceIDLibc
 
-/// The only file that calls OpenSSL's libcrypto: the digests users ask for (`Digests`), so that
+/// The digests users ask for (`Digests`), through OpenSSL's libcrypto (loaded on first use), so that
 /// OpenSSL's providers and policy (FIPS) apply to them. DeviceID's own derivations use `SHA256`.
 ///
-/// Digests are fetched once per process: `EVP_md5()`-style lookups on every call cost twice the
+/// Digests are fetched once per process: `dids_EVP_md5()`-style lookups on every call cost twice the
 /// hash itself here. A digest that the loaded provider refuses (MD5 under FIPS) reports
 /// `.unsupported` — never a crash and never a silent substitute.
 enum LibCrypto {
@@ -13,13 +13,14 @@ enum LibCrypto {
     private struct FetchedDigest: @unchecked Sendable {
         // EVP_MD objects are immutable once fetched and safe to share between threads.
         let pointer: OpaquePointer?
-        init(_ name: String) { pointer = EVP_MD_fetch(nil, name, nil) }
+        init(_ name: String) { pointer = dids_EVP_MD_fetch(nil, name, nil) }
     }
 
     private static let md5 = FetchedDigest("MD5")
     private static let sha256 = FetchedDigest("SHA256")
 
     private static func digest(_ algorithm: Algorithm) throws(DeviceIDError) -> OpaquePointer {
+        try OnDemandLibrary.crypto.require()
         let fetched = algorithm == .md5 ? md5 : sha256
         guard let md = fetched.pointer else {
             throw DeviceIDError(.unsupported, "OpenSSL refuses \(algorithm.name) (FIPS mode?)")
@@ -33,7 +34,7 @@ enum LibCrypto {
         var out = [UInt8](repeating: 0, count: algorithm.size)
         var length: UInt32 = 0
         let ok = out.withUnsafeMutableBufferPointer { outBuffer in
-            EVP_Digest(bytes.baseAddress, bytes.count, outBuffer.baseAddress, &length, md, nil)
+            dids_EVP_Digest(bytes.baseAddress, bytes.count, outBuffer.baseAddress, &length, md, nil)
         }
         guard ok == 1, Int(length) == algorithm.size else {
             throw DeviceIDError(.unsupported, "OpenSSL could not compute \(algorithm.name)")
@@ -60,13 +61,13 @@ enum LibCrypto {
     /// digest costs a third of a one-shot EVP_Digest here. Freed when the thread exits.
     private struct ContextKey: @unchecked Sendable {
         var key = pthread_key_t()
-        init() { pthread_key_create(&key) { EVP_MD_CTX_free(OpaquePointer($0)) } }
+        init() { pthread_key_create(&key) { dids_EVP_MD_CTX_free(OpaquePointer($0)) } }
     }
     private static let contextKey = ContextKey()
 
     private static func threadContext() -> OpaquePointer? {
         if let existing = pthread_getspecific(contextKey.key) { return OpaquePointer(existing) }
-        guard let created = EVP_MD_CTX_new() else { return nil }
+        guard let created = dids_EVP_MD_CTX_new() else { return nil }
         pthread_setspecific(contextKey.key, UnsafeRawPointer(created))
         return created
     }
@@ -80,9 +81,9 @@ enum LibCrypto {
         var raw: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         var length: UInt32 = 0
         let ok = withUnsafeMutableBytes(of: &raw) { r in
-            EVP_DigestInit_ex2(ctx, md, nil) == 1
-                && EVP_DigestUpdate(ctx, bytes.baseAddress, bytes.count) == 1
-                && EVP_DigestFinal_ex(ctx, r.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) == 1
+            dids_EVP_DigestInit_ex2(ctx, md, nil) == 1
+                && dids_EVP_DigestUpdate(ctx, bytes.baseAddress, bytes.count) == 1
+                && dids_EVP_DigestFinal_ex(ctx, r.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) == 1
         }
         guard ok, Int(length) == algorithm.size else {
             throw DeviceIDError(.unsupported, "OpenSSL could not compute \(algorithm.name)")

@@ -1,4 +1,4 @@
-import CLibCrypto
+import CDeviceIDLibraries
 
 /// Authenticated encryption of a value kept in files (AES-256-GCM, through OpenSSL's libcrypto):
 /// how a secret stored in a sandboxed app's files is kept at rest, keyed from the Secret portal's
@@ -32,21 +32,22 @@ enum Sealing {
         guard key.count == keySize, nonce.count == nonceSize else {
             throw DeviceIDError(.internal, "a sealing key is \(keySize) bytes and a nonce \(nonceSize)")
         }
-        guard let cipher = EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
-        defer { EVP_CIPHER_CTX_free(cipher) }
+        try OnDemandLibrary.crypto.require()
+        guard let cipher = dids_EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
+        defer { dids_EVP_CIPHER_CTX_free(cipher) }
         // Errors libcrypto queues here are dropped; the caller's own queued errors stay.
-        ERR_set_mark()
-        defer { ERR_pop_to_mark() }
+        dids_ERR_set_mark()
+        defer { dids_ERR_pop_to_mark() }
         var body = [UInt8](repeating: 0, count: plaintext.count + 16)
         var tag = [UInt8](repeating: 0, count: tagSize)
         var produced: Int32 = 0, last: Int32 = 0
-        let ok = EVP_EncryptInit_ex(cipher, EVP_aes_256_gcm(), nil, key, nonce) == 1
-            && context.withNonEmptyBytes { EVP_EncryptUpdate(cipher, nil, &last, $0, Int32($1)) } == 1
+        let ok = dids_EVP_EncryptInit_ex(cipher, dids_EVP_aes_256_gcm(), nil, key, nonce) == 1
+            && context.withNonEmptyBytes { dids_EVP_EncryptUpdate(cipher, nil, &last, $0, Int32($1)) } == 1
             && plaintext.withNonEmptyBytes { input, count in
-                body.withUnsafeMutableBufferPointer { EVP_EncryptUpdate(cipher, $0.baseAddress, &produced, input, Int32(count)) }
+                body.withUnsafeMutableBufferPointer { dids_EVP_EncryptUpdate(cipher, $0.baseAddress, &produced, input, Int32(count)) }
             } == 1
-            && body.withUnsafeMutableBufferPointer { EVP_EncryptFinal_ex(cipher, $0.baseAddress! + Int(produced), &last) } == 1
-            && EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_GCM_GET_TAG, Int32(tagSize), &tag) == 1
+            && body.withUnsafeMutableBufferPointer { dids_EVP_EncryptFinal_ex(cipher, $0.baseAddress! + Int(produced), &last) } == 1
+            && dids_EVP_CIPHER_CTX_ctrl(cipher, DIDS_EVP_CTRL_GCM_GET_TAG, Int32(tagSize), &tag) == 1
         guard ok else {
             throw DeviceIDError(.internal, "libcrypto could not seal a value (AES-256-GCM)")
         }
@@ -58,19 +59,20 @@ enum Sealing {
         let nonce = Array(sealed[8..<(8 + nonceSize)])
         let body = Array(sealed[(8 + nonceSize)..<(sealed.count - tagSize)])
         var tag = Array(sealed[(sealed.count - tagSize)...])
-        guard let cipher = EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
-        defer { EVP_CIPHER_CTX_free(cipher) }
-        ERR_set_mark()
-        defer { ERR_pop_to_mark() }
+        try OnDemandLibrary.crypto.require()
+        guard let cipher = dids_EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
+        defer { dids_EVP_CIPHER_CTX_free(cipher) }
+        dids_ERR_set_mark()
+        defer { dids_ERR_pop_to_mark() }
         var plaintext = [UInt8](repeating: 0, count: body.count + 16)
         var produced: Int32 = 0, last: Int32 = 0
-        let ok = EVP_DecryptInit_ex(cipher, EVP_aes_256_gcm(), nil, key, nonce) == 1
-            && context.withNonEmptyBytes { EVP_DecryptUpdate(cipher, nil, &last, $0, Int32($1)) } == 1
+        let ok = dids_EVP_DecryptInit_ex(cipher, dids_EVP_aes_256_gcm(), nil, key, nonce) == 1
+            && context.withNonEmptyBytes { dids_EVP_DecryptUpdate(cipher, nil, &last, $0, Int32($1)) } == 1
             && body.withNonEmptyBytes { input, count in
-                plaintext.withUnsafeMutableBufferPointer { EVP_DecryptUpdate(cipher, $0.baseAddress, &produced, input, Int32(count)) }
+                plaintext.withUnsafeMutableBufferPointer { dids_EVP_DecryptUpdate(cipher, $0.baseAddress, &produced, input, Int32(count)) }
             } == 1
-            && EVP_CIPHER_CTX_ctrl(cipher, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), &tag) == 1
-            && plaintext.withUnsafeMutableBufferPointer { EVP_DecryptFinal_ex(cipher, $0.baseAddress! + Int(produced), &last) } == 1
+            && dids_EVP_CIPHER_CTX_ctrl(cipher, DIDS_EVP_CTRL_GCM_SET_TAG, Int32(tagSize), &tag) == 1
+            && plaintext.withUnsafeMutableBufferPointer { dids_EVP_DecryptFinal_ex(cipher, $0.baseAddress! + Int(produced), &last) } == 1
         guard ok else {
             wipe(&plaintext)
             throw DeviceIDError(.corrupt, "a sealed value does not open with this app's key: altered, moved from "

@@ -1,5 +1,5 @@
 import CDeviceIDLibc
-import CLibSecret
+import CDeviceIDLibraries
 
 /// The Secret Service's messages over GLib's D-Bus (GDBus), with libsecret's transfer session:
 /// secrets cross the bus encrypted (Diffie-Hellman, AES) and are decrypted into non-pageable
@@ -13,7 +13,7 @@ final class GDBusTransport: SecretServiceTransport {
     // All guarded by `lock`: the session bus connection last seen; libsecret's service proxy on it,
     // which holds the transfer session; the process that first started GLib's D-Bus machinery.
     nonisolated(unsafe) private static var bus: OpaquePointer?
-    nonisolated(unsafe) private static var service: UnsafeMutablePointer<CLibSecret.SecretService>?
+    nonisolated(unsafe) private static var service: OpaquePointer?
     nonisolated(unsafe) private static var gdbusProcess: pid_t = 0
 
     /// A forked child inherits the lock as it was (perhaps held by a thread mid-call in the
@@ -29,8 +29,10 @@ final class GDBusTransport: SecretServiceTransport {
     /// again (gdbusprivate.c), so in a child forked after it started no connection, old or new,
     /// ever gets an answer: measured, a new one times out in its handshake. Such a child talks to
     /// the Secret Service through `LibDBusTransport` instead.
+    /// Nor where libsecret (or the GLib it needs) cannot be loaded: libdbus is tried instead.
     static func usableHere() -> Bool {
         _ = forkHandler
+        guard OnDemandLibrary.secret.load() else { return false }
         return lock.withLock { gdbusProcess == 0 || gdbusProcess == getpid() }
     }
 
@@ -46,11 +48,11 @@ final class GDBusTransport: SecretServiceTransport {
             try Headroom.requireAddressSpace(threads: Headroom.keyringThreads, for: purpose)
             // GLib's own threads start with its first connection, and it cannot fail them.
             if gdbusProcess == 0 { try Headroom.requireThreads(Headroom.keyringThreads, for: purpose) }
-            guard let cancellable = g_cancellable_new() else { throw DeviceIDError(.noMemory) }
-            defer { g_object_unref(cancellable) }
+            guard let cancellable = dids_g_cancellable_new() else { throw DeviceIDError(.noMemory) }
+            defer { dids_g_object_unref(UnsafeMutableRawPointer(cancellable)) }
             let cancellableAddress = UInt(bitPattern: cancellable)
             let watchdog = Watchdog(milliseconds: UInt32(clamping: max(end - Monotonic.milliseconds(), 1))) {
-                g_cancellable_cancel(UnsafeMutablePointer<GCancellable>(bitPattern: cancellableAddress))
+                dids_g_cancellable_cancel(OpaquePointer(bitPattern: cancellableAddress))
             }
             guard watchdog.isArmed else { throw DeviceIDError(.noMemory, "cannot start the deadline thread") }
             defer { watchdog.finish() }
@@ -60,53 +62,53 @@ final class GDBusTransport: SecretServiceTransport {
                 return try body(transport)
             } catch {
                 // A proxy cancelled half-way through a call is not reused.
-                if g_cancellable_is_cancelled(cancellable) != 0 { dropService() }
+                if dids_g_cancellable_is_cancelled(cancellable) != 0 { dropService() }
                 throw error
             }
         }
     }
 
-    private static func connect(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(DeviceIDError) -> OpaquePointer {
+    private static func connect(_ cancellable: OpaquePointer) throws(DeviceIDError) -> OpaquePointer {
         if gdbusProcess == 0 { gdbusProcess = getpid() }
         var error: UnsafeMutablePointer<GError>?
-        guard var connection = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
+        guard var connection = dids_g_bus_get_sync(DIDS_G_BUS_TYPE_SESSION, cancellable, &error) else {
             throw failure(error, "cannot connect to the session bus", .connecting)
         }
-        if g_dbus_connection_is_closed(connection) != 0 {
+        if dids_g_dbus_connection_is_closed(connection) != 0 {
             // GLib hands out its shared connection as long as anyone holds it, closed or not (the
             // bus restarted): DeviceID's holds are let go and a new one asked for.
             dropService()
-            if let previous = bus { g_object_unref(UnsafeMutableRawPointer(previous)) }
+            if let previous = bus { dids_g_object_unref(UnsafeMutableRawPointer(previous)) }
             bus = nil
-            g_object_unref(UnsafeMutableRawPointer(connection))
-            guard let fresh = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable, &error) else {
+            dids_g_object_unref(UnsafeMutableRawPointer(connection))
+            guard let fresh = dids_g_bus_get_sync(DIDS_G_BUS_TYPE_SESSION, cancellable, &error) else {
                 throw failure(error, "cannot connect to the session bus", .connecting)
             }
             connection = fresh
-            guard g_dbus_connection_is_closed(connection) == 0 else {
-                g_object_unref(UnsafeMutableRawPointer(connection))
+            guard dids_g_dbus_connection_is_closed(connection) == 0 else {
+                dids_g_object_unref(UnsafeMutableRawPointer(connection))
                 throw DeviceIDError(.unavailable, "the session bus connection this process shares with GLib is closed "
                     + "(the bus went away), and the application still holds it")
             }
         }
         // GLib's shared bus connection exits the process when the bus closes. Not in ours.
-        g_dbus_connection_set_exit_on_close(connection, 0)
+        dids_g_dbus_connection_set_exit_on_close(connection, 0)
         if let previous = bus, previous != connection {
             // The bus was replaced (bus daemon restarted): the service proxy is stale.
             dropService()
-            g_object_unref(UnsafeMutableRawPointer(previous))
+            dids_g_object_unref(UnsafeMutableRawPointer(previous))
             bus = connection
         } else if bus == nil {
             bus = connection
         } else {
-            g_object_unref(UnsafeMutableRawPointer(connection))
+            dids_g_object_unref(UnsafeMutableRawPointer(connection))
         }
         return connection
     }
 
     /// Forgets the service proxy (and its transfer session); the next conversation opens anew.
     private static func dropService() {
-        if let service { g_object_unref(UnsafeMutableRawPointer(service)) }
+        if let service { dids_g_object_unref(UnsafeMutableRawPointer(service)) }
         service = nil
     }
 
@@ -115,26 +117,26 @@ final class GDBusTransport: SecretServiceTransport {
     static func failure(_ error: UnsafeMutablePointer<GError>?, _ context: String,
                         _ phase: SecretService.Phase) -> DeviceIDError {
         guard let error else { return SecretService.error(name: nil, message: "no message", context: context, phase: phase) }
-        defer { g_error_free(error) }
+        defer { dids_g_error_free(error) }
         var name: String?
-        if g_dbus_error_is_remote_error(error) != 0, let remote = g_dbus_error_get_remote_error(error) {
+        if dids_g_dbus_error_is_remote_error(error) != 0, let remote = dids_g_dbus_error_get_remote_error(error) {
             name = String(cString: remote)
-            g_free(remote)
-            g_dbus_error_strip_remote_error(error)
-        } else if error.pointee.domain == g_dbus_error_quark(), let encoded = g_dbus_error_encode_gerror(error) {
+            dids_g_free(remote)
+            dids_g_dbus_error_strip_remote_error(error)
+        } else if error.pointee.domain == dids_g_dbus_error_quark(), let encoded = dids_g_dbus_error_encode_gerror(error) {
             name = String(cString: encoded)
-            g_free(encoded)
-        } else if error.pointee.domain == g_io_error_quark() {
+            dids_g_free(encoded)
+        } else if error.pointee.domain == dids_g_io_error_quark() {
             switch error.pointee.code {
             // Cancelled is the watchdog at the deadline.
-            case Int32(G_IO_ERROR_CANCELLED.rawValue), Int32(G_IO_ERROR_TIMED_OUT.rawValue):
+            case DIDS_G_IO_ERROR_CANCELLED, DIDS_G_IO_ERROR_TIMED_OUT:
                 name = "org.freedesktop.DBus.Error.Timeout"
             // Closed (the bus went away under the process) is not "absent" in a call: the
             // connection is replaced at the next conversation (`connect`).
             default:
                 break
             }
-        } else if error.pointee.domain == secret_error_get_quark() && error.pointee.code == Int32(SECRET_ERROR_IS_LOCKED.rawValue) {
+        } else if error.pointee.domain == dids_secret_error_get_quark() && error.pointee.code == DIDS_SECRET_ERROR_IS_LOCKED {
             name = "org.freedesktop.Secret.Error.IsLocked"
         }
         let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
@@ -144,10 +146,10 @@ final class GDBusTransport: SecretServiceTransport {
     // MARK: One conversation
 
     private let connection: OpaquePointer
-    private let cancellable: UnsafeMutablePointer<GCancellable>
+    private let cancellable: OpaquePointer
     private let deadline: SecretService.Deadline
 
-    private init(connection: OpaquePointer, cancellable: UnsafeMutablePointer<GCancellable>,
+    private init(connection: OpaquePointer, cancellable: OpaquePointer,
                  deadline: SecretService.Deadline) {
         self.connection = connection
         self.cancellable = cancellable
@@ -157,17 +159,17 @@ final class GDBusTransport: SecretServiceTransport {
     func call(_ call: MethodCall, timeout: Int32, secretLimit: Int?) throws(DeviceIDError) -> [DBusValue] {
         guard DBusSyntax.isValid(call) else { throw SecretService.malformed("a name or object path to call") }
         // Descriptors travel beside the message, in a list the arguments refer to by index.
-        let fds = call.arguments.contains { $0.carriesDescriptor } ? g_unix_fd_list_new() : nil
-        defer { if let fds { g_object_unref(UnsafeMutableRawPointer(fds)) } }
+        let fds = call.arguments.contains { $0.carriesDescriptor } ? dids_g_unix_fd_list_new() : nil
+        defer { if let fds { dids_g_object_unref(UnsafeMutableRawPointer(fds)) } }
         let parameters = try GVariantCoding.tuple(call.arguments, secrets: Self.service, fds: fds)
         var error: UnsafeMutablePointer<GError>?
         // D-Bus may start (activate) the destination, as libsecret's own calls let it.
-        guard let reply = g_dbus_connection_call_with_unix_fd_list_sync(
+        guard let reply = dids_g_dbus_connection_call_with_unix_fd_list_sync(
             connection, call.destination, call.path, call.interface, call.member, parameters, nil,
-            G_DBUS_CALL_FLAGS_NONE, timeout, fds, nil, cancellable, &error)
+            GDBusCallFlags(DIDS_G_DBUS_CALL_FLAGS_NONE), timeout, fds, nil, cancellable, &error)
         else { throw Self.failure(error, call.context, .calling) }
-        defer { g_variant_unref(reply) }
-        var secrets: (service: UnsafeMutablePointer<CLibSecret.SecretService>, limit: Int)?
+        defer { dids_g_variant_unref(reply) }
+        var secrets: (service: OpaquePointer, limit: Int)?
         if let secretLimit {
             guard let service = Self.service else { throw DeviceIDError(.internal, "secrets read without a transfer session") }
             secrets = (service, secretLimit)
@@ -178,49 +180,49 @@ final class GDBusTransport: SecretServiceTransport {
     func send(_ call: MethodCall) {
         guard DBusSyntax.isValid(call), let parameters = try? GVariantCoding.tuple(call.arguments, secrets: nil) else { return }
         // No callback: sent with NO_REPLY_EXPECTED; no reply is awaited, the deadline has passed.
-        g_dbus_connection_call(connection, call.destination, call.path, call.interface, call.member, parameters, nil,
-                               G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, nil, nil, nil)
+        dids_g_dbus_connection_call(connection, call.destination, call.path, call.interface, call.member, parameters, nil,
+                               GDBusCallFlags(DIDS_G_DBUS_CALL_FLAGS_NO_AUTO_START), -1, nil, nil, nil)
     }
 
     /// What the signal handler fills in, on this thread's private main context.
     private final class Arrival {
         var arguments: OpaquePointer?
-        deinit { if let arguments { g_variant_unref(arguments) } }
+        deinit { if let arguments { dids_g_variant_unref(arguments) } }
     }
 
     func awaitSignal(path: String, interface: String, member: String, end: Int,
                      start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
         guard DBusSyntax.isObjectPath(path) else { throw SecretService.malformed("a prompt path") }
         let arrival = Arrival()
-        guard let context = g_main_context_new() else { throw DeviceIDError(.noMemory) }
-        defer { g_main_context_unref(context) }
+        guard let context = dids_g_main_context_new() else { throw DeviceIDError(.noMemory) }
+        defer { dids_g_main_context_unref(context) }
         // Subscribed before `start`, so that a signal sent at once is not missed; delivered to this
         // thread's private context only.
-        g_main_context_push_thread_default(context)
-        defer { g_main_context_pop_thread_default(context) }
-        let subscription = g_dbus_connection_signal_subscribe(
-            connection, nil, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+        dids_g_main_context_push_thread_default(context)
+        defer { dids_g_main_context_pop_thread_default(context) }
+        let subscription = dids_g_dbus_connection_signal_subscribe(
+            connection, nil, interface, member, path, nil, GDBusSignalFlags(DIDS_G_DBUS_SIGNAL_FLAGS_NONE),
             { _, _, _, _, _, parameters, data in
                 let arrival = Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue()
-                if arrival.arguments == nil, let parameters { arrival.arguments = g_variant_ref(parameters) }
+                if arrival.arguments == nil, let parameters { arrival.arguments = dids_g_variant_ref(parameters) }
             }, Unmanaged.passUnretained(arrival).toOpaque(), nil)
         defer {
-            g_dbus_connection_signal_unsubscribe(connection, subscription)
+            dids_g_dbus_connection_signal_unsubscribe(connection, subscription)
             // A signal that arrived after the last wait holds the subscription's reference on the
             // context until it is dispatched (then dropped, unsubscribed): dispatched here.
-            while g_main_context_iteration(context, 0) != 0 {}
+            while dids_g_main_context_iteration(context, 0) != 0 {}
         }
         try start()
         while arrival.arguments == nil {
             let left = end - Monotonic.milliseconds()
             guard left > 0 else { return nil }
             // Wakes the wait at the deadline at the latest.
-            let timer = g_timeout_source_new(guint(clamping: left))!
-            g_source_set_callback(timer, { _ in 0 }, nil, nil)  // G_SOURCE_REMOVE
-            g_source_attach(timer, context)
-            g_main_context_iteration(context, 1)
-            g_source_destroy(timer)
-            g_source_unref(timer)
+            let timer = dids_g_timeout_source_new(guint(clamping: left))!
+            dids_g_source_set_callback(timer, { _ in DIDS_G_SOURCE_REMOVE }, nil, nil)
+            dids_g_source_attach(timer, context)
+            dids_g_main_context_iteration(context, 1)
+            dids_g_source_destroy(timer)
+            dids_g_source_unref(timer)
         }
         return try GVariantCoding.values(ofTuple: arrival.arguments!, secrets: nil)
     }
@@ -228,10 +230,10 @@ final class GDBusTransport: SecretServiceTransport {
     func transferSession(_ conversation: SecretService.Conversation) throws(DeviceIDError) -> String {
         let service = try openService()
         var error: UnsafeMutablePointer<GError>?
-        if secret_service_ensure_session_sync(service, cancellable, &error) == 0 {
+        if dids_secret_service_ensure_session_sync(service, cancellable, &error) == 0 {
             throw Self.failure(error, "cannot open a session", .calling)
         }
-        guard let path = secret_service_get_session_dbus_path(service) else {
+        guard let path = dids_secret_service_get_session_dbus_path(service) else {
             throw SecretService.malformed("OpenSession")
         }
         return String(cString: path)
@@ -239,15 +241,15 @@ final class GDBusTransport: SecretServiceTransport {
 
     func dropTransferSession() { Self.dropService() }
 
-    /// libsecret's service proxy, which holds the transfer session. Not secret_service_get_sync():
+    /// libsecret's service proxy, which holds the transfer session. Not dids_secret_service_get_sync():
     /// its singleton is shared with whatever else in the process uses libsecret. A NULL bus name
     /// honours SECRET_SERVICE_BUS_NAME, checked before (`SessionBus.serviceName`).
-    private func openService() throws(DeviceIDError) -> UnsafeMutablePointer<CLibSecret.SecretService> {
+    private func openService() throws(DeviceIDError) -> OpaquePointer {
         if let service = Self.service { return service }
         var error: UnsafeMutablePointer<GError>?
-        guard let opened = secret_service_open_sync(secret_service_get_type(), nil, SECRET_SERVICE_NONE, cancellable, &error)
+        guard let opened = dids_secret_service_open_sync(dids_secret_service_get_type(), nil, SecretServiceFlags(DIDS_SECRET_SERVICE_NONE), cancellable, &error)
         else { throw Self.failure(error, "cannot reach the Secret Service", .opening) }
-        g_dbus_proxy_set_default_timeout(UnsafeMutableRawPointer(opened).assumingMemoryBound(to: GDBusProxy.self),
+        dids_g_dbus_proxy_set_default_timeout(opened,
                                          Int32(clamping: deadline.milliseconds))
         Self.service = opened
         return opened

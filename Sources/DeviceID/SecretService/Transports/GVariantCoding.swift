@@ -1,4 +1,4 @@
-import CLibSecret
+import CDeviceIDLibraries
 
 /// `DBusValue`s to and from GVariants, for `GDBusTransport`. GLib's `g_variant_new`/`g_variant_get`
 /// are C variadics, which Swift cannot call; the typed constructors and accessors are used
@@ -7,34 +7,34 @@ enum GVariantCoding {
     /// The arguments of a call as one tuple, floating (consumed by the call it is passed to).
     /// `fds`: the call's descriptor list, where each `.unixFD` is appended (duplicated) and sent
     /// as its index; without one, a descriptor cannot be sent.
-    static func tuple(_ values: [DBusValue], secrets service: UnsafeMutablePointer<CLibSecret.SecretService>?,
-                      fds: UnsafeMutablePointer<GUnixFDList>? = nil) throws(DeviceIDError) -> OpaquePointer {
+    static func tuple(_ values: [DBusValue], secrets service: OpaquePointer?,
+                      fds: OpaquePointer? = nil) throws(DeviceIDError) -> OpaquePointer {
         var children = [OpaquePointer?]()
         do throws(DeviceIDError) {
             for value in values { children.append(try encode(value, service, fds)) }
         } catch {
-            for child in children { if let child { g_variant_unref(g_variant_ref_sink(child)) } }
+            for child in children { if let child { dids_g_variant_unref(dids_g_variant_ref_sink(child)) } }
             throw error
         }
-        return children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
+        return children.withUnsafeMutableBufferPointer { dids_g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
     }
 
     /// One value, floating.
-    private static func encode(_ value: DBusValue, _ service: UnsafeMutablePointer<CLibSecret.SecretService>?,
-                               _ fds: UnsafeMutablePointer<GUnixFDList>?) throws(DeviceIDError) -> OpaquePointer {
+    private static func encode(_ value: DBusValue, _ service: OpaquePointer?,
+                               _ fds: OpaquePointer?) throws(DeviceIDError) -> OpaquePointer {
         switch value {
         case .string(let text):
-            return g_variant_new_string(text)
+            return dids_g_variant_new_string(text)
         case .objectPath(let path):
             guard DBusSyntax.isObjectPath(path) else { throw SecretService.malformed("an object path to send") }
-            return g_variant_new_object_path(path)
+            return dids_g_variant_new_object_path(path)
         case .boolean(let flag):
-            return g_variant_new_boolean(flag ? 1 : 0)
+            return dids_g_variant_new_boolean(flag ? 1 : 0)
         case .uint64(let number):
-            return g_variant_new_uint64(guint64(number))
+            return dids_g_variant_new_uint64(guint64(number))
         case .bytes(let bytes):
             return bytes.withUnsafeBytes { raw in
-                g_variant_new_fixed_array(type("y"), raw.baseAddress, gsize(raw.count), 1)
+                dids_g_variant_new_fixed_array(type("y"), raw.baseAddress, gsize(raw.count), 1)
             }
         case .array(let element, let items):
             return try build("a" + element, items, service, fds)
@@ -45,28 +45,28 @@ enum GVariantCoding {
         case .structure(let fields):
             return try tuple(fields, secrets: service, fds: fds)
         case .variant(let inner):
-            return g_variant_new_variant(try encode(inner, service, fds))
+            return dids_g_variant_new_variant(try encode(inner, service, fds))
         case .unixFD(let descriptor):
             guard let fds else { throw DeviceIDError(.internal, "a descriptor to send without a descriptor list") }
             var error: UnsafeMutablePointer<GError>?
-            let index = g_unix_fd_list_append(fds, descriptor, &error)
+            let index = dids_g_unix_fd_list_append(fds, descriptor, &error)
             guard index >= 0 else {
                 let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
-                g_clear_error(&error)
+                dids_g_clear_error(&error)
                 throw DeviceIDError(.io, "cannot pass a descriptor over D-Bus: \(message)")
             }
-            return g_variant_new_handle(index)
+            return dids_g_variant_new_handle(index)
         case .secret(let secret):
             guard let service else { throw DeviceIDError(.internal, "a secret to send without a transfer session") }
             // secret_value_new copies into non-pageable memory. An empty secret still needs a
             // valid pointer, which withUnsafeBytes does not promise: "" stands in.
             let plain: OpaquePointer = secret.bytes.isEmpty
-                ? secret_value_new("", 0, secret.contentType)
+                ? dids_secret_value_new("", 0, secret.contentType)
                 : secret.bytes.withUnsafeBytes { bytes in
-                    secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count, secret.contentType)
+                    dids_secret_value_new(bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count, secret.contentType)
                 }
-            defer { secret_value_unref(UnsafeMutableRawPointer(plain)) }
-            guard let encoded = secret_service_encode_dbus_secret(service, plain) else {
+            defer { dids_secret_value_unref(UnsafeMutableRawPointer(plain)) }
+            guard let encoded = dids_secret_service_encode_dbus_secret(service, plain) else {
                 throw DeviceIDError(.keyring, "cannot encode the secret in the transfer session")
             }
             return encoded
@@ -76,10 +76,10 @@ enum GVariantCoding {
     }
 
     /// An array (or, with `entries`, a dictionary whose entries are given as pairs).
-    private static func build(_ signature: String, _ items: [DBusValue], _ service: UnsafeMutablePointer<CLibSecret.SecretService>?,
-                              _ fds: UnsafeMutablePointer<GUnixFDList>?, entries: Bool = false) throws(DeviceIDError) -> OpaquePointer {
-        let builder = signature.withCString { g_variant_builder_new(OpaquePointer($0)) }
-        defer { g_variant_builder_unref(builder) }
+    private static func build(_ signature: String, _ items: [DBusValue], _ service: OpaquePointer?,
+                              _ fds: OpaquePointer?, entries: Bool = false) throws(DeviceIDError) -> OpaquePointer {
+        let builder = signature.withCString { dids_g_variant_builder_new(OpaquePointer($0)) }
+        defer { dids_g_variant_builder_unref(builder) }
         for item in items {
             if entries, case .structure(let pair) = item {
                 let key = try encode(pair[0], service, fds)
@@ -87,46 +87,46 @@ enum GVariantCoding {
                 do throws(DeviceIDError) {
                     value = try encode(pair[1], service, fds)
                 } catch {
-                    g_variant_unref(g_variant_ref_sink(key))
+                    dids_g_variant_unref(dids_g_variant_ref_sink(key))
                     throw error
                 }
-                g_variant_builder_add_value(builder, g_variant_new_dict_entry(key, value))
+                dids_g_variant_builder_add_value(builder, dids_g_variant_new_dict_entry(key, value))
             } else {
-                g_variant_builder_add_value(builder, try encode(item, service, fds))
+                dids_g_variant_builder_add_value(builder, try encode(item, service, fds))
             }
         }
-        return g_variant_builder_end(builder)
+        return dids_g_variant_builder_end(builder)
     }
 
     /// The children of a reply tuple. With `secrets`, each `(oayays)` is decoded by libsecret in
     /// its transfer session into `.secret`, refused with `.tooLarge` past the limit.
     static func values(ofTuple tuple: OpaquePointer,
-                       secrets: (service: UnsafeMutablePointer<CLibSecret.SecretService>, limit: Int)?) throws(DeviceIDError) -> [DBusValue] {
-        guard g_variant_is_container(tuple) != 0 else { return [] }
+                       secrets: (service: OpaquePointer, limit: Int)?) throws(DeviceIDError) -> [DBusValue] {
+        guard dids_g_variant_is_container(tuple) != 0 else { return [] }
         var out = [DBusValue]()
-        for index in 0..<g_variant_n_children(tuple) {
-            let child = g_variant_get_child_value(tuple, index)!
-            defer { g_variant_unref(child) }
+        for index in 0..<dids_g_variant_n_children(tuple) {
+            let child = dids_g_variant_get_child_value(tuple, index)!
+            defer { dids_g_variant_unref(child) }
             out.append(try decode(child, secrets))
         }
         return out
     }
 
     private static func decode(_ value: OpaquePointer,
-                               _ secrets: (service: UnsafeMutablePointer<CLibSecret.SecretService>, limit: Int)?) throws(DeviceIDError) -> DBusValue {
-        let signature = String(cString: g_variant_get_type_string(value))
+                               _ secrets: (service: OpaquePointer, limit: Int)?) throws(DeviceIDError) -> DBusValue {
+        let signature = String(cString: dids_g_variant_get_type_string(value))
         switch signature {
-        case "s": return .string(String(cString: g_variant_get_string(value, nil)))
-        case "o": return .objectPath(String(cString: g_variant_get_string(value, nil)))
-        case "b": return .boolean(g_variant_get_boolean(value) != 0)
-        case "t": return .uint64(UInt64(g_variant_get_uint64(value)))
+        case "s": return .string(String(cString: dids_g_variant_get_string(value, nil)))
+        case "o": return .objectPath(String(cString: dids_g_variant_get_string(value, nil)))
+        case "b": return .boolean(dids_g_variant_get_boolean(value) != 0)
+        case "t": return .uint64(UInt64(dids_g_variant_get_uint64(value)))
         case "ay":
             var count: gsize = 0
-            guard let bytes = g_variant_get_fixed_array(value, &count, 1), count > 0 else { return .bytes([]) }
+            guard let bytes = dids_g_variant_get_fixed_array(value, &count, 1), count > 0 else { return .bytes([]) }
             return .bytes(Array(UnsafeRawBufferPointer(start: bytes, count: Int(count))))
         case "v":
-            let inner = g_variant_get_variant(value)!
-            defer { g_variant_unref(inner) }
+            let inner = dids_g_variant_get_variant(value)!
+            defer { dids_g_variant_unref(inner) }
             return .variant(try decode(inner, secrets))
         case TransferredSecret.signature where secrets != nil:
             return .secret(try secret(value, secrets!.service, limit: secrets!.limit))
@@ -138,22 +138,22 @@ enum GVariantCoding {
             let keySignature = String(decoding: inner.prefix(1), as: UTF8.self)
             let valueSignature = String(decoding: inner.dropFirst(), as: UTF8.self)
             var pairs = [(DBusValue, DBusValue)]()
-            for index in 0..<g_variant_n_children(value) {
-                let entry = g_variant_get_child_value(value, index)!
-                defer { g_variant_unref(entry) }
-                let key = g_variant_get_child_value(entry, 0)!
-                defer { g_variant_unref(key) }
-                let item = g_variant_get_child_value(entry, 1)!
-                defer { g_variant_unref(item) }
+            for index in 0..<dids_g_variant_n_children(value) {
+                let entry = dids_g_variant_get_child_value(value, index)!
+                defer { dids_g_variant_unref(entry) }
+                let key = dids_g_variant_get_child_value(entry, 0)!
+                defer { dids_g_variant_unref(key) }
+                let item = dids_g_variant_get_child_value(entry, 1)!
+                defer { dids_g_variant_unref(item) }
                 pairs.append((try decode(key, secrets), try decode(item, secrets)))
             }
             return .dictionary(key: keySignature, value: valueSignature, pairs)
         }
         if signature.hasPrefix("a") || signature.hasPrefix("(") {
             var items = [DBusValue]()
-            for index in 0..<g_variant_n_children(value) {
-                let item = g_variant_get_child_value(value, index)!
-                defer { g_variant_unref(item) }
+            for index in 0..<dids_g_variant_n_children(value) {
+                let item = dids_g_variant_get_child_value(value, index)!
+                defer { dids_g_variant_unref(item) }
                 items.append(try decode(item, secrets))
             }
             return signature.hasPrefix("a") ? .array(element: String(signature.dropFirst()), items) : .structure(items)
@@ -162,18 +162,18 @@ enum GVariantCoding {
     }
 
     /// A secret decoded (decrypted) by libsecret in the service's transfer session.
-    private static func secret(_ value: OpaquePointer, _ service: UnsafeMutablePointer<CLibSecret.SecretService>,
+    private static func secret(_ value: OpaquePointer, _ service: OpaquePointer,
                                limit: Int) throws(DeviceIDError) -> TransferredSecret {
-        let session = g_variant_get_child_value(value, 0)!
-        defer { g_variant_unref(session) }
-        let sessionPath = String(cString: g_variant_get_string(session, nil))
-        guard let plain = secret_service_decode_dbus_secret(service, value) else {
+        let session = dids_g_variant_get_child_value(value, 0)!
+        defer { dids_g_variant_unref(session) }
+        let sessionPath = String(cString: dids_g_variant_get_string(session, nil))
+        guard let plain = dids_secret_service_decode_dbus_secret(service, value) else {
             throw DeviceIDError(.keyring, SecretService.secretNotLoaded)
         }
-        defer { secret_value_unref(UnsafeMutableRawPointer(plain)) }
-        let contentType = secret_value_get_content_type(plain).map { String(cString: $0) } ?? "text/plain"
+        defer { dids_secret_value_unref(UnsafeMutableRawPointer(plain)) }
+        let contentType = dids_secret_value_get_content_type(plain).map { String(cString: $0) } ?? "text/plain"
         var length = 0
-        guard let bytes = secret_value_get(plain, &length), length > 0 else {
+        guard let bytes = dids_secret_value_get(plain, &length), length > 0 else {
             return TransferredSecret(session: sessionPath, bytes: [], contentType: contentType)
         }
         guard length <= limit else {

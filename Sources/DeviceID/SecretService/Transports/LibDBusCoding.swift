@@ -1,4 +1,4 @@
-import CDeviceIDLibDBus
+import CDeviceIDLibraries
 
 /// `DBusValue`s to and from libdbus messages, for `LibDBusTransport`, over libdbus's iterators
 /// (its `dbus_message_append_args` is a C variadic, which Swift cannot call). libdbus aborts the

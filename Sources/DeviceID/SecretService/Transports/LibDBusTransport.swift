@@ -1,11 +1,11 @@
 import CDeviceIDLibc
-import CDeviceIDLibDBus
+import CDeviceIDLibraries
 
 /// The Secret Service's messages over libdbus, for a process forked from one where GLib's D-Bus
 /// already ran (GLib serves every connection from one worker thread that does not exist in the
 /// child): a private connection with no threads, opened by this process. The connection belongs
 /// to the process that opened it; a child of this child opens its own. libdbus itself is loaded
-/// here, on first use (`CDeviceIDLibDBus.h`).
+/// here, on first use (`CDeviceIDLibraries.h`).
 ///
 /// Secrets cross the (local, per-user) bus in the Secret Service's "plain" algorithm, which
 /// libsecret itself falls back to. Every step, the connection's registration included, is
@@ -27,8 +27,11 @@ final class LibDBusTransport: SecretServiceTransport {
         address: String, end: Int, _ body: (any SecretServiceTransport) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
         _ = forkHandler
-        guard dids_libdbus_load() == 0 else {
-            throw DeviceIDError(.unavailable, String(cString: dids_libdbus_error()))
+        guard OnDemandLibrary.dbus.load() else {
+            // Here perhaps because GLib's transport could not serve either: then both reasons.
+            let secret = OnDemandLibrary.secret
+            throw DeviceIDError(.unavailable, secret.load() ? OnDemandLibrary.dbus.failure
+                                : secret.failure + "; nor libdbus: " + OnDemandLibrary.dbus.failure)
         }
         return try lock.withLock(until: end, "the process's Secret Service connection") { () throws(DeviceIDError) -> T in
             try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: "a Secret Service conversation")

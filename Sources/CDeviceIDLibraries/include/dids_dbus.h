@@ -1,50 +1,44 @@
-#ifndef CDEVICEID_LIBDBUS_H
-#define CDEVICEID_LIBDBUS_H
-// libdbus, loaded only when it is needed — in a process forked from one where GLib's D-Bus already
-// ran (Sources/DeviceID/SecretService/Transports/LibDBusTransport.swift) — as systemd loads its optional libraries
-// (dlopen on first use). Linking it would cost every process that loads libdeviceid about 1 ms
-// (measured here) for a path most never take. The package still depends on libdbus-1-3.
+#ifndef DIDS_DBUS_H
+#define DIDS_DBUS_H
+// libdbus (DIDS_LIBRARY_DBUS): the Secret Service's second transport, in a process forked from one
+// where GLib's D-Bus already ran (Sources/DeviceID/SecretService/Transports/LibDBusTransport.swift)
+// or where libsecret cannot be loaded. Each dids_dbus_X is dbus_X.
 //
-// dids_libdbus_load() first; then each dids_dbus_X is dbus_X.
-//
-// libdbus's headers are not needed to build: the few types below are libdbus's public ABI, stable
-// since 1.0 (dbus-types.h, dbus-errors.h, dbus-message.h), so the build needs no libdbus-1-dev and
-// no pkg-config flags for it.
+// The few types below are libdbus's public ABI, stable since 1.0 (dbus-types.h, dbus-errors.h,
+// dbus-message.h). With DIDS_CHECK_AGAINST_REAL_HEADERS the real headers declare them instead.
 #include <stdint.h>
 
+// The public structures' members, as macros: Tests/c/check_library_prototypes.c lays them out
+// beside the real ones and compares size and alignment.
+#define DIDS_DBUS_ERROR_MEMBERS \
+    const char *name; \
+    const char *message; \
+    unsigned int dummy1 : 1; \
+    unsigned int dummy2 : 1; \
+    unsigned int dummy3 : 1; \
+    unsigned int dummy4 : 1; \
+    unsigned int dummy5 : 1; \
+    void *padding1;
+#define DIDS_DBUS_MESSAGE_ITER_MEMBERS \
+    void *dummy1; \
+    void *dummy2; \
+    dbus_uint32_t dummy3; \
+    int dummy4, dummy5, dummy6, dummy7, dummy8, dummy9, dummy10, dummy11; \
+    int pad1; \
+    void *pad2; \
+    void *pad3;
+
+#ifndef DIDS_CHECK_AGAINST_REAL_HEADERS
 typedef uint32_t dbus_uint32_t;
 typedef dbus_uint32_t dbus_bool_t;
 typedef struct DBusConnection DBusConnection;
 typedef struct DBusMessage DBusMessage;
-
-typedef struct DBusError {
-    const char *name;
-    const char *message;
-    unsigned int dummy1 : 1;
-    unsigned int dummy2 : 1;
-    unsigned int dummy3 : 1;
-    unsigned int dummy4 : 1;
-    unsigned int dummy5 : 1;
-    void *padding1;
-} DBusError;
-
-typedef struct DBusMessageIter {
-    void *dummy1;
-    void *dummy2;
-    dbus_uint32_t dummy3;
-    int dummy4, dummy5, dummy6, dummy7, dummy8, dummy9, dummy10, dummy11;
-    int pad1;
-    void *pad2;
-    void *pad3;
-} DBusMessageIter;
-
-/// Loads libdbus-1.so.3 and resolves what DeviceID calls, once per process: 0, or -1 with
-/// dids_libdbus_error() saying why.
-int dids_libdbus_load(void);
-const char *dids_libdbus_error(void);
+typedef struct DBusError { DIDS_DBUS_ERROR_MEMBERS } DBusError;
+typedef struct DBusMessageIter { DIDS_DBUS_MESSAGE_ITER_MEMBERS } DBusMessageIter;
+#endif
 
 // The functions DeviceID calls: return type, name, parameters, arguments.
-#define DIDS_LIBDBUS_FUNCTIONS(X, XV) \
+#define DIDS_DBUS_FUNCTIONS(X, XV) \
     XV(dbus_connection_close, (DBusConnection *c), (c)) \
     X(dbus_bool_t, dbus_connection_get_is_authenticated, (DBusConnection *c), (c)) \
     X(DBusConnection *, dbus_connection_open_private, (const char *address, DBusError *e), (address, e)) \
@@ -80,8 +74,10 @@ const char *dids_libdbus_error(void);
     XV(dbus_message_set_no_reply, (DBusMessage *m, dbus_bool_t no_reply), (m, no_reply)) \
     XV(dbus_message_unref, (DBusMessage *m), (m))
 
+#ifndef DIDS_CHECK_AGAINST_REAL_HEADERS
 #define DIDS_LIBDBUS_DECLARE(ret, name, params, args) ret dids_##name params;
 #define DIDS_LIBDBUS_DECLARE_VOID(name, params, args) void dids_##name params;
-DIDS_LIBDBUS_FUNCTIONS(DIDS_LIBDBUS_DECLARE, DIDS_LIBDBUS_DECLARE_VOID)
+DIDS_DBUS_FUNCTIONS(DIDS_LIBDBUS_DECLARE, DIDS_LIBDBUS_DECLARE_VOID)
+#endif
 
 #endif

@@ -1,0 +1,27 @@
+#ifndef DIDS_LOADER_H
+#define DIDS_LOADER_H
+// The one loader behind dids_library_load: a library is a file, the package that ships it, and a
+// table of the functions resolved from it (the dids_*.c files define one each).
+#include <pthread.h>
+#include <stddef.h>
+
+struct dids_loadable {
+    const char *soname;          // what dlopen is given: the ABI, not a development symlink
+    const char *package;         // the Debian package(s) that install it, for the failure text
+    const char *oldest;          // the oldest version known to have every function below
+    const char *const *names;    // functions to resolve
+    void **const *slots;         // where each goes
+    size_t count;
+    pthread_once_t once;
+    int status;                  // 0 loaded, -1 not (yet)
+    char failure[384];
+};
+
+/// Every slot's value is a function pointer; POSIX dlsym requires that a void * can hold one.
+#define DIDS_SLOT(pointer) ((void **)(void *)&(pointer))
+
+extern struct dids_loadable dids_secret_loadable;
+extern struct dids_loadable dids_crypto_loadable;
+extern struct dids_loadable dids_dbus_loadable;
+
+#endif

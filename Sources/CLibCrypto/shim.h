@@ -1,4 +1,0 @@
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/err.h>
-#include <openssl/crypto.h>
