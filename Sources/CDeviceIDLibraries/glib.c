@@ -12,10 +12,10 @@ static const char *const names[] = {DIDS_GLIB_FUNCTIONS(NAME, NAME_VOID)};
 #define SLOT_VOID(name, params, args) DIDS_SLOT(p_##name),
 static void **const slots[] = {DIDS_GLIB_FUNCTIONS(SLOT, SLOT_VOID)};
 
-struct dids_loadable dids_secret_loadable = {
-    .soname = "libsecret-1.so.0",
-    .package = "libsecret-1-0, libglib2.0-0 (libglib2.0-0t64 on Debian 13)",
-    .oldest = "GLib 2.74 and libsecret 0.20.5",
+struct dids_loadable dids_glib_loadable = {
+    .soname = "libgio-2.0.so.0",
+    .package = "libglib2.0-0, libglib2.0-0t64 on Debian 13",
+    .oldest = "GLib 2.74",
     .names = names,
     .slots = slots,
     .count = sizeof names / sizeof names[0],

@@ -6,6 +6,7 @@
 
 static struct dids_loadable *loadable(dids_library library) {
     switch (library) {
+    case DIDS_LIBRARY_GLIB: return &dids_glib_loadable;
     case DIDS_LIBRARY_SECRET: return &dids_secret_loadable;
     case DIDS_LIBRARY_CRYPTO: return &dids_crypto_loadable;
     case DIDS_LIBRARY_DBUS: return &dids_dbus_loadable;
@@ -25,8 +26,8 @@ static void load(struct dids_loadable *l) {
         return;
     }
     for (size_t i = 0; i < l->count; i++) {
-        // dlsym on a handle searches the library and then what it depends on: GLib's functions
-        // come from libsecret's handle.
+        // dlsym on a handle searches the library and then what it depends on: GLib's and
+        // GObject's functions come from GIO's handle.
         void *symbol = dlsym(handle, l->names[i]);
         if (symbol == NULL) {
             snprintf(l->failure, sizeof l->failure, "%s has no %s: it is too old (%s or later is needed, from %s)",
@@ -38,6 +39,7 @@ static void load(struct dids_loadable *l) {
     __atomic_store_n(&l->status, 0, __ATOMIC_RELEASE);
 }
 
+static void load_glib(void) { load(&dids_glib_loadable); }
 static void load_secret(void) { load(&dids_secret_loadable); }
 static void load_crypto(void) { load(&dids_crypto_loadable); }
 static void load_dbus(void) { load(&dids_dbus_loadable); }
@@ -46,6 +48,7 @@ int dids_library_load(dids_library library) {
     struct dids_loadable *l = loadable(library);
     if (l == NULL) return -1;
     switch (library) {
+    case DIDS_LIBRARY_GLIB: pthread_once(&l->once, load_glib); break;
     case DIDS_LIBRARY_SECRET: pthread_once(&l->once, load_secret); break;
     case DIDS_LIBRARY_CRYPTO: pthread_once(&l->once, load_crypto); break;
     case DIDS_LIBRARY_DBUS: pthread_once(&l->once, load_dbus); break;

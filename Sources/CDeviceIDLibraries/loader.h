@@ -20,6 +20,7 @@ struct dids_loadable {
 /// Every slot's value is a function pointer; POSIX dlsym requires that a void * can hold one.
 #define DIDS_SLOT(pointer) ((void **)(void *)&(pointer))
 
+extern struct dids_loadable dids_glib_loadable;
 extern struct dids_loadable dids_secret_loadable;
 extern struct dids_loadable dids_crypto_loadable;
 extern struct dids_loadable dids_dbus_loadable;

@@ -29,6 +29,7 @@
 #define FUNCTION_VOID(name, params, args) void(*const probe_##name) params = name;
 #if !defined(DIDS_PROBE) || DIDS_PROBE == 1
 DIDS_GLIB_FUNCTIONS(FUNCTION, FUNCTION_VOID)
+DIDS_SECRET_FUNCTIONS(FUNCTION, FUNCTION_VOID)
 DIDS_CRYPTO_FUNCTIONS(FUNCTION, FUNCTION_VOID)
 #endif
 #if !defined(DIDS_PROBE) || DIDS_PROBE == 2
@@ -80,7 +81,7 @@ _Static_assert(DIDS_EVP_CTRL_GCM_GET_TAG == EVP_CTRL_GCM_GET_TAG, "EVP_CTRL_GCM_
 _Static_assert(DIDS_EVP_CTRL_GCM_SET_TAG == EVP_CTRL_GCM_SET_TAG, "EVP_CTRL_GCM_SET_TAG");
 _Static_assert(DIDS_EVP_MAX_MD_SIZE == EVP_MAX_MD_SIZE, "EVP_MAX_MD_SIZE");
 
-// Linked (-DDIDS_PROBE=1: libsecret, GLib, libcrypto; 2: libdbus), the program references exactly
+// Linked (-DDIDS_PROBE=1: GLib, libsecret, libcrypto; 2: libdbus), the program references exactly
 // the functions DeviceID resolves at run time: debian/rules gives it to dpkg-shlibdeps, which
 // cannot see dlopen, to compute the packages (and oldest versions) the Debian packages depend on.
 #ifdef DIDS_PROBE

@@ -1,7 +1,9 @@
-"""libsecret (with GLib), libcrypto and libdbus are loaded on first use (Sources/CDeviceIDLibraries):
+"""GLib, libsecret, libcrypto and libdbus are loaded on first use (Sources/CDeviceIDLibraries):
 libdeviceid.so.1 and the deviceid command NEED libc and libm only; importing the Python binding or
-getting an answer from the mirror maps none of them; the path that needs one loads it; a library
-that is missing or too old is UNAVAILABLE with words naming the package, and nothing is minted.
+getting an answer from the mirror maps none of them; the path that needs one loads it (an
+identifier's keyring conversation GLib, a caller's secret libsecret too, a digest libcrypto); a
+library that is missing or too old is UNAVAILABLE with words naming the package, and nothing is
+minted.
 
 What a process maps is read from /proc/self/maps (Python) or the dynamic loader's own account
 (LD_DEBUG=files, which names every object loaded, dlopen'ed ones included)."""
@@ -47,6 +49,10 @@ for step in sys.argv[1:]:
         deviceid.get(arg)
     elif kind == "md5":
         deviceid.hash_hex(b"abc", "md5")
+    elif kind == "secret":
+        deviceid.store_secret("example.test", arg, b"s3cret")
+        assert deviceid.lookup_secret("example.test", arg) == b"s3cret"
+        deviceid.delete_secret("example.test", arg)
     steps[step] = mapped()
 print(json.dumps(steps))
 """
@@ -61,12 +67,13 @@ def probe(*steps, env=None):
 def test_python_import_and_mirror_first_get_map_none(keyring, tmp_path):
     app = f"com.example.lazy-{uuid.uuid4().hex[:8]}"
     env = {"DEVICEID_STORE_DIR": str(tmp_path / "store"), "DEVICEID_BACKEND": None}
-    first = probe(f"get:{app}", env=env)
+    first = probe(f"get:{app}", f"secret:{app}", env=env)
     assert first["import"] == []
-    # No mirror record yet: the keyring was asked, through libsecret and GLib (the positive control
-    # that makes the next assertion able to fail).
-    assert "libsecret-1.so" in first[f"get:{app}"] and "libglib-2.0.so" in first[f"get:{app}"], first
-    assert "libcrypto.so" not in first[f"get:{app}"], first
+    # No mirror record yet: the keyring was asked, through GLib's D-Bus (the positive control that
+    # makes the next assertions able to fail); an identifier crosses in the "plain" transfer
+    # session, so libsecret is not loaded until a caller's secret is stored.
+    assert first[f"get:{app}"] == ["libgio-2.0.so", "libglib-2.0.so", "libgobject-2.0.so"], first
+    assert "libsecret-1.so" in first[f"secret:{app}"] and "libcrypto.so" not in first[f"secret:{app}"], first
     # A new process, the mirror in sync: the answer is local and loads nothing.
     again = probe(f"get:{app}", f"md5:", env=env)
     assert again["import"] == [] and again[f"get:{app}"] == [], again
@@ -91,7 +98,7 @@ def test_c_program_and_cli_mirror_first_get_load_none(keyring, tmp_path, program
     command = [tool(program), "get", app] if program == "DEVICEID_TEST_CLI" else [tool(program), app]
     result, first = loaded_by(command, env)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "libsecret-1.so" in first and "libcrypto.so" not in first, first
+    assert "libgio-2.0.so" in first and "libsecret-1.so" not in first and "libcrypto.so" not in first, first
     result, again = loaded_by(command, env)
     assert result.returncode == 0 and again == [], again
 
@@ -110,7 +117,7 @@ def real(soname):
     return path
 
 
-def test_without_libsecret_the_keyring_is_reached_through_libdbus(keyring, tmp_path, cli):
+def test_without_libsecret_ids_and_secrets_still_reach_the_keyring(keyring, tmp_path, cli):
     app = f"com.example.nolibsecret-{uuid.uuid4().hex[:8]}"
     env = {"DEVICEID_STORE_DIR": str(tmp_path / "store"), "DEVICEID_BACKEND": None}
     minted = run([cli, "get", "--json", app], env=env)
@@ -122,17 +129,35 @@ def test_without_libsecret_the_keyring_is_reached_through_libdbus(keyring, tmp_p
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)
     assert answer["id"] == expected and answer["source"] == "keyring", answer
+    # A caller's secret, which libsecret would encrypt in transfer, crosses in "plain" instead (as
+    # in a forked child), rather than failing: stored and read back.
+    store = in_namespace_without([real("libsecret-1.so.0")], ["sh", "-c", f"printf pw | {cli} secret store t {app} && "
+                                                              f"{cli} secret lookup t {app} && {cli} secret delete t {app}"],
+                                 env_keyring_only)
+    assert store.returncode == 0 and store.stdout == "pw", (store.stdout, store.stderr)
+
+
+def test_without_glib_the_keyring_is_reached_through_libdbus(keyring, tmp_path, cli):
+    app = f"com.example.noglib-{uuid.uuid4().hex[:8]}"
+    env = {"DEVICEID_STORE_DIR": str(tmp_path / "store"), "DEVICEID_BACKEND": None}
+    minted = run([cli, "get", "--json", app], env=env)
+    assert minted.returncode == 0, minted.stderr
+    result = in_namespace_without([real("libgio-2.0.so.0")], [cli, "get", "--json", app],
+                                  {**env, "DEVICEID_STORE_DIR": str(tmp_path / "other-store")})
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["id"] == json.loads(minted.stdout)["id"] and answer["source"] == "keyring", answer
 
 
 def test_without_any_keyring_client_it_is_unavailable_and_nothing_is_minted(keyring, tmp_path, cli):
     app = f"com.example.noclient-{uuid.uuid4().hex[:8]}"
     store = tmp_path / "store"
     env = {"DEVICEID_STORE_DIR": str(store), "DEVICEID_BACKEND": None}
-    result = in_namespace_without([real("libsecret-1.so.0"), real("libdbus-1.so.3")], [cli, "get", "--json", app], env)
+    result = in_namespace_without([real("libgio-2.0.so.0"), real("libdbus-1.so.3")], [cli, "get", "--json", app], env)
     assert result.returncode == 15, (result.returncode, result.stdout, result.stderr)  # 10 + |UNAVAILABLE|
     error = json.loads(result.stdout or result.stderr)["error"]
     assert error["name"] == "UNAVAILABLE", error
-    for words in ("libsecret-1.so.0", "libsecret-1-0", "libdbus-1.so.3", "libdbus-1-3"):
+    for words in ("libgio-2.0.so.0", "libglib2.0-0", "libdbus-1.so.3", "libdbus-1-3"):
         assert words in error["message"], error
     # The keyring may hold the ID: "cannot load its client" is not "none", so nothing was minted.
     assert not [p for p in store.rglob("*") if p.is_file()], list(store.rglob("*"))
@@ -152,13 +177,13 @@ def test_without_libcrypto_a_digest_is_unavailable_naming_the_package(tmp_path, 
 
 
 def test_a_library_too_old_names_the_missing_function(tmp_path, cli):
-    # A libsecret-1.so.0 that has none of the functions DeviceID calls: what dlopen finds first
-    # on LD_LIBRARY_PATH. The transport falls back to libdbus; without it too, the error names both.
-    stub = tmp_path / "libsecret-1.so.0"
-    subprocess.run(["cc", "-shared", "-fPIC", "-Wl,-soname,libsecret-1.so.0", "-o", str(stub), "-x", "c", "/dev/null"],
+    # A libgio-2.0.so.0 that has none of the functions DeviceID calls: what dlopen finds first on
+    # LD_LIBRARY_PATH. The transport falls back to libdbus; without it too, the error names both.
+    stub = tmp_path / "libgio-2.0.so.0"
+    subprocess.run(["cc", "-shared", "-fPIC", "-Wl,-soname,libgio-2.0.so.0", "-o", str(stub), "-x", "c", "/dev/null"],
                    check=True)
     env = {"LD_LIBRARY_PATH": str(tmp_path), "DEVICEID_STORE_DIR": str(tmp_path / "store"), "DEVICEID_BACKEND": None}
     result = in_namespace_without([real("libdbus-1.so.3")], [cli, "get", "--json", "com.example.old"], env)
     assert result.returncode == 15, (result.stdout, result.stderr)
     message = json.loads(result.stdout or result.stderr)["error"]["message"]
-    assert "libsecret-1.so.0 has no g_clear_error" in message and "too old" in message, message
+    assert "libgio-2.0.so.0 has no g_clear_error" in message and "too old" in message, message

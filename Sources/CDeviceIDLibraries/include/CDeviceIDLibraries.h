@@ -4,11 +4,13 @@
 // libraries (dlopen_many_sym_or_warn) — so that a process that only loads libdeviceid, or gets a
 // mirror-first answer, maps none of them (libdeviceid.so.1 NEEDs libc and libm only):
 //
-//   DIDS_LIBRARY_SECRET  libsecret-1.so.0 and, through it, GLib, GObject and GIO: the Secret
-//                        Service over GDBus with libsecret's encrypted transfer session
+//   DIDS_LIBRARY_GLIB    libgio-2.0.so.0 and, through it, GLib and GObject: the Secret Service
+//                        over GDBus
+//   DIDS_LIBRARY_SECRET  libsecret-1.so.0: the encrypted transfer session of a conversation that
+//                        carries a caller's secret
 //   DIDS_LIBRARY_CRYPTO  libcrypto.so.3: MD5/SHA-256 digests users ask for, AES-256-GCM sealing
 //   DIDS_LIBRARY_DBUS    libdbus-1.so.3: the Secret Service in a process forked after GLib's
-//                        D-Bus ran, or where libsecret cannot be loaded
+//                        D-Bus ran, or where GLib cannot be loaded
 //
 // dids_library_load(L) first; 0 means every function of L is resolved, and each dids_X then calls
 // X. -1: dids_library_failure(L) says why (the library or one of its functions is missing: too old),
@@ -20,9 +22,10 @@
 // proves every declaration equal to the real headers' (scripts/test, on Debian 12 and 13).
 
 typedef enum {
-    DIDS_LIBRARY_SECRET = 0,
-    DIDS_LIBRARY_CRYPTO = 1,
-    DIDS_LIBRARY_DBUS = 2,
+    DIDS_LIBRARY_GLIB = 0,
+    DIDS_LIBRARY_SECRET = 1,
+    DIDS_LIBRARY_CRYPTO = 2,
+    DIDS_LIBRARY_DBUS = 3,
 } dids_library;
 
 /// Loads `library` and resolves every function DeviceID calls in it: 0, or -1.

@@ -1,9 +1,10 @@
 #ifndef DIDS_GLIB_H
 #define DIDS_GLIB_H
-// libsecret with GLib, GObject and GIO (DIDS_LIBRARY_SECRET): the Secret Service over GDBus, with
-// libsecret's transfer session (Sources/DeviceID/SecretService/Transports/GDBusTransport.swift).
-// Each dids_X is X. Every function here exists in GLib 2.74 and libsecret 0.20.5 (Debian 12) and
-// later; the loader says which one is missing if not.
+// GLib, GObject and GIO (DIDS_LIBRARY_GLIB): the Secret Service over GDBus
+// (Sources/DeviceID/SecretService/Transports/GDBusTransport.swift); and libsecret
+// (DIDS_LIBRARY_SECRET), for its encrypted transfer session only, which only a conversation that
+// carries a caller's secret opens. Each dids_X is X. Every function here exists in GLib 2.74 and
+// libsecret 0.20.5 (Debian 12) and later; the loader says which one is missing if not.
 //
 // The types are GLib's public ABI: opaque objects (by their real struct tags), GError, the scalar
 // typedefs of an LP64 Linux, and the callback types. With DIDS_CHECK_AGAINST_REAL_HEADERS the real
@@ -79,7 +80,7 @@ typedef DIDS_GASYNCREADYCALLBACK(GAsyncReadyCallback);
 typedef DIDS_GDBUSSIGNALCALLBACK(GDBusSignalCallback);
 #endif
 
-// The functions DeviceID calls: return type, name, parameters, arguments.
+// GLib, GObject and GIO (DIDS_LIBRARY_GLIB): return type, name, parameters, arguments.
 #define DIDS_GLIB_FUNCTIONS(X, XV) \
     XV(g_clear_error, (GError **err), (err)) \
     XV(g_error_free, (GError *error), (error)) \
@@ -160,7 +161,10 @@ typedef DIDS_GDBUSSIGNALCALLBACK(GDBusSignalCallback);
     XV(g_dbus_proxy_set_default_timeout, (GDBusProxy *proxy, gint timeout_msec), (proxy, timeout_msec)) \
     X(GQuark, g_io_error_quark, (void), ()) \
     X(gint, g_unix_fd_list_append, (GUnixFDList *list, gint fd, GError **error), (list, fd, error)) \
-    X(GUnixFDList *, g_unix_fd_list_new, (void), ()) \
+    X(GUnixFDList *, g_unix_fd_list_new, (void), ())
+
+// libsecret (DIDS_LIBRARY_SECRET): its encrypted transfer session only.
+#define DIDS_SECRET_FUNCTIONS(X, XV) \
     X(GQuark, secret_error_get_quark, (void), ()) \
     X(SecretValue *, secret_service_decode_dbus_secret, (SecretService *service, GVariant *value), (service, value)) \
     X(GVariant *, secret_service_encode_dbus_secret, (SecretService *service, SecretValue *value), (service, value)) \
@@ -182,6 +186,7 @@ typedef DIDS_GDBUSSIGNALCALLBACK(GDBusSignalCallback);
 #define DIDS_GLIB_DECLARE(ret, name, params, args) ret dids_##name params;
 #define DIDS_GLIB_DECLARE_VOID(name, params, args) void dids_##name params;
 DIDS_GLIB_FUNCTIONS(DIDS_GLIB_DECLARE, DIDS_GLIB_DECLARE_VOID)
+DIDS_SECRET_FUNCTIONS(DIDS_GLIB_DECLARE, DIDS_GLIB_DECLARE_VOID)
 #undef DIDS_GLIB_DECLARE
 #undef DIDS_GLIB_DECLARE_VOID
 #endif

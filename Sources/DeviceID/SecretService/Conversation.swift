@@ -9,12 +9,17 @@ extension SecretService {
         let deadline: Deadline
         /// CLOCK_MONOTONIC milliseconds at which the conversation must end.
         let end: Int
+        /// How item values cross the bus (`Transfer`); the transport may only ever downgrade
+        /// `.encrypted` where it cannot encrypt (libdbus, no libsecret).
+        let transfer: Transfer
 
-        init(_ transport: any SecretServiceTransport, busName: String, deadline: Deadline, end: Int) {
+        init(_ transport: any SecretServiceTransport, busName: String, deadline: Deadline, end: Int,
+             transfer: Transfer) {
             self.transport = transport
             self.busName = busName
             self.deadline = deadline
             self.end = end
+            self.transfer = transfer
         }
 
         /// What is left of the deadline for the next call, at most one call's bound.

@@ -12,6 +12,22 @@
 /// - never autolaunch a bus; never let a client library `exit()` the caller's process;
 /// - every conversation is bounded by one deadline, connection and registration included.
 enum SecretService {
+    /// How an item's value crosses the bus in a conversation (the Secret Service's transfer
+    /// session). The bus itself is per user: only this user and root can see its messages, and
+    /// both could as well ask the Secret Service for the value.
+    enum Transfer: Sendable {
+        /// "plain": the value as it is. DeviceID's identifier records: what they hold is handed to
+        /// the app, which may send it anywhere, and anyone who can see this bus can ask for it.
+        /// Needs neither libsecret nor a Diffie-Hellman exchange (about 7 ms of the first answer).
+        case plain
+        /// "dh-ietf1024-sha256-aes128-cbc-pkcs7", through libsecret, which keeps the value in
+        /// non-pageable memory: a caller's secret (`secret store`), which then never appears in
+        /// the clear in a bus message, a bus monitor's log or the bus daemon's buffers. Where
+        /// libsecret cannot be loaded, or in a process forked after GLib's D-Bus ran (libdbus
+        /// carries the conversation), "plain" (README "Loaded on first use").
+        case encrypted
+    }
+
     enum CollectionState: Equatable {
         case unlocked, locked, missing
     }
@@ -32,7 +48,7 @@ enum SecretService {
     /// conversation unless this process was forked from one where GLib's D-Bus already ran,
     /// which GLib cannot serve (`GDBusTransport.usableHere`); there libdbus does.
     static func session<T>(
-        _ deadline: Deadline, _ body: (Conversation) throws(DeviceIDError) -> T
+        _ deadline: Deadline, transfer: Transfer, _ body: (Conversation) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
         let address = try SessionBus.address().get()
         let serviceName = try SessionBus.serviceName()
@@ -41,7 +57,8 @@ enum SecretService {
             var attempt = 0
             while true {
                 do throws(DeviceIDError) {
-                    return try body(Conversation(transport, busName: serviceName, deadline: deadline, end: end))
+                    return try body(Conversation(transport, busName: serviceName, deadline: deadline, end: end,
+                                                 transfer: transfer))
                 } catch where attempt == 0 && transferSessionWasRefused(error) {
                     // KWallet refuses a Diffie-Hellman public key whose leading byte is zero, which
                     // libsecret sends one byte short (secretstorage issue #48): OpenSession fails,

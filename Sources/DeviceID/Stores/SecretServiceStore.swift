@@ -26,6 +26,11 @@ struct SecretServiceStore: Sendable {
     /// The largest secret read or written.
     static let maximumSecretSize = FileEnvelope.maximumSecretSize
 
+    /// Identifier records cross the bus as they are; a caller's secrets encrypted (`Transfer`).
+    private static func transfer(_ key: StoreKey) -> SecretService.Transfer {
+        key.kind == .identifier ? .plain : .encrypted
+    }
+
     private static func attributes(_ key: StoreKey) -> [(String, String)] {
         [("service", key.service), ("username", key.account)]
     }
@@ -35,7 +40,7 @@ struct SecretServiceStore: Sendable {
     /// `.locked` (its items are hidden from search, and KeePassXC's search would wait for an unlock
     /// dialog), missing throws `.noCollection`, and a locked match elsewhere throws `.locked`.
     func items(_ key: StoreKey) throws(DeviceIDError) -> [Item] {
-        try SecretService.session(deadline) { session throws(DeviceIDError) in
+        try SecretService.session(deadline, transfer: Self.transfer(key)) { session throws(DeviceIDError) in
             _ = try session.usableDefaultCollection()
             var attempt = 0
             while true {
@@ -90,7 +95,7 @@ struct SecretServiceStore: Sendable {
         let label = key.kind == .identifier
             ? "DeviceID \(key.service.dropFirst(StoreKey.reservedPrefix.count)) identifier for \(key.account)"
             : "\(key.service) (\(key.account))"
-        try SecretService.session(deadline) { session throws(DeviceIDError) in
+        try SecretService.session(deadline, transfer: Self.transfer(key)) { session throws(DeviceIDError) in
             let collection = try session.usableDefaultCollection()
             let created = try session.createItem(in: collection, label: label,
                                                  attributes: Self.attributes(key) + extra, value: value)
@@ -103,7 +108,7 @@ struct SecretServiceStore: Sendable {
     /// the call before anything is deleted.
     @discardableResult
     func delete(_ key: StoreKey) throws(DeviceIDError) -> Bool {
-        try SecretService.session(deadline) { session throws(DeviceIDError) in
+        try SecretService.session(deadline, transfer: Self.transfer(key)) { session throws(DeviceIDError) in
             _ = try session.usableDefaultCollection()
             let paths = try session.searchPaths(Self.attributes(key))
             if !paths.locked.isEmpty { throw DeviceIDError(.locked, "a matching item is locked") }
@@ -122,7 +127,7 @@ struct SecretServiceStore: Sendable {
     }
 
     func probe(_ key: StoreKey, value: [UInt8]) throws(DeviceIDError) -> Probe {
-        let (provider, state) = try SecretService.session(deadline) { session throws(DeviceIDError) in
+        let (provider, state) = try SecretService.session(deadline, transfer: Self.transfer(key)) { session throws(DeviceIDError) in
             (session.provider(), try session.defaultCollection().state)
         }
         var probe = Probe(provider: provider, collection: state, roundTrip: nil)

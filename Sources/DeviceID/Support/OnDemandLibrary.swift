@@ -1,17 +1,18 @@
 import CDeviceIDLibraries
 
-/// The libraries DeviceID loads on first use rather than links (`CDeviceIDLibraries.h`): libsecret
-/// with GLib, libcrypto, libdbus. A process that loads libdeviceid, or gets its answer from the
+/// The libraries DeviceID loads on first use rather than links (`CDeviceIDLibraries.h`): GLib,
+/// libsecret, libcrypto, libdbus. A process that loads libdeviceid, or gets its answer from the
 /// mirror, maps none of them. Every path into one of them starts with `require`.
 ///
 /// A library that cannot be loaded, or lacks a function (too old), is `.unavailable` with words
 /// naming the file and the package: never a crash, and never "none" — a keyring that cannot be
 /// reached because its client library is missing may still hold the ID.
 enum OnDemandLibrary {
-    case secret, crypto, dbus
+    case glib, secret, crypto, dbus
 
     private var id: dids_library {
         switch self {
+        case .glib: DIDS_LIBRARY_GLIB
         case .secret: DIDS_LIBRARY_SECRET
         case .crypto: DIDS_LIBRARY_CRYPTO
         case .dbus: DIDS_LIBRARY_DBUS

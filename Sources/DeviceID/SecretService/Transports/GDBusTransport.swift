@@ -1,19 +1,23 @@
 import CDeviceIDLibc
 import CDeviceIDLibraries
 
-/// The Secret Service's messages over GLib's D-Bus (GDBus), with libsecret's transfer session:
-/// secrets cross the bus encrypted (Diffie-Hellman, AES) and are decrypted into non-pageable
-/// memory. libsecret is asked for nothing else — its calls that prompt would run prompts their
-/// own way — so every conversation follows the one logic of `SecretService.Conversation`.
+/// The Secret Service's messages over GLib's D-Bus (GDBus). A conversation that carries a caller's
+/// secret uses libsecret's transfer session: the secret crosses the bus encrypted (Diffie-Hellman,
+/// AES) and is decrypted into non-pageable memory; identifier records use the "plain" session
+/// (`SecretService.Transfer`), and need no libsecret. libsecret is asked for nothing else — its
+/// calls that prompt would run prompts their own way — so every conversation follows the one
+/// logic of `SecretService.Conversation`.
 ///
 /// Conversations are serialized: GLib's session bus connection and libsecret's service proxy
 /// are process-wide, kept between conversations.
 final class GDBusTransport: SecretServiceTransport {
     private static let lock = PThreadMutex()
     // All guarded by `lock`: the session bus connection last seen; libsecret's service proxy on it,
-    // which holds the transfer session; the process that first started GLib's D-Bus machinery.
+    // which holds the encrypted transfer session; the "plain" session's path; the process that
+    // first started GLib's D-Bus machinery.
     nonisolated(unsafe) private static var bus: OpaquePointer?
     nonisolated(unsafe) private static var service: OpaquePointer?
+    nonisolated(unsafe) private static var plainSession: String?
     nonisolated(unsafe) private static var gdbusProcess: pid_t = 0
 
     /// A forked child inherits the lock as it was (perhaps held by a thread mid-call in the
@@ -23,16 +27,17 @@ final class GDBusTransport: SecretServiceTransport {
         GDBusTransport.lock.reinitializeInChild()
         GDBusTransport.bus = nil
         GDBusTransport.service = nil
+        GDBusTransport.plainSession = nil
     }
 
     /// GLib runs every D-Bus connection of a process on one worker thread, started once and never
     /// again (gdbusprivate.c), so in a child forked after it started no connection, old or new,
     /// ever gets an answer: measured, a new one times out in its handshake. Such a child talks to
     /// the Secret Service through `LibDBusTransport` instead.
-    /// Nor where libsecret (or the GLib it needs) cannot be loaded: libdbus is tried instead.
+    /// Nor where GLib cannot be loaded: libdbus is tried instead.
     static func usableHere() -> Bool {
         _ = forkHandler
-        guard OnDemandLibrary.secret.load() else { return false }
+        guard OnDemandLibrary.glib.load() else { return false }
         return lock.withLock { gdbusProcess == 0 || gdbusProcess == getpid() }
     }
 
@@ -106,10 +111,11 @@ final class GDBusTransport: SecretServiceTransport {
         return connection
     }
 
-    /// Forgets the service proxy (and its transfer session); the next conversation opens anew.
+    /// Forgets the service proxy and the transfer sessions; the next conversation opens anew.
     private static func dropService() {
         if let service { dids_g_object_unref(UnsafeMutableRawPointer(service)) }
         service = nil
+        plainSession = nil
     }
 
     /// A GError as a DeviceIDError (and frees it), through the Secret Service's one error table:
@@ -136,7 +142,8 @@ final class GDBusTransport: SecretServiceTransport {
             default:
                 break
             }
-        } else if error.pointee.domain == dids_secret_error_get_quark() && error.pointee.code == DIDS_SECRET_ERROR_IS_LOCKED {
+        } else if OnDemandLibrary.secret.isLoaded, error.pointee.domain == dids_secret_error_get_quark(),
+                  error.pointee.code == DIDS_SECRET_ERROR_IS_LOCKED {
             name = "org.freedesktop.Secret.Error.IsLocked"
         }
         let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
@@ -148,6 +155,8 @@ final class GDBusTransport: SecretServiceTransport {
     private let connection: OpaquePointer
     private let cancellable: OpaquePointer
     private let deadline: SecretService.Deadline
+    /// How this conversation's secrets cross, once its transfer session is open.
+    private var codec: GVariantCoding.SecretCodec?
 
     private init(connection: OpaquePointer, cancellable: OpaquePointer,
                  deadline: SecretService.Deadline) {
@@ -161,7 +170,7 @@ final class GDBusTransport: SecretServiceTransport {
         // Descriptors travel beside the message, in a list the arguments refer to by index.
         let fds = call.arguments.contains { $0.carriesDescriptor } ? dids_g_unix_fd_list_new() : nil
         defer { if let fds { dids_g_object_unref(UnsafeMutableRawPointer(fds)) } }
-        let parameters = try GVariantCoding.tuple(call.arguments, secrets: Self.service, fds: fds)
+        let parameters = try GVariantCoding.tuple(call.arguments, secrets: codec, fds: fds)
         var error: UnsafeMutablePointer<GError>?
         // D-Bus may start (activate) the destination, as libsecret's own calls let it.
         guard let reply = dids_g_dbus_connection_call_with_unix_fd_list_sync(
@@ -169,10 +178,10 @@ final class GDBusTransport: SecretServiceTransport {
             GDBusCallFlags(DIDS_G_DBUS_CALL_FLAGS_NONE), timeout, fds, nil, cancellable, &error)
         else { throw Self.failure(error, call.context, .calling) }
         defer { dids_g_variant_unref(reply) }
-        var secrets: (service: OpaquePointer, limit: Int)?
+        var secrets: (codec: GVariantCoding.SecretCodec, limit: Int)?
         if let secretLimit {
-            guard let service = Self.service else { throw DeviceIDError(.internal, "secrets read without a transfer session") }
-            secrets = (service, secretLimit)
+            guard let codec else { throw DeviceIDError(.internal, "secrets read without a transfer session") }
+            secrets = (codec, secretLimit)
         }
         return try GVariantCoding.values(ofTuple: reply, secrets: secrets)
     }
@@ -228,6 +237,19 @@ final class GDBusTransport: SecretServiceTransport {
     }
 
     func transferSession(_ conversation: SecretService.Conversation) throws(DeviceIDError) -> String {
+        // Encrypted where asked and libsecret can be loaded; "plain" otherwise, as libdbus's.
+        guard conversation.transfer == .encrypted, OnDemandLibrary.secret.load() else {
+            if let session = Self.plainSession {
+                codec = .plain
+                return session
+            }
+            let reply = try conversation.call(SecretService.Spec.servicePath, SecretService.Spec.service, "OpenSession",
+                                              [.string("plain"), .variant(.string(""))], "cannot open a session")
+            guard let path = reply[safe: 1]?.objectPath else { throw SecretService.malformed("OpenSession") }
+            Self.plainSession = path
+            codec = .plain
+            return path
+        }
         let service = try openService()
         var error: UnsafeMutablePointer<GError>?
         if dids_secret_service_ensure_session_sync(service, cancellable, &error) == 0 {
@@ -236,6 +258,7 @@ final class GDBusTransport: SecretServiceTransport {
         guard let path = dids_secret_service_get_session_dbus_path(service) else {
             throw SecretService.malformed("OpenSession")
         }
+        codec = .libsecret(service)
         return String(cString: path)
     }
 

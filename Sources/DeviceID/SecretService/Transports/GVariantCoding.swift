@@ -2,16 +2,23 @@ import CDeviceIDLibraries
 
 /// `DBusValue`s to and from GVariants, for `GDBusTransport`. GLib's `g_variant_new`/`g_variant_get`
 /// are C variadics, which Swift cannot call; the typed constructors and accessors are used
-/// instead. Secrets are encoded and decoded by libsecret in its (encrypted) transfer session.
+/// instead. Secrets cross in the conversation's transfer session (`SecretCodec`).
 enum GVariantCoding {
+    /// How a secret `(oayays)` is written and read: in the "plain" session, the value as it is;
+    /// in libsecret's encrypted one (its service proxy holds the session), by libsecret.
+    enum SecretCodec {
+        case plain
+        case libsecret(OpaquePointer)
+    }
+
     /// The arguments of a call as one tuple, floating (consumed by the call it is passed to).
     /// `fds`: the call's descriptor list, where each `.unixFD` is appended (duplicated) and sent
     /// as its index; without one, a descriptor cannot be sent.
-    static func tuple(_ values: [DBusValue], secrets service: OpaquePointer?,
+    static func tuple(_ values: [DBusValue], secrets codec: SecretCodec?,
                       fds: OpaquePointer? = nil) throws(DeviceIDError) -> OpaquePointer {
         var children = [OpaquePointer?]()
         do throws(DeviceIDError) {
-            for value in values { children.append(try encode(value, service, fds)) }
+            for value in values { children.append(try encode(value, codec, fds)) }
         } catch {
             for child in children { if let child { dids_g_variant_unref(dids_g_variant_ref_sink(child)) } }
             throw error
@@ -20,7 +27,7 @@ enum GVariantCoding {
     }
 
     /// One value, floating.
-    private static func encode(_ value: DBusValue, _ service: OpaquePointer?,
+    private static func encode(_ value: DBusValue, _ codec: SecretCodec?,
                                _ fds: OpaquePointer?) throws(DeviceIDError) -> OpaquePointer {
         switch value {
         case .string(let text):
@@ -37,15 +44,15 @@ enum GVariantCoding {
                 dids_g_variant_new_fixed_array(type("y"), raw.baseAddress, gsize(raw.count), 1)
             }
         case .array(let element, let items):
-            return try build("a" + element, items, service, fds)
+            return try build("a" + element, items, codec, fds)
         case .dictionary(let key, let valueSignature, let pairs):
             var entries = [DBusValue]()
             for (k, v) in pairs { entries.append(.structure([k, v])) }
-            return try build("a{" + key + valueSignature + "}", entries, service, fds, entries: true)
+            return try build("a{" + key + valueSignature + "}", entries, codec, fds, entries: true)
         case .structure(let fields):
-            return try tuple(fields, secrets: service, fds: fds)
+            return try tuple(fields, secrets: codec, fds: fds)
         case .variant(let inner):
-            return dids_g_variant_new_variant(try encode(inner, service, fds))
+            return dids_g_variant_new_variant(try encode(inner, codec, fds))
         case .unixFD(let descriptor):
             guard let fds else { throw DeviceIDError(.internal, "a descriptor to send without a descriptor list") }
             var error: UnsafeMutablePointer<GError>?
@@ -57,7 +64,17 @@ enum GVariantCoding {
             }
             return dids_g_variant_new_handle(index)
         case .secret(let secret):
-            guard let service else { throw DeviceIDError(.internal, "a secret to send without a transfer session") }
+            guard let codec else { throw DeviceIDError(.internal, "a secret to send without a transfer session") }
+            guard case .libsecret(let service) = codec else {
+                // "plain": (session, no parameters, the value, its content type).
+                let fields = [dids_g_variant_new_object_path(secret.session),
+                              dids_g_variant_new_fixed_array(type("y"), nil, 0, 1),
+                              secret.bytes.withUnsafeBytes { raw in
+                                  dids_g_variant_new_fixed_array(type("y"), raw.baseAddress, gsize(raw.count), 1)
+                              },
+                              dids_g_variant_new_string(secret.contentType)]
+                return fields.withUnsafeBufferPointer { dids_g_variant_new_tuple($0.baseAddress, gsize($0.count))! }
+            }
             // secret_value_new copies into non-pageable memory. An empty secret still needs a
             // valid pointer, which withUnsafeBytes does not promise: "" stands in.
             let plain: OpaquePointer = secret.bytes.isEmpty
@@ -76,32 +93,32 @@ enum GVariantCoding {
     }
 
     /// An array (or, with `entries`, a dictionary whose entries are given as pairs).
-    private static func build(_ signature: String, _ items: [DBusValue], _ service: OpaquePointer?,
+    private static func build(_ signature: String, _ items: [DBusValue], _ codec: SecretCodec?,
                               _ fds: OpaquePointer?, entries: Bool = false) throws(DeviceIDError) -> OpaquePointer {
         let builder = signature.withCString { dids_g_variant_builder_new(OpaquePointer($0)) }
         defer { dids_g_variant_builder_unref(builder) }
         for item in items {
             if entries, case .structure(let pair) = item {
-                let key = try encode(pair[0], service, fds)
+                let key = try encode(pair[0], codec, fds)
                 let value: OpaquePointer
                 do throws(DeviceIDError) {
-                    value = try encode(pair[1], service, fds)
+                    value = try encode(pair[1], codec, fds)
                 } catch {
                     dids_g_variant_unref(dids_g_variant_ref_sink(key))
                     throw error
                 }
                 dids_g_variant_builder_add_value(builder, dids_g_variant_new_dict_entry(key, value))
             } else {
-                dids_g_variant_builder_add_value(builder, try encode(item, service, fds))
+                dids_g_variant_builder_add_value(builder, try encode(item, codec, fds))
             }
         }
         return dids_g_variant_builder_end(builder)
     }
 
-    /// The children of a reply tuple. With `secrets`, each `(oayays)` is decoded by libsecret in
-    /// its transfer session into `.secret`, refused with `.tooLarge` past the limit.
+    /// The children of a reply tuple. With `secrets`, each `(oayays)` is decoded in the transfer
+    /// session into `.secret`, refused with `.tooLarge` past the limit.
     static func values(ofTuple tuple: OpaquePointer,
-                       secrets: (service: OpaquePointer, limit: Int)?) throws(DeviceIDError) -> [DBusValue] {
+                       secrets: (codec: SecretCodec, limit: Int)?) throws(DeviceIDError) -> [DBusValue] {
         guard dids_g_variant_is_container(tuple) != 0 else { return [] }
         var out = [DBusValue]()
         for index in 0..<dids_g_variant_n_children(tuple) {
@@ -113,7 +130,7 @@ enum GVariantCoding {
     }
 
     private static func decode(_ value: OpaquePointer,
-                               _ secrets: (service: OpaquePointer, limit: Int)?) throws(DeviceIDError) -> DBusValue {
+                               _ secrets: (codec: SecretCodec, limit: Int)?) throws(DeviceIDError) -> DBusValue {
         let signature = String(cString: dids_g_variant_get_type_string(value))
         switch signature {
         case "s": return .string(String(cString: dids_g_variant_get_string(value, nil)))
@@ -129,7 +146,7 @@ enum GVariantCoding {
             defer { dids_g_variant_unref(inner) }
             return .variant(try decode(inner, secrets))
         case TransferredSecret.signature where secrets != nil:
-            return .secret(try secret(value, secrets!.service, limit: secrets!.limit))
+            return .secret(try secret(value, secrets!.codec, limit: secrets!.limit))
         default:
             break
         }
@@ -161,12 +178,28 @@ enum GVariantCoding {
         return .other(signature: signature)
     }
 
-    /// A secret decoded (decrypted) by libsecret in the service's transfer session.
-    private static func secret(_ value: OpaquePointer, _ service: OpaquePointer,
+    /// A secret as it is ("plain"), or decrypted by libsecret in the service's transfer session.
+    private static func secret(_ value: OpaquePointer, _ codec: SecretCodec,
                                limit: Int) throws(DeviceIDError) -> TransferredSecret {
         let session = dids_g_variant_get_child_value(value, 0)!
         defer { dids_g_variant_unref(session) }
         let sessionPath = String(cString: dids_g_variant_get_string(session, nil))
+        guard case .libsecret(let service) = codec else {
+            let field = dids_g_variant_get_child_value(value, 2)!
+            defer { dids_g_variant_unref(field) }
+            let type = dids_g_variant_get_child_value(value, 3)!
+            defer { dids_g_variant_unref(type) }
+            let contentType = String(cString: dids_g_variant_get_string(type, nil))
+            var count: gsize = 0
+            guard let bytes = dids_g_variant_get_fixed_array(field, &count, 1), count > 0 else {
+                return TransferredSecret(session: sessionPath, bytes: [], contentType: contentType)
+            }
+            guard Int(count) <= limit else {
+                throw DeviceIDError(.tooLarge, "a stored secret is \(count) bytes; the limit is \(limit)")
+            }
+            return TransferredSecret(session: sessionPath, bytes: Array(UnsafeRawBufferPointer(start: bytes, count: Int(count))),
+                                     contentType: contentType)
+        }
         guard let plain = dids_secret_service_decode_dbus_secret(service, value) else {
             throw DeviceIDError(.keyring, SecretService.secretNotLoaded)
         }

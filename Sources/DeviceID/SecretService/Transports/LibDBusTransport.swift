@@ -29,9 +29,9 @@ final class LibDBusTransport: SecretServiceTransport {
         _ = forkHandler
         guard OnDemandLibrary.dbus.load() else {
             // Here perhaps because GLib's transport could not serve either: then both reasons.
-            let secret = OnDemandLibrary.secret
-            throw DeviceIDError(.unavailable, secret.load() ? OnDemandLibrary.dbus.failure
-                                : secret.failure + "; nor libdbus: " + OnDemandLibrary.dbus.failure)
+            let glib = OnDemandLibrary.glib
+            throw DeviceIDError(.unavailable, glib.load() ? OnDemandLibrary.dbus.failure
+                                : glib.failure + "; nor libdbus: " + OnDemandLibrary.dbus.failure)
         }
         return try lock.withLock(until: end, "the process's Secret Service connection") { () throws(DeviceIDError) -> T in
             try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: "a Secret Service conversation")
