@@ -26,3 +26,79 @@ struct dids_loadable dids_crypto_loadable = {
 #define CALL(ret, name, params, args) ret dids_##name params { return p_##name args; }
 #define CALL_VOID(name, params, args) void dids_##name params { p_##name args; }
 DIDS_CRYPTO_FUNCTIONS(CALL, CALL_VOID)
+
+// The digests users ask for (dids_crypto_digest in dids_crypto.h).
+#include <pthread.h>
+#include <string.h>
+
+struct fetched {
+    const char *name;
+    size_t size;
+    pthread_once_t once;
+    EVP_MD *md;        // NULL: OpenSSL's configuration refuses it
+    int direct;        // served by OpenSSL's default provider: the one-shot function computes it
+};
+
+static struct fetched md5 = {"MD5", 16, PTHREAD_ONCE_INIT, NULL, 0};
+static struct fetched sha256 = {"SHA256", 32, PTHREAD_ONCE_INIT, NULL, 0};
+
+static void fetch(struct fetched *f) {
+    f->md = p_EVP_MD_fetch(NULL, f->name, NULL);
+    if (f->md == NULL) return;
+    const OSSL_PROVIDER *provider = p_EVP_MD_get0_provider(f->md);
+    const char *name = provider != NULL ? p_OSSL_PROVIDER_get0_name(provider) : NULL;
+    f->direct = name != NULL && strcmp(name, "default") == 0;
+}
+
+static void fetch_md5(void) { fetch(&md5); }
+static void fetch_sha256(void) { fetch(&sha256); }
+
+// One EVP context per thread, reused (initialising one costs a third of a short digest), freed
+// when the thread ends.
+static pthread_key_t context_key;
+static pthread_once_t context_once = PTHREAD_ONCE_INIT;
+static void free_context(void *context) { p_EVP_MD_CTX_free(context); }
+static void make_context_key(void) { (void)pthread_key_create(&context_key, free_context); }
+
+static EVP_MD_CTX *thread_context(void) {
+    pthread_once(&context_once, make_context_key);
+    EVP_MD_CTX *context = pthread_getspecific(context_key);
+    if (context == NULL && (context = p_EVP_MD_CTX_new()) != NULL && pthread_setspecific(context_key, context) != 0) {
+        p_EVP_MD_CTX_free(context);
+        context = NULL;
+    }
+    return context;
+}
+
+int dids_crypto_digest(int algorithm, const void *data, size_t size, unsigned char *out) {
+    struct fetched *f = algorithm == DIDS_DIGEST_MD5 ? &md5 : &sha256;
+    pthread_once(&f->once, f == &md5 ? fetch_md5 : fetch_sha256);
+    if (f->md == NULL) return DIDS_DIGEST_REFUSED;
+    static const unsigned char empty = 0;
+    const unsigned char *bytes = size == 0 ? &empty : data;
+    if (f->direct) {
+        unsigned char *done = f == &md5 ? p_MD5(bytes, size, out) : p_SHA256(bytes, size, out);
+        return done != NULL ? DIDS_DIGEST_OK : DIDS_DIGEST_FAILED;
+    }
+    EVP_MD_CTX *context = thread_context();
+    if (context == NULL) return DIDS_DIGEST_NO_MEMORY;
+    unsigned int length = 0;
+    if (p_EVP_DigestInit_ex2(context, f->md, NULL) != 1 || p_EVP_DigestUpdate(context, bytes, size) != 1
+        || p_EVP_DigestFinal_ex(context, out, &length) != 1 || length != f->size)
+        return DIDS_DIGEST_FAILED;
+    return DIDS_DIGEST_OK;
+}
+
+int dids_crypto_hex_digest(int algorithm, const void *data, size_t size, char *out) {
+    static const char digits[] = "0123456789abcdef";
+    unsigned char raw[32];
+    int status = dids_crypto_digest(algorithm, data, size, raw);
+    if (status != DIDS_DIGEST_OK) return status;
+    size_t n = algorithm == DIDS_DIGEST_MD5 ? 16 : 32;
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[raw[i] >> 4];
+        out[2 * i + 1] = digits[raw[i] & 15];
+    }
+    out[2 * n] = 0;
+    return DIDS_DIGEST_OK;
+}

@@ -1,3 +1,4 @@
+import CDeviceIDFastPaths
 import DeviceID
 
 @_cdecl("deviceid_mac_address")
@@ -38,7 +39,14 @@ public func deviceid_mac_md5(
 public func deviceid_hash_hex(
     _ algorithm: Int32, _ data: UnsafeRawPointer?, _ size: UInt, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt
 ) -> Int32 {
-    cStatus { () throws(DeviceIDError) in
+    // The hot path (MD5 of a MAC and a bundle id, per request): valid arguments, libcrypto loaded
+    // and the digest computed in one C call. Anything else, and any failure, takes the checked path.
+    if let out, data != nil || size == 0, size <= UInt(Int32.max), let known = Digests.Algorithm(rawValue: algorithm),
+       outSize > UInt(known.hexLength), Digests.hexIfLoaded(known, data, Int(size), into: out) {
+        dids_set_last_error(nil)
+        return 0
+    }
+    return cStatus { () throws(DeviceIDError) in
         let algorithm = try CArguments.algorithm(algorithm, out, outSize)
         guard size <= UInt(Int32.max) else { throw DeviceIDError(.tooLarge, "\(size) bytes") }
         guard data != nil || size == 0 else { throw DeviceIDError(.invalidArgument, "data is NULL") }

@@ -24,6 +24,13 @@ public enum Digests {
         try LibCrypto.hexDigest(algorithm, bytes, into: out)
     }
 
+    /// As `hex(_:_:into:)` when libcrypto is already loaded and the digest succeeds; false
+    /// otherwise, with nothing reported (the caller then takes the checked path).
+    package static func hexIfLoaded(_ algorithm: Algorithm, _ bytes: UnsafeRawPointer?, _ count: Int,
+                                    into out: UnsafeMutablePointer<CChar>) -> Bool {
+        LibCrypto.hexDigestIfLoaded(algorithm, bytes, count, into: out)
+    }
+
     /// Hashing a push token (or any token) with a bundle id, as iOS apps did with theirs:
     /// hex(H(token bytes ‖ UTF-8 bundle id)).
     public static func tokenHash(_ token: [UInt8], bundleID: String, _ algorithm: Algorithm) throws(DeviceIDError) -> String {

@@ -4,41 +4,21 @@ import CDeviceIDLibc
 /// The digests users ask for (`Digests`), through OpenSSL's libcrypto (loaded on first use), so that
 /// OpenSSL's providers and policy (FIPS) apply to them. DeviceID's own derivations use `SHA256`.
 ///
-/// Digests are fetched once per process: `dids_EVP_md5()`-style lookups on every call cost twice the
-/// hash itself here. A digest that the loaded provider refuses (MD5 under FIPS) reports
-/// `.unsupported` — never a crash and never a silent substitute.
+/// A digest that OpenSSL's configuration refuses (MD5 under FIPS) reports `.unsupported` — never
+/// a crash and never a silent substitute.
 enum LibCrypto {
     typealias Algorithm = Digests.Algorithm
 
-    private struct FetchedDigest: @unchecked Sendable {
-        // EVP_MD objects are immutable once fetched and safe to share between threads.
-        let pointer: OpaquePointer?
-        init(_ name: String) { pointer = dids_EVP_MD_fetch(nil, name, nil) }
-    }
-
-    private static let md5 = FetchedDigest("MD5")
-    private static let sha256 = FetchedDigest("SHA256")
-
-    private static func digest(_ algorithm: Algorithm) throws(DeviceIDError) -> OpaquePointer {
-        try OnDemandLibrary.crypto.require()
-        let fetched = algorithm == .md5 ? md5 : sha256
-        guard let md = fetched.pointer else {
-            throw DeviceIDError(.unsupported, "OpenSSL refuses \(algorithm.name) (FIPS mode?)")
-        }
-        return md
-    }
-
-    /// The digest of `bytes`.
+    /// The digest of `bytes`, through `dids_crypto_digest` (CDeviceIDLibraries/crypto.c): allowed
+    /// or refused by OpenSSL's configuration, computed without EVP's dispatch where OpenSSL's own
+    /// default provider serves it.
     static func hash(_ algorithm: Algorithm, _ bytes: UnsafeRawBufferPointer) throws(DeviceIDError) -> [UInt8] {
-        let md = try digest(algorithm)
+        try OnDemandLibrary.crypto.require()
         var out = [UInt8](repeating: 0, count: algorithm.size)
-        var length: UInt32 = 0
-        let ok = out.withUnsafeMutableBufferPointer { outBuffer in
-            dids_EVP_Digest(bytes.baseAddress, bytes.count, outBuffer.baseAddress, &length, md, nil)
+        let status = out.withUnsafeMutableBufferPointer { outBuffer in
+            dids_crypto_digest(algorithm.rawValue, bytes.baseAddress, bytes.count, outBuffer.baseAddress)
         }
-        guard ok == 1, Int(length) == algorithm.size else {
-            throw DeviceIDError(.unsupported, "OpenSSL could not compute \(algorithm.name)")
-        }
+        try check(status, algorithm)
         return out
     }
 
@@ -57,37 +37,29 @@ enum LibCrypto {
         }.get()
     }
 
-    /// A digest context per thread, reused by `hexDigest`: initialising a context on a fetched
-    /// digest costs a third of a one-shot EVP_Digest here. Freed when the thread exits.
-    private struct ContextKey: @unchecked Sendable {
-        var key = pthread_key_t()
-        init() { pthread_key_create(&key) { dids_EVP_MD_CTX_free(OpaquePointer($0)) } }
-    }
-    private static let contextKey = ContextKey()
-
-    private static func threadContext() -> OpaquePointer? {
-        if let existing = pthread_getspecific(contextKey.key) { return OpaquePointer(existing) }
-        guard let created = dids_EVP_MD_CTX_new() else { return nil }
-        pthread_setspecific(contextKey.key, UnsafeRawPointer(created))
-        return created
-    }
-
     /// Lowercase hex of the digest of `bytes`, written with a NUL into `out` (room for
     /// 2 × size + 1 bytes): no allocation, for the C ABI's hot path.
     static func hexDigest(_ algorithm: Algorithm, _ bytes: UnsafeRawBufferPointer,
                           into out: UnsafeMutablePointer<CChar>) throws(DeviceIDError) {
-        let md = try digest(algorithm)
-        guard let ctx = threadContext() else { throw DeviceIDError(.noMemory) }
-        var raw: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var length: UInt32 = 0
-        let ok = withUnsafeMutableBytes(of: &raw) { r in
-            dids_EVP_DigestInit_ex2(ctx, md, nil) == 1
-                && dids_EVP_DigestUpdate(ctx, bytes.baseAddress, bytes.count) == 1
-                && dids_EVP_DigestFinal_ex(ctx, r.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) == 1
+        try OnDemandLibrary.crypto.require()
+        try check(dids_crypto_hex_digest(algorithm.rawValue, bytes.baseAddress, bytes.count, out), algorithm)
+    }
+
+    /// `hexDigest` without its checks, for the C ABI's hot path: true when libcrypto was already
+    /// loaded and the digest was written.
+    static func hexDigestIfLoaded(_ algorithm: Algorithm, _ bytes: UnsafeRawPointer?, _ count: Int,
+                                  into out: UnsafeMutablePointer<CChar>) -> Bool {
+        OnDemandLibrary.crypto.isLoaded
+            && dids_crypto_hex_digest(algorithm.rawValue, bytes, count, out) == Int32(DIDS_DIGEST_OK)
+    }
+
+    private static func check(_ status: Int32, _ algorithm: Algorithm) throws(DeviceIDError) {
+        switch status {
+        case Int32(DIDS_DIGEST_OK): return
+        case Int32(DIDS_DIGEST_REFUSED):
+            throw DeviceIDError(.unsupported, "OpenSSL refuses \(algorithm.name) (FIPS mode?)")
+        case Int32(DIDS_DIGEST_NO_MEMORY): throw DeviceIDError(.noMemory)
+        default: throw DeviceIDError(.unsupported, "OpenSSL could not compute \(algorithm.name)")
         }
-        guard ok, Int(length) == algorithm.size else {
-            throw DeviceIDError(.unsupported, "OpenSSL could not compute \(algorithm.name)")
-        }
-        withUnsafeBytes(of: raw) { r in Hex.write(UnsafeRawBufferPointer(rebasing: r[0..<algorithm.size]), into: out) }
     }
 }
