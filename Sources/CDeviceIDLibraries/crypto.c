@@ -19,8 +19,7 @@ struct dids_loadable dids_crypto_loadable = {
     .names = names,
     .slots = slots,
     .count = sizeof names / sizeof names[0],
-    .once = PTHREAD_ONCE_INIT,
-    .status = -1,
+    .status = DIDS_LIBRARY_FAILED,
 };
 
 #define CALL(ret, name, params, args) ret dids_##name params { return p_##name args; }
@@ -36,15 +35,19 @@ struct fetched {
     size_t size;
     pthread_once_t once;
     EVP_MD *md;        // NULL: OpenSSL's configuration refuses it
-    int direct;        // served by OpenSSL's default provider: the one-shot function computes it
+    int direct;        // MD5 served by OpenSSL's default provider: the one-shot MD5() computes it
 };
 
 static struct fetched md5 = {"MD5", 16, PTHREAD_ONCE_INIT, NULL, 0};
 static struct fetched sha256 = {"SHA256", 32, PTHREAD_ONCE_INIT, NULL, 0};
 
 static void fetch(struct fetched *f) {
+    // A refusal queues an error on this thread's OpenSSL error queue, which is the caller's: dropped.
+    p_ERR_set_mark();
     f->md = p_EVP_MD_fetch(NULL, f->name, NULL);
-    if (f->md == NULL) return;
+    p_ERR_pop_to_mark();
+    if (f->md == NULL || f != &md5) return;
+    // SHA256() is not one: in OpenSSL 3 it is EVP_Q_digest, a fetch and a context per call.
     const OSSL_PROVIDER *provider = p_EVP_MD_get0_provider(f->md);
     const char *name = provider != NULL ? p_OSSL_PROVIDER_get0_name(provider) : NULL;
     f->direct = name != NULL && strcmp(name, "default") == 0;
@@ -55,13 +58,16 @@ static void fetch_sha256(void) { fetch(&sha256); }
 
 // One EVP context per thread, reused (initialising one costs a third of a short digest), freed
 // when the thread ends.
+// Without a key (the process ran out of them), a context per call.
 static pthread_key_t context_key;
+static int have_context_key;
 static pthread_once_t context_once = PTHREAD_ONCE_INIT;
 static void free_context(void *context) { p_EVP_MD_CTX_free(context); }
-static void make_context_key(void) { (void)pthread_key_create(&context_key, free_context); }
+static void make_context_key(void) { have_context_key = pthread_key_create(&context_key, free_context) == 0; }
 
 static EVP_MD_CTX *thread_context(void) {
     pthread_once(&context_once, make_context_key);
+    if (!have_context_key) return NULL;
     EVP_MD_CTX *context = pthread_getspecific(context_key);
     if (context == NULL && (context = p_EVP_MD_CTX_new()) != NULL && pthread_setspecific(context_key, context) != 0) {
         p_EVP_MD_CTX_free(context);
@@ -76,17 +82,15 @@ int dids_crypto_digest(int algorithm, const void *data, size_t size, unsigned ch
     if (f->md == NULL) return DIDS_DIGEST_REFUSED;
     static const unsigned char empty = 0;
     const unsigned char *bytes = size == 0 ? &empty : data;
-    if (f->direct) {
-        unsigned char *done = f == &md5 ? p_MD5(bytes, size, out) : p_SHA256(bytes, size, out);
-        return done != NULL ? DIDS_DIGEST_OK : DIDS_DIGEST_FAILED;
-    }
-    EVP_MD_CTX *context = thread_context();
+    if (f->direct) return p_MD5(bytes, size, out) != NULL ? DIDS_DIGEST_OK : DIDS_DIGEST_FAILED;
+    EVP_MD_CTX *kept = thread_context();
+    EVP_MD_CTX *context = kept != NULL ? kept : p_EVP_MD_CTX_new();
     if (context == NULL) return DIDS_DIGEST_NO_MEMORY;
     unsigned int length = 0;
-    if (p_EVP_DigestInit_ex2(context, f->md, NULL) != 1 || p_EVP_DigestUpdate(context, bytes, size) != 1
-        || p_EVP_DigestFinal_ex(context, out, &length) != 1 || length != f->size)
-        return DIDS_DIGEST_FAILED;
-    return DIDS_DIGEST_OK;
+    int ok = p_EVP_DigestInit_ex2(context, f->md, NULL) == 1 && p_EVP_DigestUpdate(context, bytes, size) == 1
+        && p_EVP_DigestFinal_ex(context, out, &length) == 1 && length == f->size;
+    if (kept == NULL) p_EVP_MD_CTX_free(context);
+    return ok ? DIDS_DIGEST_OK : DIDS_DIGEST_FAILED;
 }
 
 int dids_crypto_hex_digest(int algorithm, const void *data, size_t size, char *out) {

@@ -2,7 +2,9 @@
 #include "loader.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 static struct dids_loadable *loadable(dids_library library) {
     switch (library) {
@@ -14,15 +16,32 @@ static struct dids_loadable *loadable(dids_library library) {
     return NULL;
 }
 
-// pthread_once passes no argument: one trampoline per library.
+// One lock for every load (they are rare), made free again in a forked child: a thread of the
+// parent may have held it at the fork. A loaded or absent library is answered without it.
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void reinitialize_in_child(void) { pthread_mutex_init(&lock, NULL); }
+static void register_atfork(void) { (void)pthread_atfork(NULL, NULL, reinitialize_in_child); }
+
+// What dlopen says when the process lacks a resource for now (memory, address space,
+// descriptors): worth trying again later. Anything else — no such file, not a library, a
+// function missing — is final.
+static int is_transient(const char *why) {
+    return strstr(why, "Cannot allocate memory") != NULL || strstr(why, "Too many open files") != NULL
+        || strstr(why, "failed to map segment") != NULL || strstr(why, "Resource temporarily unavailable") != NULL;
+}
+
+// Called with the lock held; sets l->status.
 static void load(struct dids_loadable *l) {
     // RTLD_LOCAL: nothing of it is offered to later dlopens (it cannot clash with another copy);
     // RTLD_NODELETE: never unloaded, as the resolved pointers are kept for the process's life.
     void *handle = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (handle == NULL) {
         const char *why = dlerror();
-        snprintf(l->failure, sizeof l->failure, "cannot load %s (install %s): %s", l->soname, l->package,
-                 why != NULL ? why : "not found");
+        if (why == NULL) why = "not found";
+        snprintf(l->failure, sizeof l->failure, "cannot load %s (install %s): %s", l->soname, l->package, why);
+        __atomic_store_n(&l->status, is_transient(why) ? DIDS_LIBRARY_FAILED : DIDS_LIBRARY_ABSENT,
+                         __ATOMIC_RELEASE);
         return;
     }
     for (size_t i = 0; i < l->count; i++) {
@@ -32,37 +51,38 @@ static void load(struct dids_loadable *l) {
         if (symbol == NULL) {
             snprintf(l->failure, sizeof l->failure, "%s has no %s: it is too old (%s or later is needed, from %s)",
                      l->soname, l->names[i], l->oldest, l->package);
+            __atomic_store_n(&l->status, DIDS_LIBRARY_ABSENT, __ATOMIC_RELEASE);
             return;
         }
         *l->slots[i] = symbol;
     }
-    __atomic_store_n(&l->status, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&l->status, DIDS_LIBRARY_LOADED, __ATOMIC_RELEASE);
 }
-
-static void load_glib(void) { load(&dids_glib_loadable); }
-static void load_secret(void) { load(&dids_secret_loadable); }
-static void load_crypto(void) { load(&dids_crypto_loadable); }
-static void load_dbus(void) { load(&dids_dbus_loadable); }
 
 int dids_library_load(dids_library library) {
     struct dids_loadable *l = loadable(library);
-    if (l == NULL) return -1;
-    switch (library) {
-    case DIDS_LIBRARY_GLIB: pthread_once(&l->once, load_glib); break;
-    case DIDS_LIBRARY_SECRET: pthread_once(&l->once, load_secret); break;
-    case DIDS_LIBRARY_CRYPTO: pthread_once(&l->once, load_crypto); break;
-    case DIDS_LIBRARY_DBUS: pthread_once(&l->once, load_dbus); break;
-    }
-    return l->status;
+    if (l == NULL) return DIDS_LIBRARY_ABSENT;
+    int status = __atomic_load_n(&l->status, __ATOMIC_ACQUIRE);
+    if (status == DIDS_LIBRARY_LOADED || status == DIDS_LIBRARY_ABSENT) return status;
+    pthread_once(&atfork_once, register_atfork);
+    pthread_mutex_lock(&lock);
+    if (__atomic_load_n(&l->status, __ATOMIC_ACQUIRE) == DIDS_LIBRARY_FAILED) load(l);
+    status = __atomic_load_n(&l->status, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&lock);
+    return status;
 }
 
-const char *dids_library_failure(dids_library library) {
+void dids_library_failure(dids_library library, char *out, size_t size) {
+    if (size == 0) return;
     struct dids_loadable *l = loadable(library);
-    if (l == NULL) return "no such library";
-    return l->status == 0 ? "" : l->failure;
+    pthread_once(&atfork_once, register_atfork);
+    pthread_mutex_lock(&lock);
+    snprintf(out, size, "%s", l == NULL ? "no such library"
+             : __atomic_load_n(&l->status, __ATOMIC_ACQUIRE) == DIDS_LIBRARY_LOADED ? "" : l->failure);
+    pthread_mutex_unlock(&lock);
 }
 
 int dids_library_is_loaded(dids_library library) {
     struct dids_loadable *l = loadable(library);
-    return l != NULL && __atomic_load_n(&l->status, __ATOMIC_ACQUIRE) == 0;
+    return l != NULL && __atomic_load_n(&l->status, __ATOMIC_ACQUIRE) == DIDS_LIBRARY_LOADED;
 }

@@ -2,7 +2,6 @@
 #define DIDS_LOADER_H
 // The one loader behind dids_library_load: a library is a file, the package that ships it, and a
 // table of the functions resolved from it (the dids_*.c files define one each).
-#include <pthread.h>
 #include <stddef.h>
 
 struct dids_loadable {
@@ -12,8 +11,7 @@ struct dids_loadable {
     const char *const *names;    // functions to resolve
     void **const *slots;         // where each goes
     size_t count;
-    pthread_once_t once;
-    int status;                  // 0 loaded, -1 not (yet)
+    int status;                  // DIDS_LIBRARY_LOADED, _FAILED (not yet, or for now) or _ABSENT
     char failure[384];
 };
 

@@ -19,8 +19,7 @@ struct dids_loadable dids_secret_loadable = {
     .names = names,
     .slots = slots,
     .count = sizeof names / sizeof names[0],
-    .once = PTHREAD_ONCE_INIT,
-    .status = -1,
+    .status = DIDS_LIBRARY_FAILED,
 };
 
 #define CALL(ret, name, params, args) ret dids_##name params { return p_##name args; }

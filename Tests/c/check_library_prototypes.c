@@ -18,7 +18,6 @@
 #include <openssl/evp.h>
 #include <openssl/md5.h>
 #include <openssl/provider.h>
-#include <openssl/sha.h>
 
 #define DIDS_CHECK_AGAINST_REAL_HEADERS 1
 #include "dids_crypto.h"

@@ -86,7 +86,7 @@ def loaded_by(args, env):
     result = run(args, env={**env, "LD_DEBUG": "files"})
     names = set()
     for line in result.stderr.splitlines():
-        if "file=" in line and "[0];  needed by" in line or "dynamically loaded by" in line:
+        if "file=" in line and ("[0];  needed by" in line or "dynamically loaded by" in line):
             names.add(line.split("file=")[1].split()[0].split(".so")[0] + ".so")
     return result, sorted(n for n in names if n.startswith(LOADED))
 
@@ -108,7 +108,7 @@ def in_namespace_without(hidden, command, env):
     /dev/null over it): what a machine without that package looks like to dlopen."""
     mounts = " && ".join(f"mount --bind /dev/null {path}" for path in hidden)
     script = f'{mounts} && exec "$@"'
-    return run(["unshare", "--mount", "--map-root-user", "sh", "-c", script, "sh", *command], env=env)
+    return run(["unshare", "--mount", "sh", "-c", script, "sh", *command], env=env, input="")
 
 
 def real(soname):

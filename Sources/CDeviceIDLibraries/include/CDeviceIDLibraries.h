@@ -1,5 +1,6 @@
 #ifndef CDEVICEID_LIBRARIES_H
 #define CDEVICEID_LIBRARIES_H
+#include <stddef.h>
 // Every library DeviceID calls besides libc, loaded on first use — as systemd loads its optional
 // libraries (dlopen_many_sym_or_warn) — so that a process that only loads libdeviceid, or gets a
 // mirror-first answer, maps none of them (libdeviceid.so.1 NEEDs libc and libm only):
@@ -12,10 +13,12 @@
 //   DIDS_LIBRARY_DBUS    libdbus-1.so.3: the Secret Service in a process forked after GLib's
 //                        D-Bus ran, or where GLib cannot be loaded
 //
-// dids_library_load(L) first; 0 means every function of L is resolved, and each dids_X then calls
-// X. -1: dids_library_failure(L) says why (the library or one of its functions is missing: too old),
-// naming the Debian package. A library is loaded once per process (pthread_once: thread-safe; a
-// child forked mid-load loads again) and never unloaded; a failure is final for the process.
+// dids_library_load(L) first; DIDS_LIBRARY_LOADED means every function of L is resolved, and each
+// dids_X then calls X. DIDS_LIBRARY_ABSENT is final for the process: the file is missing or is no
+// library, or a function is missing (too old). DIDS_LIBRARY_FAILED is for now: the process lacked
+// memory, address space or descriptors, and a later call tries again. dids_library_failure says
+// why in words that name the file and the Debian package. A loaded library is never unloaded;
+// loading is thread-safe, and a child forked while another thread loaded can load.
 //
 // The build needs none of these libraries' headers: each dids_*.h declares the few types it uses
 // (public ABI, stable across the supported versions), and Tests/c/check_library_prototypes.c
@@ -28,10 +31,16 @@ typedef enum {
     DIDS_LIBRARY_DBUS = 3,
 } dids_library;
 
-/// Loads `library` and resolves every function DeviceID calls in it: 0, or -1.
+enum {
+    DIDS_LIBRARY_LOADED = 0,
+    DIDS_LIBRARY_FAILED = -1,
+    DIDS_LIBRARY_ABSENT = -2,
+};
+
+/// Loads `library` and resolves every function DeviceID calls in it (see above).
 int dids_library_load(dids_library library);
-/// Why loading failed, in words that name the file and the package to install.
-const char *dids_library_failure(dids_library library);
+/// Why loading failed ("" when it did not), copied into `out`.
+void dids_library_failure(dids_library library, char *out, size_t size);
 /// 1 when `library` is loaded in this process (never loads it).
 int dids_library_is_loaded(dids_library library);
 

@@ -53,8 +53,7 @@ typedef struct ossl_provider_st OSSL_PROVIDER;
     X(const EVP_CIPHER *, EVP_aes_256_gcm, (void), ()) \
     X(const OSSL_PROVIDER *, EVP_MD_get0_provider, (const EVP_MD *md), (md)) \
     X(const char *, OSSL_PROVIDER_get0_name, (const OSSL_PROVIDER *prov), (prov)) \
-    X(unsigned char *, MD5, (const unsigned char *d, size_t n, unsigned char *md), (d, n, md)) \
-    X(unsigned char *, SHA256, (const unsigned char *d, size_t n, unsigned char *md), (d, n, md))
+    X(unsigned char *, MD5, (const unsigned char *d, size_t n, unsigned char *md), (d, n, md))
 
 #ifndef DIDS_CHECK_AGAINST_REAL_HEADERS
 #define DIDS_CRYPTO_DECLARE(ret, name, params, args) ret dids_##name params;
@@ -76,11 +75,11 @@ enum {
 ///
 /// Whether the digest may be used is OpenSSL's decision, as for any EVP caller: it is fetched
 /// (EVP_MD_fetch, the default library context and properties, so FIPS mode and provider
-/// configuration apply) once per process, and refused if that fails. When the provider that
-/// answered is OpenSSL's own "default" one, the one-shot MD5()/SHA256() compute it — the same
-/// code, without EVP's dispatch, which costs 1.4x the digest itself on short input (measured:
-/// 27 bytes, OpenSSL 3.0). Otherwise (the FIPS provider, a third-party one) EVP does, with a
-/// context per thread.
+/// configuration apply) once per process, and refused if that fails. When MD5 is served by
+/// OpenSSL's own "default" provider, the one-shot MD5() computes it — the same code, without EVP's
+/// dispatch, which costs 1.4x the digest itself on short input (measured: 27 bytes, OpenSSL 3.0).
+/// Otherwise (SHA-256, whose one-shot is itself EVP in OpenSSL 3; the FIPS provider; a
+/// third-party one) EVP does, with a context per thread.
 int dids_crypto_digest(int algorithm, const void *data, size_t size, unsigned char *out);
 
 /// As dids_crypto_digest, written as lowercase hex with a NUL (33 or 65 bytes).

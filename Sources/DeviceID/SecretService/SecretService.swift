@@ -84,7 +84,7 @@ enum SecretService {
     static func overTransport<T>(
         _ deadline: Deadline, address: String, end: Int, _ body: (any SecretServiceTransport) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
-        if GDBusTransport.usableHere() {
+        if try GDBusTransport.usableHere() {
             return try GDBusTransport.conversation(deadline: deadline, end: end, body)
         }
         return try LibDBusTransport.conversation(address: address, end: end, body)

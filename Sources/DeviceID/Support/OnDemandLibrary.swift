@@ -5,8 +5,9 @@ import CDeviceIDLibraries
 /// mirror, maps none of them. Every path into one of them starts with `require`.
 ///
 /// A library that cannot be loaded, or lacks a function (too old), is `.unavailable` with words
-/// naming the file and the package: never a crash, and never "none" — a keyring that cannot be
-/// reached because its client library is missing may still hold the ID.
+/// naming the file and the package (`.noMemory` while the process lacks the resources to load
+/// it): never a crash, and never "none" — a keyring that cannot be reached because its client
+/// library is missing may still hold the ID.
 enum OnDemandLibrary {
     case glib, secret, crypto, dbus
 
@@ -19,16 +20,41 @@ enum OnDemandLibrary {
         }
     }
 
-    /// Loads the library (once per process) or says why it cannot be.
-    func require() throws(DeviceIDError) {
-        guard dids_library_load(id) == 0 else { throw DeviceIDError(.unavailable, failure) }
+    /// What loading it came to.
+    enum State {
+        case loaded
+        /// Missing, not a library, or too old: final for the process (`.unavailable`).
+        case absent(DeviceIDError)
+        /// The process lacked memory, address space or descriptors: a later call tries again.
+        case failed(DeviceIDError)
     }
 
-    /// Loads the library (once per process): whether it is usable.
-    func load() -> Bool { dids_library_load(id) == 0 }
+    /// Loads the library (once, or again after a passing failure) and says what came of it.
+    func state() -> State {
+        switch dids_library_load(id) {
+        case Int32(DIDS_LIBRARY_LOADED): .loaded
+        case Int32(DIDS_LIBRARY_ABSENT): .absent(DeviceIDError(.unavailable, failure))
+        default: .failed(DeviceIDError(.noMemory, failure))
+        }
+    }
+
+    /// Loads the library or throws why it cannot be.
+    func require() throws(DeviceIDError) {
+        switch state() {
+        case .loaded: return
+        case .absent(let error), .failed(let error): throw error
+        }
+    }
+
+    /// Loads the library: whether it is usable now.
+    func load() -> Bool { dids_library_load(id) == Int32(DIDS_LIBRARY_LOADED) }
 
     /// Why loading failed ("" when it did not).
-    var failure: String { String(cString: dids_library_failure(id)) }
+    var failure: String {
+        var text = [CChar](repeating: 0, count: 512)
+        text.withUnsafeMutableBufferPointer { dids_library_failure(id, $0.baseAddress, $0.count) }
+        return String(cString: text)
+    }
 
     /// Whether this process has loaded it (does not load it).
     var isLoaded: Bool { dids_library_is_loaded(id) != 0 }

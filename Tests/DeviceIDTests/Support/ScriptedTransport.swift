@@ -48,6 +48,6 @@ final class ScriptedTransport: SecretServiceTransport {
     func conversation(interactive: Bool = false, endingIn: Int = 1000) -> SecretService.Conversation {
         let deadline = SecretService.Deadline(milliseconds: 1000, promptMilliseconds: interactive ? 1000 : nil)
         return SecretService.Conversation(self, busName: SessionBus.defaultServiceName, deadline: deadline,
-                                          end: Monotonic.milliseconds() + endingIn)
+                                          end: Monotonic.milliseconds() + endingIn, transfer: .encrypted)
     }
 }

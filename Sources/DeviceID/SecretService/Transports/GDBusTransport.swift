@@ -34,11 +34,17 @@ final class GDBusTransport: SecretServiceTransport {
     /// again (gdbusprivate.c), so in a child forked after it started no connection, old or new,
     /// ever gets an answer: measured, a new one times out in its handshake. Such a child talks to
     /// the Secret Service through `LibDBusTransport` instead.
-    /// Nor where GLib cannot be loaded: libdbus is tried instead.
-    static func usableHere() -> Bool {
+    /// Nor where GLib is absent: libdbus is tried instead. GLib that could not be loaded for want of
+    /// memory or descriptors is an error, not a reason to change transports (libdbus would carry a
+    /// caller's secret "plain").
+    static func usableHere() throws(DeviceIDError) -> Bool {
         _ = forkHandler
-        guard OnDemandLibrary.glib.load() else { return false }
-        return lock.withLock { gdbusProcess == 0 || gdbusProcess == getpid() }
+        guard lock.withLock({ gdbusProcess == 0 || gdbusProcess == getpid() }) else { return false }
+        switch OnDemandLibrary.glib.state() {
+        case .loaded: return true
+        case .absent: return false
+        case .failed(let error): throw error
+        }
     }
 
     /// Runs `body` over the session bus, every step cancelled at the deadline by a watchdog.
@@ -237,17 +243,25 @@ final class GDBusTransport: SecretServiceTransport {
     }
 
     func transferSession(_ conversation: SecretService.Conversation) throws(DeviceIDError) -> String {
-        // Encrypted where asked and libsecret can be loaded; "plain" otherwise, as libdbus's.
-        guard conversation.transfer == .encrypted, OnDemandLibrary.secret.load() else {
+        // Encrypted where asked, unless libsecret is absent: then "plain", as libdbus's.
+        var encrypted = conversation.transfer == .encrypted
+        if encrypted {
+            switch OnDemandLibrary.secret.state() {
+            case .loaded: break
+            case .absent: encrypted = false
+            case .failed(let error): throw error
+            }
+        }
+        guard encrypted else {
             if let session = Self.plainSession {
-                codec = .plain
+                codec = .plain(session: session)
                 return session
             }
             let reply = try conversation.call(SecretService.Spec.servicePath, SecretService.Spec.service, "OpenSession",
                                               [.string("plain"), .variant(.string(""))], "cannot open a session")
             guard let path = reply[safe: 1]?.objectPath else { throw SecretService.malformed("OpenSession") }
             Self.plainSession = path
-            codec = .plain
+            codec = .plain(session: path)
             return path
         }
         let service = try openService()
@@ -262,7 +276,10 @@ final class GDBusTransport: SecretServiceTransport {
         return String(cString: path)
     }
 
-    func dropTransferSession() { Self.dropService() }
+    func dropTransferSession() {
+        codec = nil
+        Self.dropService()
+    }
 
     /// libsecret's service proxy, which holds the transfer session. Not dids_secret_service_get_sync():
     /// its singleton is shared with whatever else in the process uses libsecret. A NULL bus name

@@ -7,7 +7,7 @@ enum GVariantCoding {
     /// How a secret `(oayays)` is written and read: in the "plain" session, the value as it is;
     /// in libsecret's encrypted one (its service proxy holds the session), by libsecret.
     enum SecretCodec {
-        case plain
+        case plain(session: String)
         case libsecret(OpaquePointer)
     }
 
@@ -185,6 +185,11 @@ enum GVariantCoding {
         defer { dids_g_variant_unref(session) }
         let sessionPath = String(cString: dids_g_variant_get_string(session, nil))
         guard case .libsecret(let service) = codec else {
+            // Only this conversation's own session: a value for another was not sent in the clear
+            // for us (libsecret checks the same of its session).
+            guard case .plain(let expected) = codec, sessionPath == expected else {
+                throw DeviceIDError(.keyring, SecretService.secretNotLoaded)
+            }
             let field = dids_g_variant_get_child_value(value, 2)!
             defer { dids_g_variant_unref(field) }
             let type = dids_g_variant_get_child_value(value, 3)!

@@ -27,11 +27,15 @@ final class LibDBusTransport: SecretServiceTransport {
         address: String, end: Int, _ body: (any SecretServiceTransport) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
         _ = forkHandler
-        guard OnDemandLibrary.dbus.load() else {
-            // Here perhaps because GLib's transport could not serve either: then both reasons.
+        switch OnDemandLibrary.dbus.state() {
+        case .loaded:
+            break
+        case .failed(let error):
+            throw error
+        case .absent(let error):
+            // Here perhaps because GLib is absent too: then both reasons.
             let glib = OnDemandLibrary.glib
-            throw DeviceIDError(.unavailable, glib.load() ? OnDemandLibrary.dbus.failure
-                                : glib.failure + "; nor libdbus: " + OnDemandLibrary.dbus.failure)
+            throw glib.isLoaded ? error : DeviceIDError(.unavailable, glib.failure + "; nor libdbus: " + error.detail)
         }
         return try lock.withLock(until: end, "the process's Secret Service connection") { () throws(DeviceIDError) -> T in
             try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: "a Secret Service conversation")
