@@ -74,6 +74,22 @@ final class ConversationTests: XCTestCase {
         XCTAssertEqual(transport.sent, [], "it may be gnome-keyring, which aborts when its dialog is dismissed")
     }
 
+    func testNoDefaultCollectionIsBelievedOnlyWhenSaidTwice() throws {
+        // GNOME Keyring answers "/" when its per-caller lookup fails, not only when there is none.
+        let transport = ScriptedTransport()
+        transport.firstReplies["org.freedesktop.Secret.Service.ReadAlias"] = [.success([.objectPath("/")])]
+        transport.replies["org.freedesktop.Secret.Service.ReadAlias"] = .success([.objectPath(collection)])
+        transport.replies["org.freedesktop.DBus.Properties.Get"] = .success([.variant(.boolean(false))])
+        let found = try transport.conversation().defaultCollection()
+        XCTAssertEqual(found.path, collection)
+        XCTAssertEqual(found.state, .unlocked)
+
+        let none = ScriptedTransport()
+        none.replies["org.freedesktop.Secret.Service.ReadAlias"] = .success([.objectPath("/")])
+        XCTAssertEqual(try none.conversation().defaultCollection().state, .missing)
+        XCTAssertEqual(none.calls, Array(repeating: "org.freedesktop.Secret.Service.ReadAlias", count: 2))
+    }
+
     func testAStringWhereAnObjectPathBelongsIsMalformed() {
         for reply: DBusValue in [.string(collection), .objectPath("not a path"), .objectPath("/trailing/"), .boolean(true)] {
             let transport = ScriptedTransport()

@@ -6,6 +6,9 @@ import Foundation
 /// properties, "Interface.Member path"); every call and every message sent is recorded.
 final class ScriptedTransport: SecretServiceTransport {
     var replies: [String: Result<[DBusValue], DeviceIDError>] = [:]
+    /// Replies given once each, in order, before `replies` answers the same key (a service whose
+    /// answer changes between two calls).
+    var firstReplies: [String: [Result<[DBusValue], DeviceIDError>]] = [:]
     /// The arguments of the signal a prompt completes with; nil: it never comes.
     var promptCompletion: [DBusValue]?
     /// Milliseconds to wait before answering "Interface.Member" (a slow service).
@@ -22,6 +25,10 @@ final class ScriptedTransport: SecretServiceTransport {
         if member == "org.freedesktop.DBus.GetNameOwner", case .string(let name)? = call.arguments.first {
             guard let owner = owners[name] else { throw DeviceIDError(.keyring, "\(name) has no owner") }
             return [.string(owner)]
+        }
+        if let once = firstReplies[member], let first = once.first {
+            firstReplies[member] = Array(once.dropFirst())
+            return try first.get()
         }
         let reply = replies["\(member) \(call.path)"] ?? replies[member]
         guard let reply else { throw DeviceIDError(.keyring, "the script has no reply to \(member)") }
