@@ -15,7 +15,20 @@
  * - nothing a caller passes makes the library crash: NULL, empty, invalid UTF-8, over-long
  *   strings and small buffers each get a status. (Pointers to invalid memory, and freeing a
  *   pointer twice, are undefined as everywhere in C.)
- * - all functions are thread-safe.
+ * - each function's doc ends with "Returns 0, or ..." naming every status it can return; any
+ *   function may also return DEVICEID_E_INTERNAL, which is a bug in DeviceID (please report it).
+ *
+ * Threads: every function may be called from any thread at any time (MT-Safe in attributes(7)
+ * terms). Answers are cached per process; a reset or a configuration change on one thread is seen
+ * by every thread's next call. deviceid_last_error() is per thread.
+ *
+ * fork(): a child of a process that used DeviceID (Python multiprocessing, prefork servers) may
+ * call every function, even if another thread of the parent was inside one at the fork: the
+ * library's locks are made free again in the child (pthread_atfork), no file lock is inherited,
+ * and the child reaches the Secret Service over a D-Bus connection of its own (libdbus), never
+ * the parent's. A deviceid_context made before the fork may be used in the child. Between fork()
+ * and exec() in a multithreaded program, only async-signal-safe functions may be called, and
+ * no DeviceID function is one.
  *
  * Link with: cc app.c $(pkg-config --cflags --libs deviceid)
  */
@@ -43,7 +56,11 @@ extern "C" {
 #define DEVICEID_VERSION_PATCH 0
 #define DEVICEID_VERSION_STRING "0.3.0"
 
-/** The library's version, "MAJOR.MINOR.PATCH"; static storage, never NULL. */
+/**
+ * The library's version, "MAJOR.MINOR.PATCH" (static storage, never NULL), and its parts.
+ *
+ * Returns the text, or each part (0 or more); they never fail.
+ */
 const char *DEVICEID_NONNULL deviceid_version_string(void);
 int deviceid_version_major(void);
 int deviceid_version_minor(void);
@@ -86,7 +103,7 @@ size_t deviceid_sha256_hex_max(void);
 #define DEVICEID_E_CORRUPT           (-7)  /* stored data failed validation; not returned, not replaced */
 #define DEVICEID_E_IO                (-8)  /* file store I/O failed (disk full, read-only, ...) */
 #define DEVICEID_E_PERMISSION        (-9)  /* unsafe location (symlink, foreign owner, writable by others) or access denied */
-#define DEVICEID_E_NO_MEMORY        (-10)
+#define DEVICEID_E_NO_MEMORY        (-10)  /* memory or descriptors ran out (also loading a library); retry later */
 #define DEVICEID_E_TOO_LARGE        (-11)  /* data over DEVICEID_SECRET_MAX */
 #define DEVICEID_E_UNSUPPORTED      (-12)  /* not available here (e.g. MD5 refused in FIPS mode) */
 #define DEVICEID_E_KEYRING          (-13)  /* the Secret Service answered with an error */
@@ -119,19 +136,24 @@ const char *DEVICEID_NONNULL deviceid_last_error(void);
 
 /**
  * Chooses the backend for this process, overriding DEVICEID_BACKEND, and forgets cached answers.
- * Returns 0, or DEVICEID_E_INVALID_ARGUMENT for an unknown value.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (an unknown value).
  */
 int deviceid_set_backend(int backend);
 
 /**
- * The backend in force (a DEVICEID_BACKEND_* value), or DEVICEID_E_INVALID_ARGUMENT when the
- * environment (DEVICEID_BACKEND, DEVICEID_TIMEOUT_MS, DEVICEID_STORE_DIR) is invalid.
+ * The backend in force (a DEVICEID_BACKEND_* value).
+ *
+ * Returns that value (0 or more), or DEVICEID_E_INVALID_ARGUMENT (the environment:
+ * DEVICEID_BACKEND, DEVICEID_TIMEOUT_MS or DEVICEID_STORE_DIR, is invalid).
  */
 int deviceid_get_backend(void);
 
 /**
  * Sets the deadline of each conversation with the Secret Service, 1 to 86400000 ms (default
- * 5000, or DEVICEID_TIMEOUT_MS). Returns 0 or DEVICEID_E_INVALID_ARGUMENT.
+ * 5000, or DEVICEID_TIMEOUT_MS).
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out of range).
  */
 int deviceid_set_timeout_ms(unsigned int milliseconds);
 
@@ -139,7 +161,10 @@ int deviceid_set_timeout_ms(unsigned int milliseconds);
  * Sets the file store's directory (an absolute path), or with NULL returns to the default, the
  * first that applies: $DEVICEID_STORE_DIR; $STATE_DIRECTORY/deviceid (a systemd service's
  * StateDirectory=, its first entry); $XDG_DATA_HOME/deviceid; for root, /var/lib/deviceid;
- * ~/.local/share/deviceid. Forgets cached answers. Returns 0 or DEVICEID_E_INVALID_ARGUMENT.
+ * ~/.local/share/deviceid. Forgets cached answers. Nothing is created or checked until a call
+ * uses the store.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (a relative or over-long path, not UTF-8).
  */
 int deviceid_set_store_dir(const char *DEVICEID_NULLABLE path);
 
@@ -152,11 +177,17 @@ int deviceid_set_store_dir(const char *DEVICEID_NULLABLE path);
  * (1 to 86400000; 0 for the default, 120000) for the person; a dialog still open then is
  * dismissed and the call fails with DEVICEID_E_LOCKED. Never waits forever.
  *
- * interactive: 1 for on, 0 for off. Returns 0 or DEVICEID_E_INVALID_ARGUMENT.
+ * interactive: 1 for on, 0 for off.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (interactive not 0 or 1, timeout_ms over 86400000).
  */
 int deviceid_set_interactive(int interactive, unsigned int timeout_ms);
 
-/** 1 when interactive mode is on, 0 when off, or DEVICEID_E_INVALID_ARGUMENT (invalid environment). */
+/**
+ * Whether interactive mode is on.
+ *
+ * Returns 1 (on) or 0 (off), or DEVICEID_E_INVALID_ARGUMENT (the environment is invalid).
+ */
 int deviceid_get_interactive(void);
 
 /* ---- The stable identifier ------------------------------------------------------------------ */
@@ -183,9 +214,11 @@ int deviceid_get_interactive(void);
  * out:      receives the NUL-terminated identifier; untouched on failure.
  * out_size: at least DEVICEID_UUID_STRING_MAX.
  *
- * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_LOCKED,
- * DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_CORRUPT, DEVICEID_E_IO,
- * DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING, DEVICEID_E_NO_MEMORY.
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (app_id, or the environment's configuration),
+ * DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,
+ * DEVICEID_E_NO_COLLECTION (the secret-service backend, where no keyring is open),
+ * DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
+ * DEVICEID_E_NO_MEMORY.
  */
 int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size);
 
@@ -225,6 +258,11 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
  *   gave the app its secret (see deviceid_environment_portal()). Where the portal answers, the
  *   app's stable ID is derived from that secret instead (DEVICEID_SOURCE_PORTAL) and survives.
  *   deviceid_identifier_location() says where any answer lives.
+ *
+ * Returns what deviceid_get() returns: 0, or DEVICEID_E_INVALID_ARGUMENT,
+ * DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,
+ * DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION,
+ * DEVICEID_E_KEYRING, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size,
                     int *DEVICEID_NULLABLE source, unsigned int *DEVICEID_NULLABLE flags);
@@ -242,8 +280,9 @@ int deviceid_get_ex(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABL
  * DEVICEID_E_UNSUPPORTED (a reset kept in the app's files would be undone by removing them).
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE,
- * DEVICEID_E_TIMED_OUT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
- * DEVICEID_E_UNSUPPORTED.
+ * DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT (a record in the way that
+ * fails validation), DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
+ * DEVICEID_E_UNSUPPORTED, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_reset(const char *DEVICEID_NULLABLE app_id);
 
@@ -273,7 +312,11 @@ const char *DEVICEID_NONNULL deviceid_source_name(int source);
 #define DEVICEID_PORTAL_ABSENT    2  /* positively none: no portal, or no Secret back end */
 #define DEVICEID_PORTAL_FAILED    3  /* it could not answer: nothing is minted over it */
 
-/** Where this process runs: a DEVICEID_ENVIRONMENT_* value (a sandbox wins over a container). */
+/**
+ * Where this process runs: a DEVICEID_ENVIRONMENT_* value (a sandbox wins over a container).
+ *
+ * Returns that value (1 or more); it never fails.
+ */
 int deviceid_environment_kind(void);
 /** The name of a DEVICEID_ENVIRONMENT_* value ("host", "flatpak", "snap", "container"); "unknown" otherwise. */
 const char *DEVICEID_NONNULL deviceid_environment_kind_name(int kind);
@@ -281,7 +324,8 @@ const char *DEVICEID_NONNULL deviceid_environment_kind_name(int kind);
 /**
  * The Flatpak app id, the snap's name or the container manager in systemd-detect-virt's words
  * ("docker", "podman", "systemd-nspawn", ...); "" on a host. out_size: DEVICEID_NAME_MAX.
- * Returns 0, DEVICEID_E_INVALID_ARGUMENT or DEVICEID_E_BUFFER_TOO_SMALL.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL.
  */
 int deviceid_environment_name(char *DEVICEID_NULLABLE out, size_t out_size);
 
@@ -290,13 +334,18 @@ int deviceid_environment_name(char *DEVICEID_NULLABLE out, size_t out_size);
  * manager did not make for the container (Docker's, baked into the image, is shared by every
  * container made from it), so deviceid_machine_app_specific() is the same in all of them and
  * clone detection cannot tell them apart (stable IDs then carry DEVICEID_FLAG_WEAK) — 0 when
- * not, or a negative status. `reason` (nullable, e.g. 512 bytes) receives why, in words.
+ * not. `reason` (nullable, e.g. 512 bytes) receives why, in words.
+ *
+ * Returns 1 (weak) or 0 (not), or DEVICEID_E_BUFFER_TOO_SMALL (reason_size cannot hold the
+ * reason).
  */
 int deviceid_environment_machine_id_weak(char *DEVICEID_NULLABLE reason, size_t reason_size);
 
 /**
  * What the Secret portal said (a DEVICEID_PORTAL_* value), asking it in a sandbox with the auto
- * backend; or a negative status (an invalid configuration). deviceid_last_error() then says why.
+ * backend. deviceid_last_error() says why it failed, when it did.
+ *
+ * Returns that value (0 or more), or DEVICEID_E_INVALID_ARGUMENT (an invalid configuration).
  */
 int deviceid_environment_portal(void);
 /** The name of a DEVICEID_PORTAL_* value ("not-asked", "secret", "absent", "failed"); "unknown" otherwise. */
@@ -304,22 +353,31 @@ const char *DEVICEID_NONNULL deviceid_portal_state_name(int state);
 
 /**
  * Where the file store's files live (a DEVICEID_LOCATION_* value: host, app data, container,
- * volume or bind mount, from /proc/self/mountinfo), or a negative status. `path` (nullable,
- * PATH_MAX bytes) receives the store's directory. `docker run -v ids:/var/lib/deviceid` makes it
- * a volume, which outlives the container (README "Containers").
+ * volume or bind mount, from /proc/self/mountinfo). `path` (nullable, PATH_MAX bytes) receives
+ * the store's directory. `docker run -v ids:/var/lib/deviceid` makes it a volume, which outlives
+ * the container (README "Containers").
+ *
+ * Returns that value (1 or more), or DEVICEID_E_INVALID_ARGUMENT (an invalid configuration),
+ * DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_PERMISSION (no store directory can be named: no home).
  */
 int deviceid_environment_store_location(char *DEVICEID_NULLABLE path, size_t path_size);
 
 /**
  * Where an app's stable ID is kept here when no store holds one yet (a DEVICEID_LOCATION_* value:
- * the portal, the keyring, or the file store's location), asking the portal and the keyring; or a
- * negative status.
+ * the portal, the keyring, or the file store's location), asking the portal and the keyring.
+ *
+ * Returns that value (1 or more), or DEVICEID_E_INVALID_ARGUMENT (an invalid configuration),
+ * DEVICEID_E_PERMISSION (no store directory can be named).
  */
 int deviceid_environment_stable_id_location(void);
 
 /**
- * Where the identifier of `scope` and `name` (as deviceid_identifier()) lives: a
- * DEVICEID_LOCATION_* value, or what deviceid_identifier() would return as a negative status.
+ * Where the identifier of `scope` and `name` (as deviceid_identifier()) lives.
+ *
+ * Returns a DEVICEID_LOCATION_* value (1 or more), or what deviceid_identifier() returns:
+ * DEVICEID_E_OPTED_OUT, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE,
+ * DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT, DEVICEID_E_IO,
+ * DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_identifier_location(int scope, const char *DEVICEID_NULLABLE name);
 
@@ -342,8 +400,11 @@ unsigned int deviceid_location_survives(int location);
  * keyring plus mirror, minted only when every store said "none". `source` and `flags` as in
  * deviceid_get_ex(), both nullable.
  *
- * Returns what deviceid_get() returns, and DEVICEID_E_OPTED_OUT for an OpenUDID opt-out (then
- * `out` holds the all-zero UUID, so that code ignoring the status gets no real ID).
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (also an unknown scope), DEVICEID_E_BUFFER_TOO_SMALL,
+ * DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION,
+ * DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
+ * DEVICEID_E_NO_MEMORY, and DEVICEID_E_OPTED_OUT for an OpenUDID opt-out (then `out` holds the
+ * all-zero UUID, so that code ignoring the status gets no real ID).
  */
 int deviceid_identifier(int scope, const char *DEVICEID_NULLABLE name, char *DEVICEID_NULLABLE out,
                         size_t out_size, int *DEVICEID_NULLABLE source, unsigned int *DEVICEID_NULLABLE flags);
@@ -351,14 +412,24 @@ int deviceid_identifier(int scope, const char *DEVICEID_NULLABLE name, char *DEV
 /**
  * Forgets the identifier of `scope`; the next request mints a new one. `name` as for
  * deviceid_identifier(), and ignored for DEVICEID_SCOPE_OPENUDID too (the shared ID is reset for
- * every app). Statuses as deviceid_reset().
+ * every app).
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (also an unknown scope), DEVICEID_E_LOCKED,
+ * DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT,
+ * DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING, DEVICEID_E_UNSUPPORTED,
+ * DEVICEID_E_NO_MEMORY.
  */
 int deviceid_identifier_reset(int scope, const char *DEVICEID_NULLABLE name);
 
 /**
  * identifierForVendor: the same UUID for every app passing the same `vendor_id`; unrelated
  * across vendors and to the machine ID. deviceid_vendor_reset() is "all the vendor's apps were
- * removed". Statuses as deviceid_get().
+ * removed".
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL (deviceid_vendor_id()),
+ * DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION,
+ * DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
+ * DEVICEID_E_NO_MEMORY.
  */
 int deviceid_vendor_id(const char *DEVICEID_NULLABLE vendor_id, char *DEVICEID_NULLABLE out, size_t out_size);
 int deviceid_vendor_reset(const char *DEVICEID_NULLABLE vendor_id);
@@ -367,6 +438,11 @@ int deviceid_vendor_reset(const char *DEVICEID_NULLABLE vendor_id);
  * advertisingIdentifier: one random UUID per user. While tracking is limited it reads as
  * 00000000-0000-0000-0000-000000000000 (as on iOS) and the real one is kept for when the limit is
  * lifted. deviceid_advertising_reset() mints a new one (hidden too while limited).
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL
+ * (deviceid_advertising_id()), DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,
+ * DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION,
+ * DEVICEID_E_KEYRING, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_advertising_id(char *DEVICEID_NULLABLE out, size_t out_size);
 int deviceid_advertising_reset(void);
@@ -374,19 +450,38 @@ int deviceid_advertising_reset(void);
  * Turns "limit ad tracking" on (non-zero) or off (0); persistent, kept like the IDs. The change
  * reaches every store that may hold settings or fails (DEVICEID_E_UNAVAILABLE, DEVICEID_E_LOCKED…)
  * changing nothing; the latest change wins wherever it is read.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE,
+ * DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT, DEVICEID_E_IO,
+ * DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_advertising_set_limited(int limited);
-/** 1 when tracking is limited, 0 when not, or a negative status (e.g. DEVICEID_E_LOCKED). */
+/**
+ * Whether advertising tracking is limited.
+ *
+ * Returns 1 (limited) or 0 (not), or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_LOCKED,
+ * DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT,
+ * DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING, DEVICEID_E_NO_MEMORY.
+ */
 int deviceid_advertising_is_limited(void);
 
 /**
  * OpenUDID: one UUID shared by every app of the user, in any language; the first app to ask
  * creates it. An app that opted out gets DEVICEID_E_OPTED_OUT and the all-zero UUID in `out`.
+ *
+ * Returns 0, or DEVICEID_E_OPTED_OUT, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL,
+ * DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION,
+ * DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
+ * DEVICEID_E_NO_MEMORY.
  */
 int deviceid_openudid(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size);
 /**
  * Opts `app_id` out of OpenUDID (non-zero) or back in (0); persistent, and durable as
  * deviceid_advertising_set_limited() is.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE,
+ * DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT, DEVICEID_E_IO,
+ * DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_openudid_set_opt_out(const char *DEVICEID_NULLABLE app_id, int opt_out);
 
@@ -398,7 +493,9 @@ int deviceid_openudid_set_opt_out(const char *DEVICEID_NULLABLE app_id, int opt_
 /**
  * A random version-4 UUID from the kernel's CSPRNG: canonical lowercase text, or as `format`
  * (DEVICEID_FORMAT_* bits) asks. out_size: DEVICEID_UUID_STRING_MAX.
- * Returns 0, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL or DEVICEID_E_IO.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (also unknown format bits), DEVICEID_E_BUFFER_TOO_SMALL,
+ * DEVICEID_E_IO (the kernel's random source failed).
  */
 int deviceid_uuid_generate(char *DEVICEID_NULLABLE out, size_t out_size, unsigned int format);
 
@@ -406,10 +503,16 @@ int deviceid_uuid_generate(char *DEVICEID_NULLABLE out, size_t out_size, unsigne
  * Parses a UUID: 36 characters with dashes (8-4-4-4-12) or 32 hex digits, either case. Braces,
  * "urn:uuid:", whitespace and anything else are refused with DEVICEID_E_INVALID_ARGUMENT.
  * bytes: receives the 16 bytes (most significant first).
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT.
  */
 int deviceid_uuid_parse(const char *DEVICEID_NULLABLE text, unsigned char *DEVICEID_NULLABLE bytes);
 
-/** Formats 16 bytes as UUID text (see DEVICEID_FORMAT_*). */
+/**
+ * Formats 16 bytes as UUID text (see DEVICEID_FORMAT_*).
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL.
+ */
 int deviceid_uuid_format(const unsigned char *DEVICEID_NULLABLE bytes, unsigned int format,
                          char *DEVICEID_NULLABLE out, size_t out_size);
 
@@ -444,7 +547,10 @@ int deviceid_mac_address(const char *DEVICEID_NULLABLE interface, unsigned int f
  * digits of the address chosen as by deviceid_mac_address() ("AABBCCDDEEFF"), followed by the
  * UTF-8 bytes of `bundle_id` when it is not NULL. out: DEVICEID_MD5_HEX_MAX bytes. `properties`
  * as deviceid_mac_address(): a weak address makes a weak identifier.
- * Returns as deviceid_mac_address(), and DEVICEID_E_UNSUPPORTED when OpenSSL refuses MD5 (FIPS).
+ *
+ * Returns 0, or DEVICEID_E_NOT_FOUND, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL,
+ * DEVICEID_E_IO, DEVICEID_E_UNSUPPORTED (OpenSSL refuses MD5: FIPS mode), DEVICEID_E_UNAVAILABLE
+ * (libcrypto.so.3 cannot be loaded), DEVICEID_E_NO_MEMORY.
  */
 int deviceid_mac_md5(const char *DEVICEID_NULLABLE interface, const char *DEVICEID_NULLABLE bundle_id,
                      char *DEVICEID_NULLABLE out, size_t out_size, unsigned int *DEVICEID_NULLABLE properties);
@@ -455,15 +561,19 @@ int deviceid_mac_md5(const char *DEVICEID_NULLABLE interface, const char *DEVICE
 /**
  * Lowercase hex digest of `size` bytes at `data` (NULL allowed when size is 0) with `algorithm`
  * (DEVICEID_HASH_*). out: DEVICEID_MD5_HEX_MAX or DEVICEID_SHA256_HEX_MAX bytes.
- * Returns 0, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_TOO_LARGE
- * (size over 2^31), DEVICEID_E_UNSUPPORTED.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (also an unknown algorithm), DEVICEID_E_BUFFER_TOO_SMALL,
+ * DEVICEID_E_TOO_LARGE (size over 2^31), DEVICEID_E_UNSUPPORTED (MD5 in FIPS mode),
+ * DEVICEID_E_UNAVAILABLE (libcrypto.so.3 cannot be loaded), DEVICEID_E_NO_MEMORY.
  */
 int deviceid_hash_hex(int algorithm, const void *DEVICEID_NULLABLE data, size_t size,
                       char *DEVICEID_NULLABLE out, size_t out_size);
 
 /**
  * Hashing a push token (or any token) with a bundle id: hex(H(token bytes ‖ UTF-8 bundle id)).
- * Returns as deviceid_hash_hex().
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_TOO_LARGE,
+ * DEVICEID_E_UNSUPPORTED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_token_hash(int algorithm, const void *DEVICEID_NULLABLE token, size_t token_size,
                         const char *DEVICEID_NULLABLE bundle_id, char *DEVICEID_NULLABLE out, size_t out_size);
@@ -483,6 +593,7 @@ int deviceid_token_hash(int algorithm, const void *DEVICEID_NULLABLE token, size
  *
  * The machine ID is read from /etc/machine-id, then /var/lib/dbus/machine-id (or the file named
  * by DEVICEID_MACHINE_ID_PATH), once per process.
+ *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_NOT_FOUND (no
  * machine-id file), DEVICEID_E_INVALID_MACHINE_ID, DEVICEID_E_PERMISSION, DEVICEID_E_IO.
  */
@@ -491,13 +602,20 @@ int deviceid_machine_app_specific(const char *DEVICEID_NULLABLE app_id, unsigned
 
 /**
  * The RAW machine ID — the same for every app, and systemd asks that it not leave the machine.
- * Prefer deviceid_machine_app_specific(). Statuses as that function.
+ * Prefer deviceid_machine_app_specific().
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_NOT_FOUND,
+ * DEVICEID_E_INVALID_MACHINE_ID, DEVICEID_E_PERMISSION, DEVICEID_E_IO.
  */
 int deviceid_machine_id_raw(unsigned int format, char *DEVICEID_NULLABLE out, size_t out_size);
 
 /**
  * The RAW firmware (DMI) product UUID from /sys/class/dmi/id/product_uuid. Usually readable by
- * root only: DEVICEID_E_PERMISSION otherwise; DEVICEID_E_NOT_FOUND where the firmware has none.
+ * root only.
+ *
+ * Returns 0, or DEVICEID_E_PERMISSION (not root), DEVICEID_E_NOT_FOUND (the firmware has none),
+ * DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_CORRUPT (not a UUID),
+ * DEVICEID_E_IO.
  */
 int deviceid_product_uuid_raw(unsigned int format, char *DEVICEID_NULLABLE out, size_t out_size);
 
@@ -517,8 +635,8 @@ int deviceid_product_uuid_raw(unsigned int format, char *DEVICEID_NULLABLE out, 
  * the item with the same service and account.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_TOO_LARGE (size > DEVICEID_SECRET_MAX),
- * DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_KEYRING,
- * DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_NO_MEMORY.
+ * DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION,
+ * DEVICEID_E_KEYRING, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_secret_store(const char *DEVICEID_NULLABLE service, const char *DEVICEID_NULLABLE account,
                           const void *DEVICEID_NULLABLE data, size_t size);
@@ -529,7 +647,8 @@ int deviceid_secret_store(const char *DEVICEID_NULLABLE service, const char *DEV
  * for an empty secret) and `*size` its length. On failure both are set to NULL and 0.
  *
  * Returns 0, or DEVICEID_E_NOT_FOUND, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_LOCKED,
- * DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_CORRUPT, DEVICEID_E_KEYRING,
+ * DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT,
+ * DEVICEID_E_TOO_LARGE (a stored secret over DEVICEID_SECRET_MAX), DEVICEID_E_KEYRING,
  * DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_secret_lookup(const char *DEVICEID_NULLABLE service, const char *DEVICEID_NULLABLE account,
@@ -537,9 +656,11 @@ int deviceid_secret_lookup(const char *DEVICEID_NULLABLE service, const char *DE
 
 /**
  * Deletes the secret from every store of the backend.
+ *
  * Returns 0, or DEVICEID_E_NOT_FOUND when no store had it, DEVICEID_E_INVALID_ARGUMENT,
  * DEVICEID_E_LOCKED (nothing deleted), DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,
- * DEVICEID_E_KEYRING, DEVICEID_E_IO, DEVICEID_E_PERMISSION.
+ * DEVICEID_E_NO_COLLECTION, DEVICEID_E_KEYRING, DEVICEID_E_IO, DEVICEID_E_PERMISSION,
+ * DEVICEID_E_NO_MEMORY.
  */
 int deviceid_secret_delete(const char *DEVICEID_NULLABLE service, const char *DEVICEID_NULLABLE account);
 
@@ -548,6 +669,92 @@ int deviceid_secret_delete(const char *DEVICEID_NULLABLE service, const char *DE
  * ignored. Passing any other pointer, or the same pointer twice, is undefined.
  */
 void deviceid_free(void *DEVICEID_NULLABLE p);
+
+/* ---- Contexts: a configuration of the caller's own ------------------------------------------- */
+
+/*
+ * The functions above use one process-wide configuration (deviceid_set_backend() and the
+ * DEVICEID_* variables). A library inside a larger program, or a program keeping two stores apart,
+ * makes a context instead: its own backend, store directory, deadline and interactive mode, and
+ * its own cache of answers. A NULL context names the process-wide configuration, so that
+ * deviceid_context_x(NULL, ...) is deviceid_x(...).
+ *
+ *     deviceid_context *ctx;
+ *     if (deviceid_context_new(&ctx) == 0) {
+ *         deviceid_context_set_backend(ctx, DEVICEID_BACKEND_FILE);
+ *         deviceid_context_set_store_dir(ctx, "/var/lib/example/ids");
+ *         r = deviceid_context_identifier(ctx, DEVICEID_SCOPE_APP, "com.example.app", id, sizeof id, NULL, NULL);
+ *         deviceid_context_free(ctx);
+ *     }
+ */
+typedef struct deviceid_context deviceid_context;
+
+/**
+ * Makes a context, configured from the environment as the process-wide configuration starts
+ * (DEVICEID_BACKEND, DEVICEID_TIMEOUT_MS, DEVICEID_STORE_DIR, DEVICEID_INTERACTIVE); the setters
+ * below change it and nothing else. A context may be used from several threads at once, and in
+ * a forked child. Release it with deviceid_context_free().
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out is NULL).
+ */
+int deviceid_context_new(deviceid_context *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+
+/**
+ * Releases a context; NULL is ignored. A call still running on the context in another thread
+ * finishes first with the context kept alive; using the pointer after this is undefined.
+ */
+void deviceid_context_free(deviceid_context *DEVICEID_NULLABLE ctx);
+
+/**
+ * The context's settings, as deviceid_set_backend(), deviceid_get_backend(),
+ * deviceid_set_timeout_ms(), deviceid_set_store_dir(), deviceid_set_interactive() and
+ * deviceid_get_interactive() set and read the process-wide ones.
+ *
+ * Returns 0 (the getters: their value, 0 or more), or DEVICEID_E_INVALID_ARGUMENT.
+ */
+int deviceid_context_set_backend(deviceid_context *DEVICEID_NULLABLE ctx, int backend);
+int deviceid_context_get_backend(deviceid_context *DEVICEID_NULLABLE ctx);
+int deviceid_context_set_timeout_ms(deviceid_context *DEVICEID_NULLABLE ctx, unsigned int milliseconds);
+int deviceid_context_set_store_dir(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE path);
+int deviceid_context_set_interactive(deviceid_context *DEVICEID_NULLABLE ctx, int interactive,
+                                     unsigned int timeout_ms);
+int deviceid_context_get_interactive(deviceid_context *DEVICEID_NULLABLE ctx);
+
+/**
+ * deviceid_identifier(), deviceid_identifier_reset() and deviceid_identifier_location() in the
+ * context's configuration: the same rules, the same stores when the configurations agree.
+ *
+ * Returns 0 (deviceid_context_identifier_location(): a DEVICEID_LOCATION_* value), or
+ * DEVICEID_E_OPTED_OUT, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_BUFFER_TOO_SMALL,
+ * DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION,
+ * DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
+ * DEVICEID_E_UNSUPPORTED, DEVICEID_E_NO_MEMORY.
+ */
+int deviceid_context_identifier(deviceid_context *DEVICEID_NULLABLE ctx, int scope, const char *DEVICEID_NULLABLE name,
+                                char *DEVICEID_NULLABLE out, size_t out_size, int *DEVICEID_NULLABLE source,
+                                unsigned int *DEVICEID_NULLABLE flags);
+int deviceid_context_identifier_reset(deviceid_context *DEVICEID_NULLABLE ctx, int scope,
+                                      const char *DEVICEID_NULLABLE name);
+int deviceid_context_identifier_location(deviceid_context *DEVICEID_NULLABLE ctx, int scope,
+                                         const char *DEVICEID_NULLABLE name);
+
+/**
+ * deviceid_secret_store(), deviceid_secret_lookup() and deviceid_secret_delete() in the
+ * context's configuration.
+ *
+ * Returns 0, or DEVICEID_E_NOT_FOUND (lookup, delete), DEVICEID_E_INVALID_ARGUMENT,
+ * DEVICEID_E_TOO_LARGE, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,
+ * DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT, DEVICEID_E_KEYRING, DEVICEID_E_IO,
+ * DEVICEID_E_PERMISSION, DEVICEID_E_NO_MEMORY.
+ */
+int deviceid_context_secret_store(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE service,
+                                  const char *DEVICEID_NULLABLE account, const void *DEVICEID_NULLABLE data,
+                                  size_t size);
+int deviceid_context_secret_lookup(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE service,
+                                   const char *DEVICEID_NULLABLE account,
+                                   void *DEVICEID_NULLABLE *DEVICEID_NULLABLE data, size_t *DEVICEID_NULLABLE size);
+int deviceid_context_secret_delete(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE service,
+                                   const char *DEVICEID_NULLABLE account);
 
 #ifdef __cplusplus
 }

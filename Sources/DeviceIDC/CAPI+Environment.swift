@@ -64,11 +64,17 @@ public func deviceid_environment_stable_id_location() -> Int32 {
 
 @_cdecl("deviceid_identifier_location")
 public func deviceid_identifier_location(_ scope: Int32, _ name: UnsafePointer<CChar>?) -> Int32 {
+    deviceid_context_identifier_location(nil, scope, name)
+}
+
+@_cdecl("deviceid_context_identifier_location")
+public func deviceid_context_identifier_location(_ context: OpaquePointer?, _ scope: Int32,
+                                                 _ name: UnsafePointer<CChar>?) -> Int32 {
     var location: Int32 = 0
     let status = cStatus { () throws(DeviceIDError) in
         guard let scope = Scope(rawValue: scope) else { throw DeviceIDError(.invalidArgument, "unknown scope \(scope)") }
         let text = scope == .advertising ? nil : try CArguments.name(name, scope == .vendor ? "vendor id" : "app id")
-        location = try DeviceIdentity.shared.identifier(scope: scope, name: text).location.rawValue
+        location = try Context.instance(context).identifier(scope: scope, name: text).location.rawValue
     }
     return status < 0 ? status : location
 }

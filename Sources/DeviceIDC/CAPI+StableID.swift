@@ -24,12 +24,23 @@ public func deviceid_identifier(
     _ scope: Int32, _ name: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt,
     _ source: UnsafeMutablePointer<Int32>?, _ flags: UnsafeMutablePointer<UInt32>?
 ) -> Int32 {
+    deviceid_context_identifier(nil, scope, name, out, outSize, source, flags)
+}
+
+@_cdecl("deviceid_context_identifier")
+public func deviceid_context_identifier(
+    _ context: OpaquePointer?, _ scope: Int32, _ name: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?,
+    _ outSize: UInt, _ source: UnsafeMutablePointer<Int32>?, _ flags: UnsafeMutablePointer<UInt32>?
+) -> Int32 {
     // Answers already given come from this thread's cache: a few nanoseconds, no allocation.
+    // The cache holds the process-wide instance's answers only; a context answers from its own memory.
+    let shared = context == nil
     let kind = Scope(rawValue: scope).map { AnswerCache.Kind.identifier($0) }
-    if let kind, AnswerCache.lookup(kind, name, into: out, size: outSize, source: source, flags: flags) {
+    if shared, let kind, AnswerCache.lookup(kind, name, into: out, size: outSize, source: source, flags: flags) {
         dids_set_last_error(nil)
         return 0
     }
+    let instance = Context.instance(context)
     let generation = AnswerCache.generation()
     var keyringFailure: DeviceIDError?
     let status = cStatus { () throws(DeviceIDError) in
@@ -38,12 +49,12 @@ public func deviceid_identifier(
         let text = scope == .advertising ? nil : try CArguments.name(name, what)
         try CArguments.checkUUIDBuffer(out, outSize)
         do throws(DeviceIDError) {
-            let answer = try DeviceIdentity.shared.identifier(scope: scope, name: text)
+            let answer = try instance.identifier(scope: scope, name: text)
             try CArguments.copy(answer.uuidString, to: out, size: outSize)
             keyringFailure = answer.keyringFailure
             source?.pointee = answer.source.rawValue
             flags?.pointee = answer.flags.rawValue
-            if answer.isSettled {
+            if shared, answer.isSettled {
                 AnswerCache.store(.identifier(scope), name, generation: generation, answer: out,
                                   source: answer.source.rawValue, flags: answer.flags.rawValue)
             }
@@ -59,10 +70,16 @@ public func deviceid_identifier(
 
 @_cdecl("deviceid_identifier_reset")
 public func deviceid_identifier_reset(_ scope: Int32, _ name: UnsafePointer<CChar>?) -> Int32 {
+    deviceid_context_identifier_reset(nil, scope, name)
+}
+
+@_cdecl("deviceid_context_identifier_reset")
+public func deviceid_context_identifier_reset(_ context: OpaquePointer?, _ scope: Int32,
+                                              _ name: UnsafePointer<CChar>?) -> Int32 {
     cStatus { () throws(DeviceIDError) in
         guard let scope = Scope(rawValue: scope) else { throw DeviceIDError(.invalidArgument, "unknown scope \(scope)") }
         let what = scope == .vendor ? "vendor id" : "app id"
         let text = scope == .advertising || scope == .openUDID ? nil : try CArguments.name(name, what)
-        try DeviceIdentity.shared.resetIdentifier(scope: scope, name: text)
+        try Context.instance(context).resetIdentifier(scope: scope, name: text)
     }
 }

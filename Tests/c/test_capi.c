@@ -477,6 +477,71 @@ static void test_environment(const char *dir) {
     CHECK(strcmp(deviceid_source_name(DEVICEID_SOURCE_PORTAL), "portal") == 0);
 }
 
+/* A context has its own configuration and answers: another store directory gives another ID,
+ * the process-wide configuration is untouched, NULL names the process-wide one, and a context
+ * made before fork() works in the child. */
+static void test_contexts(const char *dir) {
+    char a[DEVICEID_UUID_STRING_MAX], b[DEVICEID_UUID_STRING_MAX], shared[DEVICEID_UUID_STRING_MAX];
+    char path[4096];
+    deviceid_context *one = NULL, *two = NULL;
+    CHECK_STATUS(deviceid_context_new(NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_context_new(&one), DEVICEID_OK);
+    CHECK_STATUS(deviceid_context_new(&two), DEVICEID_OK);
+    CHECK(one != NULL && two != NULL && one != two);
+    int backend = deviceid_get_backend();
+    CHECK_STATUS(deviceid_context_set_backend(one, DEVICEID_BACKEND_FILE), DEVICEID_OK);
+    CHECK_STATUS(deviceid_context_set_backend(two, DEVICEID_BACKEND_FILE), DEVICEID_OK);
+    CHECK_STATUS(deviceid_context_set_backend(one, 42), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(deviceid_context_get_backend(one) == DEVICEID_BACKEND_FILE);
+    CHECK(deviceid_get_backend() == backend);
+    snprintf(path, sizeof path, "%s/context-one", dir);
+    CHECK_STATUS(deviceid_context_set_store_dir(one, path), DEVICEID_OK);
+    snprintf(path, sizeof path, "%s/context-two", dir);
+    CHECK_STATUS(deviceid_context_set_store_dir(two, path), DEVICEID_OK);
+    CHECK_STATUS(deviceid_context_set_store_dir(one, "relative"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_context_set_timeout_ms(one, 0), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_context_set_timeout_ms(one, 2000), DEVICEID_OK);
+    CHECK_STATUS(deviceid_context_set_interactive(one, 1, 0), DEVICEID_OK);
+    CHECK(deviceid_context_get_interactive(one) == 1 && deviceid_get_interactive() == 0);
+    CHECK_STATUS(deviceid_context_set_interactive(one, 0, 0), DEVICEID_OK);
+    CHECK_STATUS(deviceid_context_identifier(one, DEVICEID_SCOPE_APP, "com.example.context", a, sizeof a, NULL, NULL),
+                 DEVICEID_OK);
+    CHECK_STATUS(deviceid_context_identifier(two, DEVICEID_SCOPE_APP, "com.example.context", b, sizeof b, NULL, NULL),
+                 DEVICEID_OK);
+    CHECK(is_canonical_uuid(a) && is_canonical_uuid(b) && strcmp(a, b) != 0);
+    CHECK_STATUS(deviceid_context_identifier(NULL, DEVICEID_SCOPE_APP, "com.example.context", shared, sizeof shared,
+                                             NULL, NULL), DEVICEID_OK);
+    char via_get[DEVICEID_UUID_STRING_MAX];
+    CHECK_STATUS(deviceid_get("com.example.context", via_get, sizeof via_get), DEVICEID_OK);
+    CHECK(strcmp(shared, via_get) == 0);
+    CHECK(deviceid_context_identifier_location(one, DEVICEID_SCOPE_APP, "com.example.context") > 0);
+    CHECK_STATUS(deviceid_context_secret_store(one, "ctx.service", "acct", "v", 1), DEVICEID_OK);
+    void *data = NULL;
+    size_t size = 0;
+    CHECK_STATUS(deviceid_context_secret_lookup(two, "ctx.service", "acct", &data, &size), DEVICEID_E_NOT_FOUND);
+    CHECK_STATUS(deviceid_context_secret_lookup(one, "ctx.service", "acct", &data, &size), DEVICEID_OK);
+    CHECK(size == 1 && data != NULL && memcmp(data, "v", 1) == 0);
+    deviceid_free(data);
+    CHECK_STATUS(deviceid_context_secret_delete(one, "ctx.service", "acct"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_context_secret_delete(one, "ctx.service", "acct"), DEVICEID_E_NOT_FOUND);
+    pid_t child = fork();
+    if (child == 0) {
+        char again[DEVICEID_UUID_STRING_MAX];
+        int r = deviceid_context_identifier(one, DEVICEID_SCOPE_APP, "com.example.context", again, sizeof again,
+                                            NULL, NULL);
+        _exit(r == 0 && strcmp(again, a) == 0 ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_STATUS(deviceid_context_identifier_reset(one, DEVICEID_SCOPE_APP, "com.example.context"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_context_identifier(one, DEVICEID_SCOPE_APP, "com.example.context", b, sizeof b, NULL, NULL),
+                 DEVICEID_OK);
+    CHECK(strcmp(a, b) != 0);
+    deviceid_context_free(one);
+    deviceid_context_free(two);
+    deviceid_context_free(NULL);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]);
@@ -494,6 +559,7 @@ int main(int argc, char **argv) {
     test_reset_on_another_thread_clears_the_cache();
     test_identifier_reset();
     test_environment(argv[1]);
+    test_contexts(argv[1]);
     /* The same again with the keyring (auto backend) where the test run has one. */
     CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_AUTO), DEVICEID_OK);
     test_get();
