@@ -1,0 +1,141 @@
+"""Calls every int-returning function of libdeviceid (ctypes, no binding in between) with good and
+bad arguments in the configuration its environment sets up, and prints, as JSON, the negative
+statuses each one returned. test_documented_statuses.py runs it in many environments (a healthy
+keyring, none, a locked one, faults, an invalid environment, broken stores) and checks that each
+status is on the function's list in include/deviceid.h and its manual page.
+
+    DEVICEID_LIBRARY=... python3 status_probe.py [backend]
+"""
+import ctypes
+import json
+import os
+import sys
+from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint, c_void_p, create_string_buffer
+
+lib = ctypes.CDLL(os.environ["DEVICEID_LIBRARY"])
+seen = {}
+
+
+def call(name, *args):
+    func = getattr(lib, name)
+    func.restype = c_int
+    status = func(*args)
+    if status < 0:
+        seen.setdefault(name, set()).add(status)
+    return status
+
+
+def out(size=37):
+    return create_string_buffer(size)
+
+
+backend = sys.argv[1] if len(sys.argv) > 1 else None
+context = c_void_p()
+call("deviceid_context_new", byref(context))
+call("deviceid_context_new", None)
+if backend is not None:
+    number = {"auto": 0, "secret-service": 1, "file": 2}[backend]
+    call("deviceid_set_backend", number)
+    call("deviceid_context_set_backend", context, number)
+call("deviceid_set_backend", 7)
+call("deviceid_context_set_backend", context, -1)
+call("deviceid_get_backend")
+call("deviceid_context_get_backend", context)
+call("deviceid_set_timeout_ms", c_uint(0))
+call("deviceid_context_set_timeout_ms", context, c_uint(0))
+timeout = c_uint(int(os.environ.get("PROBE_TIMEOUT_MS", "1500")))
+call("deviceid_set_timeout_ms", timeout)
+call("deviceid_context_set_timeout_ms", context, timeout)
+call("deviceid_set_store_dir", b"relative")
+call("deviceid_context_set_store_dir", context, b"relative")
+call("deviceid_set_interactive", 2, 0)
+call("deviceid_context_set_interactive", context, 2, 0)
+call("deviceid_get_interactive")
+call("deviceid_context_get_interactive", context)
+
+NAMES = [b"probe.app", None, b"", b"x" * 300, b"\xff\xfe"]
+for name in NAMES:
+    for size in (37, 8):
+        call("deviceid_get", name, out(size), c_size_t(size))
+        call("deviceid_get_ex", name, out(size), c_size_t(size), None, None)
+        call("deviceid_vendor_id", name, out(size), c_size_t(size))
+        call("deviceid_openudid", name, out(size), c_size_t(size))
+        for scope in (1, 2, 3, 4, 9):
+            call("deviceid_identifier", scope, name, out(size), c_size_t(size), None, None)
+            call("deviceid_context_identifier", context, scope, name, out(size), c_size_t(size), None, None)
+    call("deviceid_reset", name)
+    call("deviceid_vendor_reset", name)
+    call("deviceid_openudid_set_opt_out", name, 0)
+    for scope in (1, 2, 3, 4, 9):
+        call("deviceid_identifier_location", scope, name)
+        call("deviceid_context_identifier_location", context, scope, name)
+        call("deviceid_identifier_reset", scope, name)
+        call("deviceid_context_identifier_reset", context, scope, name)
+call("deviceid_openudid_set_opt_out", b"probe.opted", 1)
+call("deviceid_openudid", b"probe.opted", out(), c_size_t(37))
+call("deviceid_context_identifier", context, 4, b"probe.opted", out(), c_size_t(37), None, None)
+call("deviceid_identifier_location", 4, b"probe.opted")
+call("deviceid_advertising_id", out(), c_size_t(37))
+call("deviceid_advertising_id", out(8), c_size_t(8))
+call("deviceid_advertising_id", None, c_size_t(37))
+call("deviceid_advertising_reset")
+call("deviceid_advertising_set_limited", 1)
+call("deviceid_advertising_is_limited")
+call("deviceid_advertising_set_limited", 0)
+
+for service, account in ((b"probe.service", b"acct"), (None, b"acct"), (b"deviceid.reserved", b"a"), (b"s", b"")):
+    for target in (None, context):
+        prefix = "deviceid_secret_" if target is None else "deviceid_context_secret_"
+        lead = () if target is None else (target,)
+        call(prefix + "store", *lead, service, account, b"value", c_size_t(5))
+        call(prefix + "store", *lead, service, account, None, c_size_t(5))
+        call(prefix + "store", *lead, service, account, b"v", c_size_t(70000))
+        data, size = c_void_p(), c_size_t()
+        if call(prefix + "lookup", *lead, service, account, byref(data), byref(size)) == 0:
+            lib.deviceid_free(data)
+        call(prefix + "lookup", *lead, service, account, None, None)
+        call(prefix + "delete", *lead, service, account)
+        call(prefix + "delete", *lead, service, account)
+
+for fmt in (0, 1, 2, 3, 8):
+    call("deviceid_uuid_generate", out(), c_size_t(37), c_uint(fmt))
+    call("deviceid_uuid_generate", out(8), c_size_t(8), c_uint(fmt))
+    call("deviceid_uuid_format", b"\x01" * 16, c_uint(fmt), out(), c_size_t(37))
+    call("deviceid_uuid_format", None, c_uint(fmt), out(8), c_size_t(8))
+    for app in (b"probe.app", b"00000000-0000-0000-0000-000000000000", None, b""):
+        call("deviceid_machine_app_specific", app, c_uint(fmt), out(), c_size_t(37))
+        call("deviceid_machine_app_specific", app, c_uint(fmt), out(8), c_size_t(8))
+    call("deviceid_machine_id_raw", c_uint(fmt), out(), c_size_t(37))
+    call("deviceid_machine_id_raw", c_uint(fmt), out(8), c_size_t(8))
+    call("deviceid_product_uuid_raw", c_uint(fmt), out(), c_size_t(37))
+    call("deviceid_product_uuid_raw", c_uint(fmt), out(8), c_size_t(8))
+for text in (b"1b4e28ba-2fa1-4d2b-883f-0016d3cca427", b"{1b4e28ba-2fa1-4d2b-883f-0016d3cca427}", None):
+    call("deviceid_uuid_parse", text, create_string_buffer(16))
+call("deviceid_uuid_parse", b"1b4e28ba2fa14d2b883f0016d3cca427", None)
+
+for interface in (None, b"lo", b"no-such-if0", b"x" * 40):
+    for fmt in (0, 2, 8):
+        call("deviceid_mac_address", interface, c_uint(fmt), out(18), c_size_t(18), out(16), c_size_t(16), None)
+        call("deviceid_mac_address", interface, c_uint(fmt), out(4), c_size_t(4), out(2), c_size_t(2), None)
+    call("deviceid_mac_md5", interface, b"com.example", out(33), c_size_t(33), None)
+    call("deviceid_mac_md5", interface, None, out(8), c_size_t(8), None)
+for algorithm in (1, 2, 5):
+    for size in (65, 8):
+        call("deviceid_hash_hex", algorithm, b"abc", c_size_t(3), out(size), c_size_t(size))
+        call("deviceid_hash_hex", algorithm, None, c_size_t(3), out(size), c_size_t(size))
+        call("deviceid_token_hash", algorithm, b"tok", c_size_t(3), b"bundle", out(size), c_size_t(size))
+        call("deviceid_token_hash", algorithm, b"tok", c_size_t(3), None, out(size), c_size_t(size))
+    call("deviceid_hash_hex", algorithm, b"abc", c_size_t(1 << 32), out(65), c_size_t(65))
+
+call("deviceid_environment_kind")
+call("deviceid_environment_name", out(256), c_size_t(256))
+call("deviceid_environment_name", None, c_size_t(256))
+call("deviceid_environment_machine_id_weak", out(1024), c_size_t(1024))
+call("deviceid_environment_machine_id_weak", out(2), c_size_t(2))
+call("deviceid_environment_portal")
+call("deviceid_environment_store_location", out(4096), c_size_t(4096))
+call("deviceid_environment_store_location", out(2), c_size_t(2))
+call("deviceid_environment_stable_id_location")
+lib.deviceid_context_free(context)
+
+print(json.dumps({name: sorted(statuses) for name, statuses in seen.items()}))
