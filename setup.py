@@ -1,7 +1,12 @@
-"""The platform wheel: the ctypes package with libdeviceid.so.1 inside, loaded before any other.
+"""The platform wheel: the ctypes package with libdeviceid.so.1 inside, loaded before any other,
+and the deviceid command as deviceid/bin/deviceid, which `python -m deviceid` runs.
 
-    python3 -m pip wheel . -w dist          # builds the library with `make build` (Swift 6)
-    DEVICEID_WHEEL_LIBRARY=/path/libdeviceid.so.1 python3 -m pip wheel . -w dist   # a prebuilt one
+    python3 -m pip wheel . -w dist          # builds both with `make build` (Swift 6)
+    DEVICEID_WHEEL_LIBRARY=/path/libdeviceid.so.1 DEVICEID_WHEEL_CLI=/path/deviceid \
+        python3 -m pip wheel . -w dist      # prebuilt ones
+
+`python3 setup.py dist_info` (make install) writes the package's metadata alone, for installs
+that are not wheels (make install, the Debian package), so that importlib.metadata knows them.
 
 The library is the Embedded Swift build: it needs libc, libsecret-1, GLib and libcrypto from the
 system, which manylinux does not allow a wheel to assume, so the tag is linux_<arch> (what
@@ -14,20 +19,30 @@ import subprocess
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
-from wheel.bdist_wheel import bdist_wheel
+
+try:
+    from wheel.bdist_wheel import bdist_wheel
+except ImportError:  # python3-wheel is needed for wheels only, not for dist_info
+    bdist_wheel = None
 
 
 class BuildWithLibrary(build_py):
     def run(self):
         super().run()
         library = os.environ.get("DEVICEID_WHEEL_LIBRARY")
-        if not library:
+        command = os.environ.get("DEVICEID_WHEEL_CLI")
+        if not library or not command:
             subprocess.run(["make", "build"], check=True)
-            library = os.path.join(".build", "embedded", "release", "libdeviceid.so")
-        target = os.path.join(self.build_lib, "deviceid", "libdeviceid.so.1")
-        shutil.copyfile(library, target)
-        os.chmod(target, 0o755)
-        subprocess.run(["strip", "--strip-unneeded", target], check=True)
+            built = os.path.join(".build", "embedded", "release")
+            library = library or os.path.join(built, "libdeviceid.so")
+            command = command or os.path.join(built, "deviceid-cli")
+        os.makedirs(os.path.join(self.build_lib, "deviceid", "bin"), exist_ok=True)
+        for source, target in ((library, os.path.join("deviceid", "libdeviceid.so.1")),
+                               (command, os.path.join("deviceid", "bin", "deviceid"))):
+            target = os.path.join(self.build_lib, target)
+            shutil.copyfile(source, target)
+            os.chmod(target, 0o755)
+            subprocess.run(["strip", "--strip-unneeded", target], check=True)
 
 
 class NativeDistribution(Distribution):
@@ -35,17 +50,21 @@ class NativeDistribution(Distribution):
         return True  # the package goes to platlib, where a native library belongs
 
 
-class PlatformWheel(bdist_wheel):
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False  # it carries a native library
+commands = {"build_py": BuildWithLibrary}
+if bdist_wheel is not None:
+    class PlatformWheel(bdist_wheel):
+        def finalize_options(self):
+            super().finalize_options()
+            self.root_is_pure = False  # it carries a native library
 
-    def get_tag(self):
-        return ("py3", "none", super().get_tag()[2])
+        def get_tag(self):
+            return ("py3", "none", super().get_tag()[2])
+
+    commands["bdist_wheel"] = PlatformWheel
 
 
 # The version has one source, the header (as for make, the .pc file and the CMake package).
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "deviceid.h")) as header:
     VERSION = re.search(r'#define DEVICEID_VERSION_STRING "(.*)"', header.read()).group(1)
 
-setup(version=VERSION, cmdclass={"build_py": BuildWithLibrary, "bdist_wheel": PlatformWheel}, distclass=NativeDistribution)
+setup(version=VERSION, cmdclass=commands, distclass=NativeDistribution)

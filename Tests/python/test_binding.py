@@ -61,7 +61,7 @@ def test_constants_match_the_header():
         return {name[len(prefix):]: value for name, value in defines.items() if name.startswith(prefix)}
 
     def exported(prefix):
-        return {name[len(prefix):]: getattr(deviceid, name) for name in deviceid.__all__ if name.startswith(prefix)}
+        return {name[len(prefix):]: value for name, value in vars(deviceid._c).items() if name.startswith(prefix)}
 
     checked = set()
 
@@ -78,7 +78,7 @@ def test_constants_match_the_header():
     assert "%d.%d.%d" % tuple(defines["VERSION_" + p] for p in ("MAJOR", "MINOR", "PATCH")) == version
     sizes = {name: value for name, value in defines.items() if name.endswith("_MAX")}
     check("", {name: getattr(deviceid._native, name.lower(), lambda: None)() for name in sizes}, sizes)
-    assert (deviceid.UUID_STRING_MAX, deviceid.NAME_MAX, deviceid.SECRET_MAX) == \
+    assert (deviceid._core.UUID_STRING_MAX, deviceid.NAME_MAX, deviceid.SECRET_MAX) == \
         (sizes["UUID_STRING_MAX"], sizes["NAME_MAX"], sizes["SECRET_MAX"])
     check("OK", {"": 0})  # the success the binding tests for (status < 0 fails)
 
@@ -88,11 +88,12 @@ def test_constants_match_the_header():
     for name in flags:  # and StableID reports each of them
         assert name.lower() in deviceid.StableID._fields, name
     check("FORMAT_", exported("FORMAT_"))
-    check("BACKEND_", {name.upper().replace("-", "_"): number for name, number in deviceid.BACKENDS.items()})
-    check("SCOPE_", {name.upper(): number for name, number in deviceid.SCOPES.items()})
-    check("MAC_", {name[len("_MAC_"):]: getattr(deviceid, name) for name in vars(deviceid)
-                   if name.startswith("_MAC_")}, {k: v for k, v in family("MAC_").items() if not k.endswith("_MAX")})
-    check("HASH_", {name.upper(): number for name, number in deviceid._ALGORITHMS.items()})
+    check("BACKEND_", {name.upper().replace("-", "_"): number for name, number in deviceid._c.BACKEND_NUMBERS.items()})
+    assert deviceid.BACKENDS == tuple(deviceid._c.BACKEND_NUMBERS)
+    check("SCOPE_", {name.upper(): number for name, number in deviceid._c.SCOPE_NUMBERS.items()})
+    assert deviceid.SCOPES == tuple(deviceid._c.SCOPE_NUMBERS)
+    check("MAC_", exported("MAC_"), {k: v for k, v in family("MAC_").items() if not k.endswith("_MAX")})
+    check("HASH_", {name.upper(): number for name, number in deviceid._c.ALGORITHM_NUMBERS.items()})
     # Sources: Python names them with the library's deviceid_source_name(), as the CLI does.
     check("SOURCE_", {name: value for name, value in family("SOURCE_").items()
                       if deviceid._native.source_name(value).decode() == name.lower()})
@@ -103,8 +104,7 @@ def test_constants_match_the_header():
                             ("PORTAL_", deviceid._native.portal_state_name)):
         check(prefix, {name: value for name, value in family(prefix).items()
                        if name_of(value).decode().replace("-", "_").upper() == name})
-    check("SURVIVES_", {name[len("_SURVIVES_"):]: getattr(deviceid, name) for name in vars(deviceid)
-                        if name.startswith("_SURVIVES_")})
+    check("SURVIVES_", exported("SURVIVES_"))
     statuses = family("E_")
     check("E_", {error.name: error.status for error in deviceid._errors.BY_STATUS.values()})
     for name, value in statuses.items():
@@ -238,7 +238,7 @@ def test_python_m_deviceid_speaks_like_the_cli(cli, store):
     mine = json.loads(as_module.stdout)
     assert mine["id"] == from_cli["id"] and set(mine) == set(from_cli)
     usage = subprocess.run([sys.executable, "-m", "deviceid", "frobnicate"], capture_output=True, text=True)
-    assert usage.returncode == 2 and "Try 'python -m deviceid --help'." in usage.stderr
+    assert usage.returncode == 2 and "Try 'deviceid --help'." in usage.stderr
 
 
 def test_an_unloadable_library_says_what_to_install(tmp_path):

@@ -50,7 +50,7 @@ def test_without_a_session_bus_a_confirmed_mirror_still_answers_for_the_keyring(
 def test_the_c_abi_and_python_report_the_mirrored_flag(cli, store, keyring):
     minted = run([cli, "get", "com.example.mirror"]).stdout.strip()
     code = ("import deviceid; i = deviceid.get_info('com.example.mirror'); "
-            "print(i.id, i.source, i.mirrored, deviceid.FLAG_MIRRORED)")
+            "print(i.id, i.source, i.mirrored, deviceid._c.FLAG_MIRRORED)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == [minted, "keyring", "True", "32"]
     header = (ROOT / "include" / "deviceid.h").read_text()

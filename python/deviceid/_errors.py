@@ -4,10 +4,10 @@
 class DeviceIDError(Exception):
     """A DeviceID call failed. `status` is the negative C status, `name` its symbolic name."""
 
-    status = 0
-    name = "UNKNOWN"
+    status: int = 0
+    name: str = "UNKNOWN"
 
-    def __init__(self, message: str, status: int = 0):
+    def __init__(self, message: str, status: int = 0) -> None:
         super().__init__(message)
         if status:
             self.status = status
@@ -92,7 +92,36 @@ BY_STATUS = {
 }
 
 
+_MEANINGS = {
+    -1: "An argument or the configuration is invalid: NULL, empty, too long, not UTF-8, control characters.",
+    -2: "The answer does not fit the buffer (a binding bug, as Python sizes its buffers).",
+    -3: "The store answered: there is no such item.",
+    -4: "The keyring is locked; nothing was read, written or minted.",
+    -5: "No session bus, Secret Service or usable store is reachable from here.",
+    -6: "The store did not answer within the deadline.",
+    -7: "Stored data failed validation; it was neither returned nor replaced.",
+    -8: "File store I/O failed (disk full, read-only, ...).",
+    -9: "An unsafe location (symlink, foreign owner, writable by others), or access denied.",
+    -10: "Memory or descriptors ran out (also while loading a library); retry later.",
+    -11: "The data is over the size limit (SECRET_MAX for secrets).",
+    -12: "Not available here (e.g. MD5 refused in FIPS mode, a reset of a portal-derived ID).",
+    -13: "The Secret Service answered with an error.",
+    -14: "The app opted out of this identifier.",
+    -15: "A bug in DeviceID; please report it.",
+    -16: "The machine ID is empty, all zeros or malformed.",
+    -17: "The Secret Service has no default collection (no keyring, database or wallet open).",
+}
+for _cls in BY_STATUS.values():
+    _cls.__doc__ = _MEANINGS[_cls.status]
+
+# Shown and pickled as deviceid.LockedError, where users import them from, not as this module's.
+for _cls in (DeviceIDError, *BY_STATUS.values()):
+    _cls.__module__ = "deviceid"
+del _cls
+
+
 def error_for(status: int, message: str) -> DeviceIDError:
+    """The exception for a negative C status (DeviceIDError itself for one this version does not know)."""
     cls = BY_STATUS.get(status)
     if cls is None:
         return DeviceIDError(message, status)

@@ -1,15 +1,21 @@
 """ctypes declarations for every function of include/deviceid.h; nothing else touches ctypes."""
 
+from __future__ import annotations
+
 import ctypes
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_uint, c_void_p
 
 from . import _errors
 from ._loader import load
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 lib = load()
 
 
-def _check(status, func, args):
+def _check(status: int, func: object, args: object) -> int:
     """errcheck for int-returning calls: negative statuses become DeviceIDError subclasses."""
     if status < 0:
         summary = lib.deviceid_strerror(status).decode()
@@ -18,7 +24,7 @@ def _check(status, func, args):
     return status
 
 
-def _declare(name, restype, argtypes, check=False):
+def _declare(name: str, restype: Any, argtypes: list[Any], check: bool = False) -> Any:
     func = getattr(lib, name)
     func.restype = restype
     func.argtypes = argtypes
@@ -102,6 +108,27 @@ secret_lookup = _declare("deviceid_secret_lookup", c_int,
                          [c_char_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)], check=True)
 secret_delete = _declare("deviceid_secret_delete", c_int, [c_char_p, c_char_p], check=True)
 free = _declare("deviceid_free", None, [c_void_p])
+
+# Contexts: a configuration of the caller's own (None: the process-wide one).
+context_new = _declare("deviceid_context_new", c_int, [POINTER(c_void_p)], check=True)
+context_free = _declare("deviceid_context_free", None, [c_void_p])
+context_set_backend = _declare("deviceid_context_set_backend", c_int, [c_void_p, c_int], check=True)
+context_get_backend = _declare("deviceid_context_get_backend", c_int, [c_void_p], check=True)
+context_set_timeout_ms = _declare("deviceid_context_set_timeout_ms", c_int, [c_void_p, c_uint], check=True)
+context_set_store_dir = _declare("deviceid_context_set_store_dir", c_int, [c_void_p, c_char_p], check=True)
+context_set_interactive = _declare("deviceid_context_set_interactive", c_int, [c_void_p, c_int, c_uint], check=True)
+context_get_interactive = _declare("deviceid_context_get_interactive", c_int, [c_void_p], check=True)
+context_identifier = _declare("deviceid_context_identifier", c_int,
+                              [c_void_p, c_int, c_char_p, c_char_p, c_size_t, POINTER(c_int), POINTER(c_uint)],
+                              check=True)
+context_identifier_reset = _declare("deviceid_context_identifier_reset", c_int, [c_void_p, c_int, c_char_p], check=True)
+context_identifier_location = _declare("deviceid_context_identifier_location", c_int, [c_void_p, c_int, c_char_p],
+                                       check=True)
+context_secret_store = _declare("deviceid_context_secret_store", c_int,
+                                [c_void_p, c_char_p, c_char_p, c_void_p, c_size_t], check=True)
+context_secret_lookup = _declare("deviceid_context_secret_lookup", c_int,
+                                 [c_void_p, c_char_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)], check=True)
+context_secret_delete = _declare("deviceid_context_secret_delete", c_int, [c_void_p, c_char_p, c_char_p], check=True)
 
 # Environment: sandboxes, containers, where IDs live.
 environment_name = _declare("deviceid_environment_name", c_int, [c_char_p, c_size_t], check=True)

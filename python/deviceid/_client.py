@@ -1,0 +1,118 @@
+"""Client: DeviceID with a configuration of its own (a deviceid_context of the C library)."""
+from __future__ import annotations
+
+import ctypes
+
+from . import _core, _native
+from ._records import StableID
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._records import Backend, Scope
+
+
+class Client:
+    """DeviceID with its own backend, store directory, deadline and interactive mode, and its own
+    cache of answers, beside the process-wide configuration the module's functions use:
+
+        >>> ids = deviceid.Client(backend="file", store_dir="/var/lib/example/ids", timeout=2.0)
+        >>> ids.get("com.example.app")
+        '1b4e28ba-2fa1-4d2b-883f-0016d3cca427'
+
+    Settings not given come from the environment (DEVICEID_BACKEND, DEVICEID_TIMEOUT_MS,
+    DEVICEID_STORE_DIR, DEVICEID_INTERACTIVE), as for the process-wide configuration. `timeout`
+    is the deadline of each conversation with the Secret Service, in seconds; `interactive_timeout`
+    how long an interactive call waits for the person (default 120). Thread-safe; usable in a
+    forked child. Closed by close(), a `with` block, or when collected.
+    """
+
+    def __init__(self, backend: Backend | None = None, store_dir: str | None = None, timeout: float | None = None,
+                 interactive: bool | None = None, interactive_timeout: float | None = None) -> None:
+        handle = ctypes.c_void_p()
+        _native.context_new(ctypes.byref(handle))
+        self._handle: int | None = handle.value
+        try:
+            if backend is not None:
+                _native.context_set_backend(self._handle, _core.backend_number(backend))
+            if store_dir is not None:
+                _native.context_set_store_dir(self._handle, _core.text(store_dir, "store_dir"))
+            if timeout is not None:
+                _native.context_set_timeout_ms(self._handle, _core.milliseconds(timeout))
+            if interactive is not None or interactive_timeout is not None:
+                wait = 0 if interactive_timeout is None else _core.milliseconds(interactive_timeout, "interactive_timeout")
+                on = self.interactive if interactive is None else interactive
+                _native.context_set_interactive(self._handle, 1 if on else 0, wait)
+        except BaseException:
+            self.close()
+            raise
+
+    def _context(self) -> int:
+        if self._handle is None:
+            raise ValueError("this deviceid.Client is closed")
+        return self._handle
+
+    def close(self) -> None:
+        """Releases the client's context; calling it again does nothing."""
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle is not None:
+            _native.context_free(handle)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "<deviceid.Client (closed)>"
+        return f"<deviceid.Client backend={self.backend!r} interactive={self.interactive}>"
+
+    @property
+    def backend(self) -> Backend:
+        """The backend in force: "auto", "secret-service" or "file"."""
+        return _core.backend_name(int(_native.context_get_backend(self._context())))
+
+    @property
+    def interactive(self) -> bool:
+        """Whether the Secret Service may show unlock and confirmation dialogs."""
+        return bool(_native.context_get_interactive(self._context()) == 1)
+
+    def get(self, app_id: str) -> str:
+        """This device's identifier for `app_id` (a canonical lowercase UUID), as deviceid.get()."""
+        return self.identifier("app", app_id).id
+
+    def get_info(self, app_id: str) -> StableID:
+        """As get(), with where the answer came from and its flags."""
+        return self.identifier("app", app_id)
+
+    def identifier(self, scope: Scope, name: str | None = None) -> StableID:
+        """The identifier of a scope, as deviceid.identifier()."""
+        return _core.identifier(self._context(), scope, name)
+
+    def reset(self, app_id: str) -> None:
+        """Removes the app's identifier from every store; the next get() mints a new one."""
+        _core.reset(self._context(), "app", app_id)
+
+    def reset_identifier(self, scope: Scope, name: str | None = None) -> None:
+        """Forgets the identifier of a scope, as deviceid.reset_identifier()."""
+        _core.reset(self._context(), scope, name)
+
+    def vendor_id(self, vendor: str) -> str:
+        """identifierForVendor: the same for every app passing the same vendor id."""
+        return self.identifier("vendor", vendor).id
+
+    def store_secret(self, service: str, account: str, secret: bytes | bytearray | memoryview) -> None:
+        """Stores bytes under service and account (replacing), as deviceid.store_secret()."""
+        _core.store_secret(self._context(), service, account, secret)
+
+    def lookup_secret(self, service: str, account: str) -> bytes | None:
+        """The secret stored under service and account, or None when there is none."""
+        return _core.lookup_secret(self._context(), service, account)
+
+    def delete_secret(self, service: str, account: str) -> bool:
+        """Deletes the secret; False when there was none."""
+        return _core.delete_secret(self._context(), service, account)

@@ -1,0 +1,116 @@
+"""The operations a process-wide call and a Client share: one implementation each, with the
+context they run in (None: the process-wide configuration, as deviceid_context_x(NULL, ...))."""
+from __future__ import annotations
+
+import ctypes
+
+from . import _c, _native
+from ._errors import InvalidArgumentError, NotFoundError
+from ._records import StableID
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._records import Backend, Scope
+
+UUID_STRING_MAX = _native.uuid_string_max()
+
+
+def text(value: str, what: str) -> bytes:
+    """A name for the C ABI: str only, UTF-8, no NUL (which would cut the C string short)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be str, not {type(value).__name__}")
+    if "\0" in value:
+        raise InvalidArgumentError(f"invalid argument: {what} contains a NUL character")
+    return value.encode("utf-8", "surrogatepass")
+
+
+def scope_number(scope: Scope) -> int:
+    if scope not in _c.SCOPE_NUMBERS:
+        raise InvalidArgumentError(f"invalid argument: scope must be one of {', '.join(_c.SCOPE_NUMBERS)}")
+    return _c.SCOPE_NUMBERS[scope]
+
+
+def backend_number(backend: Backend) -> int:
+    if backend not in _c.BACKEND_NUMBERS:
+        raise InvalidArgumentError(f"invalid argument: backend must be one of {', '.join(_c.BACKEND_NUMBERS)}")
+    return _c.BACKEND_NUMBERS[backend]
+
+
+_BACKENDS: tuple[Backend, ...] = ("auto", "secret-service", "file")
+
+
+def backend_name(number: int) -> Backend:
+    return next(name for name in _BACKENDS if _c.BACKEND_NUMBERS[name] == number)
+
+
+def milliseconds(seconds: float, what: str = "timeout") -> int:
+    """Seconds, as the standard library takes them, to the C ABI's whole milliseconds (rounded up,
+    so that a deadline is never shorter than asked); the library says which values it accepts."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 4_294_967.295:
+        raise InvalidArgumentError(f"invalid argument: {what} must be a number of seconds over 0, not {seconds!r}")
+    whole = int(seconds * 1000)
+    return whole + 1 if whole < seconds * 1000 else whole
+
+
+def unsigned(value: int, what: str) -> int:
+    """An int that fits the C unsigned int; the library itself says which values it accepts."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 0xFFFF_FFFF:
+        raise InvalidArgumentError(f"invalid argument: {what} must be a whole number the library accepts")
+    return value
+
+
+def identifier(context: object, scope: Scope, name: str | None) -> StableID:
+    number = scope_number(scope)
+    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    source = ctypes.c_int(0)
+    flags = ctypes.c_uint(0)
+    raw_name = None if name is None else text(name, "name")
+    _native.context_identifier(context, number, raw_name, out, len(out), ctypes.byref(source), ctypes.byref(flags))
+    bits = flags.value
+    file_only = bool(bits & _c.FLAG_FILE_ONLY)
+    keyring_error = _native.last_error().decode("utf-8", "replace") if file_only else None
+    location = _native.context_identifier_location(context, number, raw_name)
+    return StableID(out.value.decode("ascii"), _native.source_name(source.value).decode("ascii"),
+                    bool(bits & _c.FLAG_DEVICE_CHANGED), bool(bits & _c.FLAG_WEAK), bool(bits & _c.FLAG_LIMITED),
+                    file_only, keyring_error, bool(bits & _c.FLAG_REPAIRED), bool(bits & _c.FLAG_MIRRORED),
+                    bool(bits & _c.FLAG_PROVISIONAL), bool(bits & _c.FLAG_APP_DATA_ONLY),
+                    _native.location_name(location).decode("ascii"))
+
+
+def reset(context: object, scope: Scope, name: str | None) -> None:
+    number = scope_number(scope)
+    _native.context_identifier_reset(context, number, None if name is None else text(name, "name"))
+
+
+def store_secret(context: object, service: str, account: str, secret: bytes | bytearray | memoryview) -> None:
+    if isinstance(secret, str):
+        raise TypeError("secret must be bytes; encode text explicitly (secret.encode())")
+    data = bytes(secret)
+    buffer = ctypes.create_string_buffer(data, len(data)) if data else None
+    try:
+        _native.context_secret_store(context, text(service, "service"), text(account, "account"), buffer, len(data))
+    finally:
+        if buffer is not None:
+            ctypes.memset(buffer, 0, len(data))
+
+
+def lookup_secret(context: object, service: str, account: str) -> bytes | None:
+    data = ctypes.c_void_p()
+    size = ctypes.c_size_t()
+    try:
+        _native.context_secret_lookup(context, text(service, "service"), text(account, "account"),
+                                      ctypes.byref(data), ctypes.byref(size))
+    except NotFoundError:
+        return None
+    try:
+        return ctypes.string_at(data, size.value)
+    finally:
+        _native.free(data)
+
+
+def delete_secret(context: object, service: str, account: str) -> bool:
+    try:
+        _native.context_secret_delete(context, text(service, "service"), text(account, "account"))
+    except NotFoundError:
+        return False
+    return True
