@@ -20,6 +20,9 @@ extension FileStore {
                 ancestor = ancestor.lastIndex(of: "/").map { String(ancestor[..<$0]) } ?? ""
             } while !ancestor.isEmpty && access(ancestor, F_OK) != 0
             let existing = ancestor.isEmpty ? "/" : ancestor
+            if let missing = StoreDirectory.missingHome(under: path) {
+                return (false, "\(path) cannot be created: \(missing); " + StoreDirectory.remedy)
+            }
             guard faccessat(AT_FDCWD, existing, W_OK | X_OK, AT_EACCESS) == 0 else {
                 return (false, "\(path) does not exist and cannot be created: \(existing) is not writable by uid "
                                  + "\(geteuid()); " + StoreDirectory.remedy)
