@@ -2,6 +2,12 @@
 import Foundation
 import XCTest
 
+/// The blocking form of a call that has an `async` overload, from async code: a synchronous
+/// closure is a synchronous context, where Swift picks the blocking overload.
+private func synchronously<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
+    try body()
+}
+
 /// The async calls wait on threads of their own, never on the cooperative pool's.
 final class NonBlockingTests: XCTestCase {
     /// More blocked calls than the pool has threads, released by a task that needs the pool: if a
@@ -44,7 +50,8 @@ final class NonBlockingTests: XCTestCase {
         let identity = makeIdentity(.file, store: tmp.path)
         let first = try await identity.nonblocking.stableID(for: "com.example.async")
         XCTAssertEqual(first.source, .created)
-        XCTAssertEqual(try identity.stableID(for: "com.example.async").id, first.id)
+        XCTAssertEqual(try synchronously { () throws(DeviceIDError) in try identity.stableID(for: "com.example.async") }.id,
+                       first.id)
         let vendor = try await identity.nonblocking.vendorID(for: "com.example").id
         XCTAssertEqual(vendor, try identity.vendorID(for: "com.example").id)
         try await identity.nonblocking.storeSecret(Array("s".utf8), service: "svc", account: "acc")
@@ -60,12 +67,46 @@ final class NonBlockingTests: XCTestCase {
         XCTAssertEqual(environment.storePath, tmp.path)
         XCTAssertEqual(environment.storeLocation, blocking.storeLocation)
         XCTAssertEqual(environment.stableIDLocation, blocking.storeLocation, "the file backend keeps IDs in the store")
-        XCTAssertEqual(try identity.stableID(for: "com.example.async").location, blocking.storeLocation)
+        XCTAssertEqual(try synchronously { () throws(DeviceIDError) in try identity.stableID(for: "com.example.async") }
+                           .location, blocking.storeLocation)
         do {
             _ = try await identity.nonblocking.stableID(for: "")
             XCTFail("an empty app id is refused")
         } catch {
             XCTAssertEqual(error.code, .invalidArgument)
+        }
+    }
+
+    /// The async overloads of the blocking names: `try await` picks them in an async context.
+    func testTheAsyncOverloadsAreTheNonblockingCalls() async throws {
+        let tmp = TemporaryDirectory()
+        let identity = makeIdentity(.file, store: tmp.path)
+        let first = try await identity.stableID(for: "com.example.overload")
+        XCTAssertEqual(first.source, .created)
+        let again = try await identity.stableID(for: "com.example.overload")
+        XCTAssertEqual(again.id, first.id)
+        try await identity.storeSecret("pässword", service: "svc", account: "acc")
+        let text = try await identity.lookupSecretString(service: "svc", account: "acc")
+        XCTAssertEqual(text, "pässword")
+        let bytes = try await identity.lookupSecret(service: "svc", account: "acc")
+        XCTAssertEqual(bytes, Array("pässword".utf8))
+        let deleted = try await identity.deleteSecret(service: "svc", account: "acc")
+        XCTAssertTrue(deleted)
+        try await identity.reset(appID: "com.example.overload")
+        let minted = try await identity.stableID(for: "com.example.overload")
+        XCTAssertNotEqual(minted.id, first.id)
+    }
+
+    func testStringSecretsAreUTF8AndOtherBytesAreCorrupt() throws {
+        let tmp = TemporaryDirectory()
+        let identity = makeIdentity(.file, store: tmp.path)
+        try identity.storeSecret("tökén ✓", service: "svc", account: "text")
+        XCTAssertEqual(try identity.lookupSecret(service: "svc", account: "text"), Array("tökén ✓".utf8))
+        XCTAssertEqual(try identity.lookupSecretString(service: "svc", account: "text"), "tökén ✓")
+        XCTAssertNil(try identity.lookupSecretString(service: "svc", account: "none"))
+        try identity.storeSecret([0xff, 0xfe], service: "svc", account: "binary")
+        XCTAssertThrowsError(try identity.lookupSecretString(service: "svc", account: "binary")) { error in
+            XCTAssertEqual((error as? DeviceIDError)?.code, .corrupt)
         }
     }
 }

@@ -35,6 +35,11 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// A status code. The raw values are part of the C ABI and never change.
+    ///
+    /// A struct with static members rather than an enum, on purpose: a later version may add a
+    /// code (as 0.2.0 added `.noCollection`), and a `switch` over an enum that gains a case stops
+    /// compiling (or, resiliently, traps) in clients built before; a `switch` over `Code` has a
+    /// `default:` from the start, and an unknown code keeps its raw value and `name`.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: Int32
         public init(rawValue: Int32) { self.rawValue = rawValue }
