@@ -35,7 +35,7 @@ SONAME := libdeviceid.so.1
 BUILD := .build/embedded/release
 SWIFT_BUILD := scripts/swift-embedded --build-path .build/embedded
 
-.PHONY: all build man install uninstall test clean deb
+.PHONY: all build man install install-strip uninstall test clean deb
 
 all: build man
 
@@ -48,27 +48,47 @@ man: build
 	rm -rf $(BUILD)/man
 	scripts/gen-man $(BUILD)/man $(BUILD)/deviceid-cli
 
+# `make install` installs unstripped binaries, as GNU make conventions and debhelper want (dh_strip
+# makes the -dbgsym packages from them); `make install-strip` strips them.
+INSTALL_STRIP ?=
+# deviceid.pc: a system prefix (/usr) keeps absolute paths, which pkg-config filters from flags;
+# any other prefix is relocatable: prefix is found from the .pc file's own directory (${pcfiledir}),
+# and libdir and includedir are relative to it, so an installed tree may be moved.
+ifeq ($(patsubst %/,%,$(PREFIX)),/usr)
+PC_PREFIX := $(PREFIX)
+else
+PC_PREFIX = $${pcfiledir}/$(shell realpath -m --relative-to=$(PKGCONFIGDIR) $(PREFIX))
+endif
+pc_path = $(if $(filter $(PREFIX)/%,$(1)),$${prefix}/$(patsubst $(PREFIX)/%,%,$(1)),$(1))
+
 install: build man
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	install -m 0755 -s $(BUILD)/libdeviceid.so $(DESTDIR)$(LIBDIR)/libdeviceid.so.$(VERSION)
+	install -m 0755 $(INSTALL_STRIP) $(BUILD)/libdeviceid.so $(DESTDIR)$(LIBDIR)/libdeviceid.so.$(VERSION)
 	ln -sfn libdeviceid.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libdeviceid.so
 	install -m 0644 include/deviceid.h $(DESTDIR)$(INCLUDEDIR)/deviceid.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' pkgconfig/deviceid.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc
-	for f in deviceidConfig deviceidConfigVersion; do \
-		sed -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-			-e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|' -e 's|@VERSION_MINOR@|$(VERSION_MINOR)|' \
-			cmake/$$f.cmake.in > $(DESTDIR)$(CMAKEDIR)/$$f.cmake; done
+	sed -e 's|@PREFIX@|$(PC_PREFIX)|' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+		pkgconfig/deviceid.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc
+	cmake -DOUT=$(DESTDIR)$(CMAKEDIR) -DPREFIX=$(PREFIX) -DLIBDIR=$(LIBDIR) -DINCLUDEDIR=$(INCLUDEDIR) \
+		-DCMAKEDIR=$(CMAKEDIR) -DVERSION=$(VERSION) -P cmake/generate.cmake
 	install -m 0644 $(BUILD)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(BUILD)/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
-	install -m 0755 -s $(BUILD)/deviceid-cli $(DESTDIR)$(BINDIR)/deviceid
+	install -m 0755 $(INSTALL_STRIP) $(BUILD)/deviceid-cli $(DESTDIR)$(BINDIR)/deviceid
 	install -m 0644 completions/deviceid.bash $(DESTDIR)$(BASHCOMPDIR)/deviceid
 	install -m 0644 completions/_deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid
 	install -m 0644 completions/deviceid.fish $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	install -m 0644 python/deviceid/*.py python/deviceid/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid/
+# The package's metadata (deviceid-VERSION.dist-info), written by setuptools from pyproject.toml,
+# so that importlib.metadata.version("deviceid") answers for this install as for a wheel's.
+	rm -rf $(BUILD)/dist-info $(DESTDIR)$(PYTHONDIR)/deviceid-*.dist-info && mkdir -p $(BUILD)/dist-info
+	$(PYTHON) setup.py -q dist_info --output-dir $(abspath $(BUILD)/dist-info) >/dev/null 2>&1 \
+		|| $(PYTHON) setup.py -q dist_info --output-dir $(abspath $(BUILD)/dist-info)
+	rm -rf build python/deviceid.egg-info
+	cp -r $(BUILD)/dist-info/deviceid-$(VERSION).dist-info $(DESTDIR)$(PYTHONDIR)/
+	chmod -R u=rwX,go=rX $(DESTDIR)$(PYTHONDIR)/deviceid-$(VERSION).dist-info
 # Byte-compiled, as pip and dh_python3 do: without it every import compiles the modules again
 # wherever the directory is not writable or PYTHONDONTWRITEBYTECODE is set (6 ms of a 20 ms
 # `import deviceid; get()`). PYCOMPILE=no for packagers whose tools compile at install time.
@@ -79,13 +99,16 @@ install: build man
 		&& ldconfig -v -N -X 2>/dev/null | sed -n 's|^\(/[^:]*\):.*|\1|p' | xargs -r readlink -f \
 			| grep -qxF "$$(readlink -f $(LIBDIR))"; then ldconfig; fi
 
+install-strip:
+	$(MAKE) install INSTALL_STRIP=-s
+
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libdeviceid.so* $(DESTDIR)$(INCLUDEDIR)/deviceid.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc $(DESTDIR)$(BINDIR)/deviceid \
 		$(DESTDIR)$(MANDIR)/man1/deviceid.1 $(DESTDIR)$(MANDIR)/man3/deviceid.3 $(DESTDIR)$(MANDIR)/man3/deviceid_*.3 \
 		$(DESTDIR)$(BASHCOMPDIR)/deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	rm -rf $(DESTDIR)$(CMAKEDIR)
-	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid
+	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid-*.dist-info
 
 test:
 	scripts/test
@@ -96,8 +119,11 @@ deb:
 	dpkg-buildpackage -b -us -uc
 	rm -rf dist/deb && mkdir -p dist/deb
 	mv ../deviceid_$(VERSION)_*.deb ../libdeviceid1_$(VERSION)_*.deb ../libdeviceid-dev_$(VERSION)_*.deb \
-		../python3-deviceid_$(VERSION)_all.deb ../deviceid_$(VERSION)_*.changes ../deviceid_$(VERSION)_*.buildinfo dist/deb/
-	lintian --fail-on error --info dist/deb/deviceid_$(VERSION)_*.changes
+		../python3-deviceid_$(VERSION)_all.deb ../deviceid-dbgsym_$(VERSION)_*.deb \
+		../libdeviceid1-dbgsym_$(VERSION)_*.deb ../deviceid_$(VERSION)_*.changes \
+		../deviceid_$(VERSION)_*.buildinfo dist/deb/
+# Errors fail the build; warnings and information tags (-I) are shown, with their explanations.
+	lintian --fail-on error --display-info --info dist/deb/deviceid_$(VERSION)_*.changes | tee dist/deb/lintian.txt
 
 clean:
 	rm -rf .build

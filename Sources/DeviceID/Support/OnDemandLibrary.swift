@@ -53,7 +53,7 @@ enum OnDemandLibrary {
     var failure: String {
         var text = [CChar](repeating: 0, count: 512)
         text.withUnsafeMutableBufferPointer { dids_library_failure(id, $0.baseAddress, $0.count) }
-        return String(cString: text)
+        return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     /// Whether this process has loaded it (does not load it).
