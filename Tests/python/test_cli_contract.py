@@ -1,8 +1,8 @@
-"""One --json contract, docs/cli-json.schema.json, for its two producers: the deviceid command
-(Sources/DeviceIDCLI) and `python -m deviceid` (python/deviceid/__main__.py, pure Python over the
-library). Each answer and each error of a matrix of commands, happy and failing, is validated
-against the schema, and the two producers must agree on it: the same kind of object, the same keys,
-the same values wherever the value is not minted afresh, and the same exit status.
+"""One --json contract, docs/cli-json.schema.json, for the deviceid command (Sources/DeviceIDCLI),
+also reached as `python -m deviceid` (python/deviceid/__main__.py runs the command). Each answer
+and each error of a matrix of commands, happy and failing, is validated against the schema, and
+both ways in must agree on it: the same kind of object, the same keys, the same values wherever
+the value is not minted afresh, and the same exit status.
 
 The schema is checked by a small validator of the JSON Schema 2020-12 keywords it uses (no
 packages): a keyword the validator does not know fails the test rather than being ignored."""
