@@ -1,6 +1,7 @@
 # Builds and installs libdeviceid, its header and .pc file, the `deviceid` command and the Python
 # package. `make install PREFIX=/opt/x DESTDIR=/tmp/stage` stages elsewhere.
 PREFIX ?= /usr/local
+override PREFIX := $(patsubst %/,%,$(PREFIX))
 DESTDIR ?=
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -15,11 +16,12 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # or venv one); PYTHON=... chooses another.
 PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
 PYCOMPILE ?= yes
+PYTHON_INSTALLER ?= make
 # Where the Python package goes. The default install (PREFIX /usr/local): the interpreter's own
 # site-packages (Debian: /usr/local/lib/python3.X/dist-packages), so that `import deviceid` works
 # right after install. Any other PREFIX: Debian's layout under it, $(PREFIX)/lib/python3/dist-packages,
 # for PYTHONPATH; like every other path, nothing of a prefix install lands outside the prefix.
-ifeq ($(patsubst %/,%,$(PREFIX)),/usr/local)
+ifeq ($(PREFIX),/usr/local)
 PYTHONDIR ?= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 else
 PYTHONDIR ?= $(PREFIX)/lib/python3/dist-packages
@@ -54,10 +56,10 @@ INSTALL_STRIP ?=
 # deviceid.pc: a system prefix (/usr) keeps absolute paths, which pkg-config filters from flags;
 # any other prefix is relocatable: prefix is found from the .pc file's own directory (${pcfiledir}),
 # and libdir and includedir are relative to it, so an installed tree may be moved.
-ifeq ($(patsubst %/,%,$(PREFIX)),/usr)
+ifeq ($(PREFIX),/usr)
 PC_PREFIX := $(PREFIX)
 else
-PC_PREFIX = $${pcfiledir}/$(shell realpath -m --relative-to=$(PKGCONFIGDIR) $(PREFIX))
+PC_PREFIX = $${pcfiledir}/$(shell realpath -m -s --relative-to=$(PKGCONFIGDIR) $(PREFIX))
 endif
 pc_path = $(if $(filter $(PREFIX)/%,$(1)),$${prefix}/$(patsubst $(PREFIX)/%,%,$(1)),$(1))
 
@@ -81,13 +83,15 @@ install: build man
 	install -m 0644 completions/_deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid
 	install -m 0644 completions/deviceid.fish $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	install -m 0644 python/deviceid/*.py python/deviceid/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid/
-# The package's metadata (deviceid-VERSION.dist-info), written by setuptools from pyproject.toml,
-# so that importlib.metadata.version("deviceid") answers for this install as for a wheel's.
+# The package's metadata (deviceid-VERSION.dist-info), written by setuptools from pyproject.toml
+# (setuptools >= 61 and, before setuptools 70.1, wheel: python3-setuptools python3-wheel), so that
+# importlib.metadata.version("deviceid") answers for this install as for a wheel's. INSTALLER
+# names who installed it (PEP 376): pip then refuses to uninstall it over the owner's head.
 	rm -rf $(BUILD)/dist-info $(DESTDIR)$(PYTHONDIR)/deviceid-*.dist-info && mkdir -p $(BUILD)/dist-info
 	$(PYTHON) setup.py -q dist_info --output-dir $(abspath $(BUILD)/dist-info) >/dev/null 2>&1 \
 		|| $(PYTHON) setup.py -q dist_info --output-dir $(abspath $(BUILD)/dist-info)
-	rm -rf build python/deviceid.egg-info
 	cp -r $(BUILD)/dist-info/deviceid-$(VERSION).dist-info $(DESTDIR)$(PYTHONDIR)/
+	echo $(PYTHON_INSTALLER) > $(DESTDIR)$(PYTHONDIR)/deviceid-$(VERSION).dist-info/INSTALLER
 	chmod -R u=rwX,go=rX $(DESTDIR)$(PYTHONDIR)/deviceid-$(VERSION).dist-info
 # Byte-compiled, as pip and dh_python3 do: without it every import compiles the modules again
 # wherever the directory is not writable or PYTHONDONTWRITEBYTECODE is set (6 ms of a 20 ms

@@ -22,7 +22,7 @@ from setuptools.command.build_py import build_py
 
 try:
     from wheel.bdist_wheel import bdist_wheel
-except ImportError:  # python3-wheel is needed for wheels only, not for dist_info
+except ImportError:  # then setuptools' own, or none: dist_info of setuptools < 70.1 needs wheel too
     bdist_wheel = None
 
 

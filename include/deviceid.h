@@ -677,7 +677,9 @@ void deviceid_free(void *DEVICEID_NULLABLE p);
  * DEVICEID_* variables). A library inside a larger program, or a program keeping two stores apart,
  * makes a context instead: its own backend, store directory, deadline and interactive mode, and
  * its own cache of answers. A NULL context names the process-wide configuration, so that
- * deviceid_context_x(NULL, ...) is deviceid_x(...).
+ * deviceid_context_x(NULL, ...) is deviceid_x(...). Contexts configured alike use the same
+ * stores, so they answer with the same IDs, and a reset through any of them is seen by the next
+ * call through every other (and the process-wide one).
  *
  *     deviceid_context *ctx;
  *     if (deviceid_context_new(&ctx) == 0) {

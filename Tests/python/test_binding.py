@@ -173,7 +173,9 @@ def test_configuration_errors(store):
     with pytest.raises(deviceid.InvalidArgumentError):
         deviceid.set_store_dir("relative")
     with pytest.raises(deviceid.InvalidArgumentError):
-        deviceid.set_interactive(True, 86_400_001)
+        deviceid.set_interactive(True, timeout=86_400.001)
+    with pytest.raises(TypeError):
+        deviceid.set_interactive(True, 30_000)  # type: ignore[misc]  # 0.2's milliseconds, refused
     assert deviceid.get_interactive() is False
     deviceid.set_interactive(True)
     assert deviceid.get_interactive() is True

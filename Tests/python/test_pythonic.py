@@ -64,8 +64,7 @@ def test_python_m_deviceid_finds_the_command_on_path_and_says_when_there_is_none
     assert module.main(["version"]) == 0, "main() called from Python returns the exit status"
 
 
-def test_a_client_has_a_configuration_of_its_own(cli, tmp_path):
-    deviceid.set_backend("auto")
+def test_a_client_has_a_configuration_of_its_own(cli, tmp_path, store):
     one = deviceid.Client(backend="file", store_dir=str(tmp_path / "one"), timeout=2.5)
     two = deviceid.Client(backend="file", store_dir=str(tmp_path / "two"))
     first = one.get("py.client")
@@ -95,6 +94,56 @@ def test_a_client_has_a_configuration_of_its_own(cli, tmp_path):
     assert deviceid.Client(interactive=True, interactive_timeout=30).interactive is True
     one.close()
     two.close()
+
+
+def test_a_client_is_not_copied_and_closes_after_running_calls(tmp_path):
+    import copy
+    import threading
+
+    client = deviceid.Client(backend="file", store_dir=str(tmp_path / "store"))
+    for attempt in (lambda: pickle.dumps(client), lambda: copy.copy(client), lambda: copy.deepcopy(client)):
+        with pytest.raises(TypeError, match="cannot be"):
+            attempt()
+    errors = []
+
+    def hammer():
+        try:
+            for _ in range(200):
+                client.get("py.threads")
+        except ValueError:
+            pass  # closed under us: refused, never a freed context
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    client.close()
+    client.close()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert repr(client) == "<deviceid.Client (closed)>"
+    with pytest.raises(ValueError, match="closed"):
+        client.get("py.threads")
+
+
+def test_a_reset_through_a_client_is_seen_by_the_process_wide_calls(store):
+    """One ID per app in a process: a context and the process-wide configuration with the same
+    store share it, and a reset through either makes the other's remembered answer stale."""
+    deviceid.set_backend("file")
+    client = deviceid.Client(backend="file", store_dir=str(store))
+    first = deviceid.get("py.shared")
+    assert client.get("py.shared") == first
+    client.reset("py.shared")
+    second = deviceid.get("py.shared")
+    assert second != first, "the process-wide cache did not keep the reset ID"
+    assert client.get("py.shared") == second
+    deviceid.reset("py.shared")
+    third = client.get("py.shared")
+    assert third not in (first, second) and deviceid.get("py.shared") == third
+    client.close()
+    deviceid.set_backend("auto")
 
 
 def test_timeouts_are_seconds(store):

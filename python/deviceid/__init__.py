@@ -297,10 +297,11 @@ def set_timeout_ms(milliseconds: int) -> None:
     _native.set_timeout_ms(_core.unsigned(milliseconds, "milliseconds"))
 
 
-def set_interactive(interactive: bool, timeout: float | None = None) -> None:
+def set_interactive(interactive: bool, *, timeout: float | None = None) -> None:
     """Interactive mode, for desktop apps: the keyring may show unlock and confirmation dialogs,
     and a call waits up to `timeout` seconds (default 120) for the person. Off by default (or
-    DEVICEID_INTERACTIVE=1): then no dialog is ever started."""
+    DEVICEID_INTERACTIVE=1): then no dialog is ever started. (`timeout` is keyword-only: 0.2
+    took milliseconds in that place.)"""
     _native.set_interactive(1 if interactive else 0, 0 if timeout is None else _core.milliseconds(timeout))
 
 

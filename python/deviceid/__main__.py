@@ -21,13 +21,13 @@ _UNAVAILABLE_EXIT = 15
 
 def command() -> str | None:
     """The deviceid command this module runs, or None when there is none."""
-    explicit = os.environ.get("DEVICEID_CLI")
-    if explicit:
-        return explicit
-    if os.access(_BUNDLED, os.X_OK):
-        return _BUNDLED
     import shutil
 
+    explicit = os.environ.get("DEVICEID_CLI")
+    if explicit:  # a path, or a name looked up on PATH as a shell would
+        return explicit if os.sep in explicit else shutil.which(explicit)
+    if os.access(_BUNDLED, os.X_OK):
+        return _BUNDLED
     return shutil.which("deviceid")
 
 
@@ -41,9 +41,17 @@ def main(argv: list[str] | None = None) -> int:
                          "(Debian: apt install deviceid), or the platform wheel, which carries it, or set "
                          "DEVICEID_CLI to its path\n")
         return _UNAVAILABLE_EXIT
+    sys.stdout.flush()
+    sys.stderr.flush()
     if argv is None and __name__ == "__main__":
-        sys.stdout.flush()
-        sys.stderr.flush()
+        # Python ignores SIGPIPE and SIGXFSZ, and exec keeps ignored signals: the command gets
+        # the defaults it has when run by a shell (`python -m deviceid ... | head` ends as
+        # `deviceid ... | head` does).
+        import signal
+
+        for name in ("SIGPIPE", "SIGXFSZ"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
         try:
             os.execv(program, [program, *args])
         except OSError as error:

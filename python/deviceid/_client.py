@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import ctypes
+from _thread import allocate_lock
 
 from . import _core, _native
-from ._records import StableID
+from ._errors import DeviceIDError
+from ._records import Backend, Scope, StableID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._records import Backend, Scope
+    from typing import Callable, NoReturn, TypeVar
+
+    T = TypeVar("T")
 
 
 class Client:
@@ -23,14 +27,20 @@ class Client:
     DEVICEID_STORE_DIR, DEVICEID_INTERACTIVE), as for the process-wide configuration. `timeout`
     is the deadline of each conversation with the Secret Service, in seconds; `interactive_timeout`
     how long an interactive call waits for the person (default 120). Thread-safe; usable in a
-    forked child. Closed by close(), a `with` block, or when collected.
+    forked child. Closed by close(), a `with` block, or when collected; a close() while
+    another thread's call runs takes effect when that call returns. A Client cannot be copied or
+    pickled (it stands for a native object of this process): make one per process.
     """
 
     def __init__(self, backend: Backend | None = None, store_dir: str | None = None, timeout: float | None = None,
                  interactive: bool | None = None, interactive_timeout: float | None = None) -> None:
+        self._lock = allocate_lock()
+        self._calls = 0  # calls running now; close() frees the context when the last one returns
+        self._closing = False
+        self._handle: int | None = None
         handle = ctypes.c_void_p()
         _native.context_new(ctypes.byref(handle))
-        self._handle: int | None = handle.value
+        self._handle = handle.value
         try:
             if backend is not None:
                 _native.context_set_backend(self._handle, _core.backend_number(backend))
@@ -46,16 +56,50 @@ class Client:
             self.close()
             raise
 
-    def _context(self) -> int:
-        if self._handle is None:
-            raise ValueError("this deviceid.Client is closed")
-        return self._handle
+    def _call(self, operation: Callable[[int], T]) -> T:
+        """Runs `operation` with the context, which close() cannot free meanwhile."""
+        with self._lock:
+            if self._handle is None or self._closing:
+                raise ValueError("this deviceid.Client is closed")
+            handle = self._handle
+            self._calls += 1
+        try:
+            return operation(handle)
+        finally:
+            with self._lock:
+                self._calls -= 1
+                last = self._closing and self._calls == 0
+            if last:
+                self._free()
 
-    def close(self) -> None:
-        """Releases the client's context; calling it again does nothing."""
-        handle, self._handle = getattr(self, "_handle", None), None
+    def _free(self) -> None:
+        with self._lock:
+            handle, self._handle = self._handle, None
         if handle is not None:
             _native.context_free(handle)
+
+    def close(self) -> None:
+        """Releases the client's context (once the calls running now return); calling it again
+        does nothing."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:  # __init__ did not get far enough to make one
+            return
+        with lock:
+            if self._handle is None or self._closing:
+                return
+            self._closing = True
+            idle = self._calls == 0
+        if idle:
+            self._free()
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("a deviceid.Client cannot be pickled: make one in each process")
+
+    def __copy__(self) -> NoReturn:
+        raise TypeError("a deviceid.Client cannot be copied: make another one")
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        raise TypeError("a deviceid.Client cannot be copied: make another one")
 
     def __enter__(self) -> Client:
         return self
@@ -67,19 +111,22 @@ class Client:
         self.close()
 
     def __repr__(self) -> str:
-        if self._handle is None:
+        try:
+            return f"<deviceid.Client backend={self.backend!r} interactive={self.interactive}>"
+        except ValueError:
             return "<deviceid.Client (closed)>"
-        return f"<deviceid.Client backend={self.backend!r} interactive={self.interactive}>"
+        except DeviceIDError as error:
+            return f"<deviceid.Client ({error.name}: invalid configuration)>"
 
     @property
     def backend(self) -> Backend:
         """The backend in force: "auto", "secret-service" or "file"."""
-        return _core.backend_name(int(_native.context_get_backend(self._context())))
+        return self._call(lambda handle: _core.backend_name(int(_native.context_get_backend(handle))))
 
     @property
     def interactive(self) -> bool:
         """Whether the Secret Service may show unlock and confirmation dialogs."""
-        return bool(_native.context_get_interactive(self._context()) == 1)
+        return self._call(lambda handle: bool(_native.context_get_interactive(handle) == 1))
 
     def get(self, app_id: str) -> str:
         """This device's identifier for `app_id` (a canonical lowercase UUID), as deviceid.get()."""
@@ -91,15 +138,15 @@ class Client:
 
     def identifier(self, scope: Scope, name: str | None = None) -> StableID:
         """The identifier of a scope, as deviceid.identifier()."""
-        return _core.identifier(self._context(), scope, name)
+        return self._call(lambda handle: _core.identifier(handle, scope, name))
 
     def reset(self, app_id: str) -> None:
         """Removes the app's identifier from every store; the next get() mints a new one."""
-        _core.reset(self._context(), "app", app_id)
+        self._call(lambda handle: _core.reset(handle, "app", app_id))
 
     def reset_identifier(self, scope: Scope, name: str | None = None) -> None:
         """Forgets the identifier of a scope, as deviceid.reset_identifier()."""
-        _core.reset(self._context(), scope, name)
+        self._call(lambda handle: _core.reset(handle, scope, name))
 
     def vendor_id(self, vendor: str) -> str:
         """identifierForVendor: the same for every app passing the same vendor id."""
@@ -107,12 +154,12 @@ class Client:
 
     def store_secret(self, service: str, account: str, secret: bytes | bytearray | memoryview) -> None:
         """Stores bytes under service and account (replacing), as deviceid.store_secret()."""
-        _core.store_secret(self._context(), service, account, secret)
+        self._call(lambda handle: _core.store_secret(handle, service, account, secret))
 
     def lookup_secret(self, service: str, account: str) -> bytes | None:
         """The secret stored under service and account, or None when there is none."""
-        return _core.lookup_secret(self._context(), service, account)
+        return self._call(lambda handle: _core.lookup_secret(handle, service, account))
 
     def delete_secret(self, service: str, account: str) -> bool:
         """Deletes the secret; False when there was none."""
-        return _core.delete_secret(self._context(), service, account)
+        return self._call(lambda handle: _core.delete_secret(handle, service, account))

@@ -6,11 +6,7 @@ import ctypes
 
 from . import _c, _native
 from ._errors import InvalidArgumentError, NotFoundError
-from ._records import StableID
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from ._records import Backend, Scope
+from ._records import Backend, Scope, StableID
 
 UUID_STRING_MAX = _native.uuid_string_max()
 

@@ -4,7 +4,9 @@
 //   ethtool.c             SIOCETHTOOL: ioctl is variadic and struct ethtool_perm_addr ends in a
 //                         flexible array member, neither of which Swift imports;
 //   secure_environment.c  secure_getenv needs _GNU_SOURCE, which the Swift importer does not set;
-//   atomic_counter.c      C11 atomics: Embedded Swift on Linux has no Synchronization module.
+//   atomic_counter.c      C11 atomics: Embedded Swift on Linux has no Synchronization module;
+//   fork_safe_mutex.c     every mutex in one list a pthread_atfork child handler frees, with
+//                         prepare/parent handlers around it (three C function pointers).
 // Internal to libdeviceid: the dids_ prefix keeps them out of the exported deviceid_* set.
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +20,18 @@ int dids_permanent_address(const char *ifname, unsigned char *out, size_t out_si
 /// must build without the Synchronization module (Embedded Swift on Linux).
 uint64_t dids_counter_load(const uint64_t *counter);
 void dids_counter_increment(uint64_t *counter);
+
+/// A pthread mutex the library's one atfork child handler re-initialises in every forked child
+/// (with every other one), so that no child inherits it held by a thread that is not there.
+/// create returns NULL when memory runs out.
+struct timespec;
+typedef struct dids_mutex dids_mutex;
+dids_mutex *dids_mutex_create(void);
+void dids_mutex_destroy(dids_mutex *m);
+void dids_mutex_lock(dids_mutex *m);
+void dids_mutex_unlock(dids_mutex *m);
+/// pthread_mutex_timedlock: 0, or ETIMEDOUT at the CLOCK_REALTIME deadline.
+int dids_mutex_lock_until(dids_mutex *m, const struct timespec *realtime_deadline);
 
 /// secure_getenv(3): NULL in a set-user-ID, set-group-ID or capability-raised process.
 const char *dids_secure_getenv(const char *name);

@@ -13,20 +13,48 @@ public final class DeviceIdentity: Sendable {
         var overrides = Configuration.Overrides()
         var configuration: Result<Configuration, DeviceIDError>
         var cache: [StoreKey: StableID] = [:]
+        /// The `generation` the cached answers belong to; another, and they are dropped.
+        var cacheGeneration: UInt64 = 0
     }
 
     private let state: Locked<State>
     /// Moved only under `state`'s lock; read without it by the C ABI's cache on every call.
     private let generationCounter = AtomicCounter(1)
+    /// Moved by every instance's reset and reconfiguration: instances configured alike share the
+    /// stores, so a reset through one (a `deviceid_context`, a Python `Client`) makes every
+    /// other's remembered answers stale too — one ID per app in a process, whichever way it asks.
+    private static let processGeneration = AtomicCounter(0)
 
-    /// Grows with every reset and reconfiguration: an answer computed at an older generation may
-    /// be stale. Caches outside this object (the C ABI's per-thread one) keep answers with the
-    /// generation they were computed at and ignore them once it has moved on.
-    public var generation: UInt64 { generationCounter.load() }
+    /// Grows with every reset and reconfiguration, of this instance or any other: an answer
+    /// computed at an older generation may be stale. Caches outside this object (the C ABI's
+    /// per-thread one) keep answers with the generation they were computed at and ignore them
+    /// once it has moved on.
+    public var generation: UInt64 { generationCounter.load() &+ Self.processGeneration.load() }
 
     private func forgetAnswers(_ state: inout State) {
         state.cache.removeAll()
         generationCounter.increment()
+        Self.processGeneration.increment()
+    }
+
+    /// The cached answers, dropped first if they belong to an older generation. Under the lock.
+    private func currentCache(_ state: inout State) -> [StoreKey: StableID] {
+        let now = generation
+        if state.cacheGeneration != now {
+            state.cache.removeAll()
+            state.cacheGeneration = now
+        }
+        return state.cache
+    }
+
+    /// Keeps `answer` if nothing moved the generation since `computedAt`. Under the lock.
+    private func remember(_ answer: StableID, for key: StoreKey, computedAt: UInt64, _ state: inout State) {
+        guard generation == computedAt else { return }
+        if state.cacheGeneration != computedAt {
+            state.cache.removeAll()
+            state.cacheGeneration = computedAt
+        }
+        state.cache[key] = answer
     }
 
     /// The instance the C library, the Python package and the CLI use: configured from
@@ -102,12 +130,15 @@ public final class DeviceIdentity: Sendable {
 
     /// The cached answer for `key`, if any: the fast path of `deviceid_get`.
     func cachedIdentifier(_ key: StoreKey) -> StableID? {
-        state.withLock { $0.cache[key] }
+        state.withLock { currentCache(&$0)[key] }
     }
 
     func identifier(_ key: StoreKey) throws(DeviceIDError) -> StableID {
         // Read first: a reset or reconfiguration from here on moves it, and the answer is not kept.
-        let (cached, configuration, computedAt) = state.withLock { ($0.cache[key], $0.configuration, generationCounter.load()) }
+        let (cached, configuration, computedAt) = state.withLock { state in
+            let now = generation
+            return (currentCache(&state)[key], state.configuration, now)
+        }
         if let cached { return cached }
         let chosen = try configuration.get()
         let stores = try chosen.stores()
@@ -122,7 +153,7 @@ public final class DeviceIdentity: Sendable {
                 // From the mirror, the portal is asked again next time.
                 if !fromMirror {
                     state.withLock { state in
-                        if generationCounter.load() == computedAt { state.cache[key] = answer }
+                        remember(answer, for: key, computedAt: computedAt, &state)
                     }
                 }
                 return answer
@@ -161,7 +192,7 @@ public final class DeviceIdentity: Sendable {
         answer.awaitsKeyring = resolution.keyringMayAnswer && resolution.provisional
         if answer.isSettled {
             state.withLock { state in
-                if generationCounter.load() == computedAt { state.cache[key] = answer }
+                remember(answer, for: key, computedAt: computedAt, &state)
             }
         }
         return answer

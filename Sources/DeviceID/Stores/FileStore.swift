@@ -152,7 +152,6 @@ struct FileStore: Sendable {
 
     /// Threads of this process take turns here before taking the file lock.
     private static let threads = PThreadMutex()
-    private static let forkHandler: Void = ForkedChild.onFork { FileStore.threads.reinitializeInChild() }
 
     /// Runs `body` holding the store's cross-process lock: a POSIX record lock (`fcntl F_SETLKW`)
     /// on `.lock` in the directory, and an in-process mutex, since record locks exclude processes
@@ -160,8 +159,7 @@ struct FileStore: Sendable {
     /// forked meanwhile shares, so a sleeping child would hold the store locked; record locks
     /// belong to the process and are never inherited.
     func withLock<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
-        _ = Self.forkHandler
-        return try Self.threads.withLock { () throws(DeviceIDError) -> T in
+        try Self.threads.withLock { () throws(DeviceIDError) -> T in
             let lock = try takeLock()
             return try withExtendedLifetime(lock) { () throws(DeviceIDError) -> T in try body() }
         }
@@ -171,8 +169,7 @@ struct FileStore: Sendable {
     /// where the directory cannot be made or its lock file opened (a read-only or foreign path),
     /// `body` runs with the in-process lock only.
     func withLockWherePossible<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
-        _ = Self.forkHandler
-        return try Self.threads.withLock { () throws(DeviceIDError) -> T in
+        try Self.threads.withLock { () throws(DeviceIDError) -> T in
             let lock: FileDescriptor?
             do throws(DeviceIDError) {
                 lock = try takeLock()

@@ -13,12 +13,10 @@ import CDeviceIDLibc
 /// to answer an unlock prompt), after which the call goes on without it.
 enum SessionLock {
     private static let threads = PThreadMutex()
-    private static let forkHandler: Void = ForkedChild.onFork { SessionLock.threads.reinitializeInChild() }
 
     static func withLock<T>(waitingAtMost milliseconds: UInt32,
                             _ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
-        _ = forkHandler
-        return try threads.withLock { () throws(DeviceIDError) -> T in
+        try threads.withLock { () throws(DeviceIDError) -> T in
             // Held exactly as long as `body` runs: closing it drops the record lock.
             let lock = open(waitingAtMost: milliseconds)
             return try withExtendedLifetime(lock) { () throws(DeviceIDError) -> T in try body() }

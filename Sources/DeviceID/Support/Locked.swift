@@ -9,7 +9,4 @@ final class Locked<Value>: @unchecked Sendable {
     func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
         try mutex.withLock { () throws(E) -> T in try body(&value) }
     }
-
-    /// Only in a forked child, where no other thread exists yet.
-    func reinitializeInChild() { mutex.reinitializeInChild() }
 }

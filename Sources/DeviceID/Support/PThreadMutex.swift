@@ -1,23 +1,23 @@
 import CDeviceIDLibc
+import CDeviceIDSystem
 
 /// A plain pthread mutex that works with typed throws. Used where a lock is held across C calls.
 ///
 /// A child forked while another thread held the lock would inherit it held by a thread that does
-/// not exist there: an owner of such a lock calls `reinitializeInChild()` from a `pthread_atfork`
-/// child handler (see `ForkedChild`), the usual remedy, so that the child starts with it free.
+/// not exist there. Every one of these is in the list of fork_safe_mutex.c, whose one
+/// `pthread_atfork` child handler makes them all free again in every child: a `Locked` cache, a
+/// store's lock and a transport's lock alike, with nothing for their owners to remember.
 final class PThreadMutex: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    // Allocation failure traps here as any Swift allocation does (as the pointer this replaced did).
+    private let mutex: OpaquePointer = dids_mutex_create()!
 
-    init() { pthread_mutex_init(mutex, nil) }
+    init() {}
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
+    deinit { dids_mutex_destroy(mutex) }
 
     func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        dids_mutex_lock(mutex)
+        defer { dids_mutex_unlock(mutex) }
         return try body()
     }
 
@@ -32,15 +32,10 @@ final class PThreadMutex: @unchecked Sendable {
         let nanoseconds = wake.tv_nsec + (left % 1000) * 1_000_000
         wake.tv_sec += left / 1000 + nanoseconds / 1_000_000_000
         wake.tv_nsec = nanoseconds % 1_000_000_000
-        guard pthread_mutex_timedlock(mutex, &wake) == 0 else {
+        guard dids_mutex_lock_until(mutex, &wake) == 0 else {
             throw DeviceIDError(.timedOut, "\(purpose) was still busy at the deadline (another thread's call holds it)")
         }
-        defer { pthread_mutex_unlock(mutex) }
+        defer { dids_mutex_unlock(mutex) }
         return try body()
-    }
-
-    /// Only in a forked child, where no other thread exists yet.
-    func reinitializeInChild() {
-        pthread_mutex_init(mutex, nil)
     }
 }

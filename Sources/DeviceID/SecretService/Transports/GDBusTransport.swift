@@ -22,9 +22,9 @@ final class GDBusTransport: SecretServiceTransport {
 
     /// A forked child inherits the lock as it was (perhaps held by a thread mid-call in the
     /// parent) and GLib's D-Bus objects, whose worker thread it does not have: the lock is made
-    /// free and the objects forgotten (not released: their owner thread is gone).
+    /// free (as every `PThreadMutex` is, by fork_safe_mutex.c) and the objects forgotten (not
+    /// released: their owner thread is gone).
     private static let forkHandler: Void = ForkedChild.onFork {
-        GDBusTransport.lock.reinitializeInChild()
         GDBusTransport.bus = nil
         GDBusTransport.service = nil
         GDBusTransport.plainSession = nil

@@ -19,14 +19,11 @@ final class LibDBusTransport: SecretServiceTransport {
     nonisolated(unsafe) private static var owner: pid_t = 0
     nonisolated(unsafe) private static var session: String?
 
-    private static let forkHandler: Void = ForkedChild.onFork { LibDBusTransport.lock.reinitializeInChild() }
-
     private static let bus = (name: "org.freedesktop.DBus", path: "/org/freedesktop/DBus")
 
     static func conversation<T>(
         address: String, end: Int, _ body: (any SecretServiceTransport) throws(DeviceIDError) -> T
     ) throws(DeviceIDError) -> T {
-        _ = forkHandler
         switch OnDemandLibrary.dbus.state() {
         case .loaded:
             break
