@@ -10,6 +10,11 @@ import pytest
 from harness import ROOT, UUID_V4, UUID_V4_TEXT, run, tool  # noqa: F401  (re-exported to the tests)
 
 WITH_KEYRING = str(ROOT / "scripts" / "with-keyring")
+
+# `python -m deviceid` runs the deviceid command: the one under test, not one on PATH (README
+# command 1 installs another copy in /usr/local/bin).
+if os.environ.get("DEVICEID_TEST_CLI"):
+    os.environ["DEVICEID_CLI"] = os.environ["DEVICEID_TEST_CLI"]
 KEYRING_CONTROL = str(ROOT / "scripts" / "keyring-control")
 
 
