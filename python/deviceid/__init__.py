@@ -14,7 +14,7 @@ Client has one of its own. Errors are DeviceIDError subclasses named after the C
 from __future__ import annotations  # annotations stay strings: no `typing` import (4-8 ms; see _records)
 
 import ctypes as _ctypes
-from _thread import _local as _ThreadLocal  # type: ignore[attr-defined]  # threading.local, without importing threading
+import _thread
 
 from . import _c, _core, _native
 from ._client import Client
@@ -66,7 +66,8 @@ BACKENDS: tuple[Backend, ...] = _core._BACKENDS
 SCOPES: tuple[Scope, ...] = ("app", "vendor", "advertising", "openudid")
 
 _UUID_STRING_MAX = _core.UUID_STRING_MAX
-_per_thread = _ThreadLocal()
+# threading.local, without importing threading (older typeshed does not declare _thread._local).
+_per_thread = getattr(_thread, "_local")()
 
 
 def get(app_id: str) -> str:

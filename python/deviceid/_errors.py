@@ -113,11 +113,12 @@ _MEANINGS = {
 }
 for _cls in BY_STATUS.values():
     _cls.__doc__ = _MEANINGS[_cls.status]
+del _cls
 
 # Shown and pickled as deviceid.LockedError, where users import them from, not as this module's.
-for _cls in (DeviceIDError, *BY_STATUS.values()):
-    _cls.__module__ = "deviceid"
-del _cls
+for _public in (DeviceIDError, *BY_STATUS.values()):
+    _public.__module__ = "deviceid"
+del _public
 
 
 def error_for(status: int, message: str) -> DeviceIDError:
