@@ -676,10 +676,10 @@ void deviceid_free(void *DEVICEID_NULLABLE p);
  * The functions above use one process-wide configuration (deviceid_set_backend() and the
  * DEVICEID_* variables). A library inside a larger program, or a program keeping two stores apart,
  * makes a context instead: its own backend, store directory, deadline and interactive mode, and
- * its own cache of answers. A NULL context names the process-wide configuration, so that
- * deviceid_context_x(NULL, ...) is deviceid_x(...). Contexts configured alike use the same
- * stores, so they answer with the same IDs, and a reset through any of them is seen by the next
- * call through every other (and the process-wide one).
+ * its own cache of answers. A NULL context names the process-wide configuration: a
+ * deviceid_context_* function given NULL is its namesake without "context_". Contexts configured
+ * alike use the same stores, so they answer with the same IDs, and a reset through any of them
+ * is seen by the next call through every other (and the process-wide one).
  *
  *     deviceid_context *ctx;
  *     if (deviceid_context_new(&ctx) == 0) {

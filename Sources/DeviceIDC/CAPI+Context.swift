@@ -3,7 +3,7 @@ import DeviceID
 /// `deviceid_context`: a `DeviceIdentity` of the caller's own, with its own backend, store
 /// directory, deadline and interactive mode, beside the process-wide one that the functions
 /// without `_context_` use. The pointer C holds is a retained `DeviceIdentity`; a NULL context
-/// names the process-wide instance, so every `deviceid_x(...)` is `deviceid_context_x(NULL, ...)`.
+/// names the process-wide instance: each function without `context_` calls its context form with NULL.
 enum Context {
     static func instance(_ context: OpaquePointer?) -> DeviceIdentity {
         guard let context else { return DeviceIdentity.shared }

@@ -1,5 +1,5 @@
 """The operations a process-wide call and a Client share: one implementation each, with the
-context they run in (None: the process-wide configuration, as deviceid_context_x(NULL, ...))."""
+context they run in (None: the process-wide configuration, as a NULL deviceid_context)."""
 from __future__ import annotations
 
 import ctypes
