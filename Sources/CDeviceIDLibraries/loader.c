@@ -12,6 +12,7 @@ static struct dids_loadable *loadable(dids_library library) {
     case DIDS_LIBRARY_SECRET: return &dids_secret_loadable;
     case DIDS_LIBRARY_CRYPTO: return &dids_crypto_loadable;
     case DIDS_LIBRARY_DBUS: return &dids_dbus_loadable;
+    case DIDS_LIBRARY_TPM: return &dids_tpm_loadable;
     }
     return NULL;
 }

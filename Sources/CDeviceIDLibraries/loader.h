@@ -22,5 +22,6 @@ extern struct dids_loadable dids_glib_loadable;
 extern struct dids_loadable dids_secret_loadable;
 extern struct dids_loadable dids_crypto_loadable;
 extern struct dids_loadable dids_dbus_loadable;
+extern struct dids_loadable dids_tpm_loadable;
 
 #endif

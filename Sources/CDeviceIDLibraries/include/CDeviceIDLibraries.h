@@ -12,6 +12,8 @@
 //   DIDS_LIBRARY_CRYPTO  libcrypto.so.3: MD5/SHA-256 digests users ask for, AES-256-GCM sealing
 //   DIDS_LIBRARY_DBUS    libdbus-1.so.3: the Secret Service in a process forked after GLib's
 //                        D-Bus ran, or where GLib cannot be loaded
+//   DIDS_LIBRARY_TPM     libtss2-esys.so.0: the TPM's ESAPI, for the hardware-bound ID (its TCTI
+//                        module is loaded by dids_tpm_app_key_name, as the TCTI string names it)
 //
 // dids_library_load(L) first; DIDS_LIBRARY_LOADED means every function of L is resolved, and each
 // dids_X then calls X. DIDS_LIBRARY_ABSENT is final for the process: the file is missing or is no
@@ -29,6 +31,7 @@ typedef enum {
     DIDS_LIBRARY_SECRET = 1,
     DIDS_LIBRARY_CRYPTO = 2,
     DIDS_LIBRARY_DBUS = 3,
+    DIDS_LIBRARY_TPM = 4,
 } dids_library;
 
 enum {
@@ -47,5 +50,6 @@ int dids_library_is_loaded(dids_library library);
 #include "dids_crypto.h"
 #include "dids_dbus.h"
 #include "dids_glib.h"
+#include "dids_tpm.h"
 
 #endif

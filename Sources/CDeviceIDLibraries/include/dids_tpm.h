@@ -1,0 +1,252 @@
+#ifndef DIDS_TPM_H
+#define DIDS_TPM_H
+// The TPM 2.0 through tpm2-tss's ESAPI (libtss2-esys.so.0) and one TCTI module
+// (libtss2-tcti-device.so.0 or libtss2-tcti-swtpm.so.0), loaded on first use as systemd loads
+// them: docs/HARDWARE-ID.md. The structures are hand-declared with the sizes and offsets of
+// tpm2-tss 3.2.1 (Debian 12) and 4.0.1 (Debian 13), which are the same; with
+// DIDS_CHECK_AGAINST_REAL_HEADERS, <tss2/tss2_esys.h> declares them and
+// Tests/c/check_library_prototypes.c asserts the layouts are equal.
+#include <stddef.h>
+#include <stdint.h>
+
+// Only what DeviceID's few commands need, as byte-exact stand-ins (tagged dids_*, so that the
+// check can compare them with the real ones): unions and nested structures are byte arrays of
+// their real size, filled and read at their documented offsets by tpm_*.c. Structures ESAPI
+// allocates and returns (TPM2B_ATTEST, TPMT_SIGNATURE, TPM2B_NV_PUBLIC, ...) are read only
+// through their leading size field and fixed offsets, never by value.
+struct dids_tpm2b_public { uint16_t size; _Alignas(4) uint8_t publicArea[612]; };           // 616
+struct dids_tpm2b_sensitive_create { uint16_t size; uint8_t sensitive[324]; };               // 326
+struct dids_tpm2b_data { uint16_t size; uint8_t buffer[64]; };                               // 66
+struct dids_tpml_pcr_selection { uint32_t count; uint8_t pcrSelections[128]; };              // 132
+struct dids_tpm2b_name { uint16_t size; uint8_t name[68]; };                                 // 70
+struct dids_tpm2b_digest { uint16_t size; uint8_t buffer[64]; };                             // 66
+struct dids_tpm2b_nonce { uint16_t size; uint8_t buffer[64]; };                              // 66
+struct dids_tpm2b_id_object { uint16_t size; uint8_t credential[132]; };                     // 134
+struct dids_tpm2b_encrypted_secret { uint16_t size; uint8_t secret[512]; };                  // 514
+struct dids_tpmt_sym_def { uint16_t algorithm; uint16_t keyBits; uint16_t mode; };           // 6
+struct dids_tpmt_sig_scheme { uint16_t scheme; uint16_t hashAlg; uint8_t rest[2]; };         // 6
+struct dids_tpm2b_max_nv_buffer { uint16_t size; uint8_t buffer[2048]; };                    // 2050
+struct dids_tpm2b_attest { uint16_t size; uint8_t attestationData[]; };                      // read only
+struct dids_tpmt_signature { uint16_t sigAlg; uint8_t signature[]; };                        // read only
+struct dids_tpm2b_nv_public { uint16_t size; _Alignas(4) uint8_t nvPublic[80]; };            // read only
+
+#ifndef DIDS_CHECK_AGAINST_REAL_HEADERS
+typedef uint32_t TSS2_RC;
+typedef uint32_t ESYS_TR;
+typedef uint32_t TPM2_HANDLE;
+typedef uint16_t TPM2_SU;
+typedef uint8_t TPM2_SE;
+typedef uint16_t TPMI_ALG_HASH;
+typedef struct ESYS_CONTEXT ESYS_CONTEXT;
+typedef struct TSS2_TCTI_OPAQUE_CONTEXT_BLOB TSS2_TCTI_CONTEXT;
+typedef struct TSS2_ABI_VERSION TSS2_ABI_VERSION;
+
+typedef struct dids_tpm2b_public TPM2B_PUBLIC;
+typedef struct dids_tpm2b_sensitive_create TPM2B_SENSITIVE_CREATE;
+typedef struct dids_tpm2b_data TPM2B_DATA;
+typedef struct dids_tpml_pcr_selection TPML_PCR_SELECTION;
+typedef struct dids_tpm2b_name TPM2B_NAME;
+typedef struct dids_tpm2b_digest TPM2B_DIGEST;
+typedef struct dids_tpm2b_nonce TPM2B_NONCE;
+typedef struct dids_tpm2b_id_object TPM2B_ID_OBJECT;
+typedef struct dids_tpm2b_encrypted_secret TPM2B_ENCRYPTED_SECRET;
+typedef struct dids_tpmt_sym_def TPMT_SYM_DEF;
+typedef struct dids_tpmt_sig_scheme TPMT_SIG_SCHEME;
+typedef struct dids_tpm2b_max_nv_buffer TPM2B_MAX_NV_BUFFER;
+typedef struct dids_tpm2b_attest TPM2B_ATTEST;
+typedef struct dids_tpmt_signature TPMT_SIGNATURE;
+typedef struct dids_tpm2b_nv_public TPM2B_NV_PUBLIC;
+typedef struct TPM2B_CREATION_DATA TPM2B_CREATION_DATA;
+typedef struct TPMT_TK_CREATION TPMT_TK_CREATION;
+typedef struct TPM2B_TIMEOUT TPM2B_TIMEOUT;
+typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
+
+// tss2_tcti.h: a TCTI module's entry point and the common part of every TCTI context.
+typedef TSS2_RC (*TSS2_TCTI_INIT_FUNC)(TSS2_TCTI_CONTEXT *tctiContext, size_t *size, const char *config);
+typedef struct {
+    uint32_t version;
+    const char *name;
+    const char *description;
+    const char *config_help;
+    TSS2_TCTI_INIT_FUNC init;
+} TSS2_TCTI_INFO;
+typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
+#endif
+
+// TPMT_PUBLIC offsets (in TPM2B_PUBLIC.publicArea, which starts 4 bytes into TPM2B_PUBLIC in the
+// real layout: see DIDS_TPM_PUBLIC_AREA_OFFSET).
+#define DIDS_TPM_PUBLIC_AREA_OFFSET 4
+#define DIDS_TPMT_PUBLIC_TYPE 0
+#define DIDS_TPMT_PUBLIC_NAME_ALG 2
+#define DIDS_TPMT_PUBLIC_ATTRIBUTES 4
+#define DIDS_TPMT_PUBLIC_AUTH_POLICY 8
+#define DIDS_TPMT_PUBLIC_SYMMETRIC 76
+#define DIDS_TPMT_PUBLIC_SCHEME 82
+#define DIDS_TPMT_PUBLIC_CURVE 88          // ECC: curveID; RSA: keyBits
+#define DIDS_TPMT_PUBLIC_KDF 90
+#define DIDS_TPMT_PUBLIC_RSA_EXPONENT 92
+#define DIDS_TPMT_PUBLIC_UNIQUE_X 96       // ECC: unique.ecc.x; RSA: unique.rsa
+#define DIDS_TPMT_PUBLIC_UNIQUE_Y 226
+#define DIDS_TPMT_PUBLIC_SIZE 612
+// TPMT_SIGNATURE (ECDSA): sigAlg, hash, then r and s as TPM2B_ECC_PARAMETER (2 + 128 bytes).
+#define DIDS_TPMT_SIGNATURE_ECDSA_HASH 2
+#define DIDS_TPMT_SIGNATURE_ECDSA_R 4
+#define DIDS_TPMT_SIGNATURE_ECDSA_S 134
+#define DIDS_TPM_ECC_PARAMETER_MAX 128
+// TPMS_NV_PUBLIC: dataSize.
+#define DIDS_TPMS_NV_PUBLIC_DATA_SIZE 78
+
+#define DIDS_ESYS_TR_NONE 0xfffu
+#define DIDS_ESYS_TR_PASSWORD 0x0ffu
+#define DIDS_ESYS_TR_RH_OWNER 0x101u
+#define DIDS_ESYS_TR_RH_ENDORSEMENT 0x10bu
+#define DIDS_TPM2_SU_CLEAR 0x0000u
+#define DIDS_TPM2_SE_POLICY 0x01u
+#define DIDS_TPM2_ALG_RSA 0x0001u
+#define DIDS_TPM2_ALG_AES 0x0006u
+#define DIDS_TPM2_ALG_ECC 0x0023u
+#define DIDS_TPM2_ALG_SHA256 0x000bu
+#define DIDS_TPM2_ALG_NULL 0x0010u
+#define DIDS_TPM2_ALG_ECDSA 0x0018u
+#define DIDS_TPM2_ALG_CFB 0x0043u
+#define DIDS_TPM2_ECC_NIST_P256 0x0003u
+// fixedTPM | fixedParent | sensitiveDataOrigin | userWithAuth | noDA | sign
+#define DIDS_TPM_APP_KEY_ATTRIBUTES 0x00040472u
+// ... | restricted: the attestation key
+#define DIDS_TPM_AK_ATTRIBUTES 0x00050472u
+// fixedTPM | fixedParent | sensitiveDataOrigin | adminWithPolicy | restricted | decrypt: the TCG EK
+#define DIDS_TPM_EK_ATTRIBUTES 0x000300b2u
+// The TCG EK Credential Profile's RSA 2048 EK certificate (template L-1, low range).
+#define DIDS_TPM_EK_CERTIFICATE_INDEX 0x01c00002u
+
+#define DIDS_TPM2_RC_INITIALIZE 0x100u
+#define DIDS_TPM2_RC_FAILURE 0x101u
+#define DIDS_TPM2_RC_LOCKOUT 0x921u
+#define DIDS_TPM2_RC_RETRY 0x922u
+#define DIDS_TPM2_RC_YIELDED 0x908u
+#define DIDS_TPM2_RC_TESTING 0x90au
+#define DIDS_TPM2_RC_OBJECT_MEMORY 0x902u
+#define DIDS_TSS2_BASE_RC_TRY_AGAIN 9u
+
+// Every TPM command is sent with ESAPI's _Async and collected with _Finish under ESAPI's
+// timeout, so that a silent TPM ends at the caller's deadline (the blocking forms wait forever).
+#define DIDS_TPM_FUNCTIONS(X, XV) \
+    X(TSS2_RC, Esys_Initialize, (ESYS_CONTEXT **esys_context, TSS2_TCTI_CONTEXT *tcti, TSS2_ABI_VERSION *abiVersion), \
+      (esys_context, tcti, abiVersion)) \
+    XV(Esys_Finalize, (ESYS_CONTEXT **context), (context)) \
+    X(TSS2_RC, Esys_SetTimeout, (ESYS_CONTEXT *esys_context, int32_t timeout), (esys_context, timeout)) \
+    X(TSS2_RC, Esys_Startup_Async, (ESYS_CONTEXT *esysContext, TPM2_SU startupType), (esysContext, startupType)) \
+    X(TSS2_RC, Esys_Startup_Finish, (ESYS_CONTEXT *esysContext), (esysContext)) \
+    X(TSS2_RC, Esys_CreatePrimary_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR primaryHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, \
+       const TPM2B_SENSITIVE_CREATE *inSensitive, const TPM2B_PUBLIC *inPublic, const TPM2B_DATA *outsideInfo, \
+       const TPML_PCR_SELECTION *creationPCR), \
+      (esysContext, primaryHandle, shandle1, shandle2, shandle3, inSensitive, inPublic, outsideInfo, creationPCR)) \
+    X(TSS2_RC, Esys_CreatePrimary_Finish, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR *objectHandle, TPM2B_PUBLIC **outPublic, \
+       TPM2B_CREATION_DATA **creationData, TPM2B_DIGEST **creationHash, TPMT_TK_CREATION **creationTicket), \
+      (esysContext, objectHandle, outPublic, creationData, creationHash, creationTicket)) \
+    X(TSS2_RC, Esys_FlushContext_Async, (ESYS_CONTEXT *esysContext, ESYS_TR flushHandle), (esysContext, flushHandle)) \
+    X(TSS2_RC, Esys_FlushContext_Finish, (ESYS_CONTEXT *esysContext), (esysContext)) \
+    X(TSS2_RC, Esys_TR_FromTPMPublic_Async, \
+      (ESYS_CONTEXT *esysContext, TPM2_HANDLE tpm_handle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3), \
+      (esysContext, tpm_handle, shandle1, shandle2, shandle3)) \
+    X(TSS2_RC, Esys_TR_FromTPMPublic_Finish, (ESYS_CONTEXT *esysContext, ESYS_TR *object), (esysContext, object)) \
+    X(TSS2_RC, Esys_NV_ReadPublic_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3), \
+      (esysContext, nvIndex, shandle1, shandle2, shandle3)) \
+    X(TSS2_RC, Esys_NV_ReadPublic_Finish, (ESYS_CONTEXT *esysContext, TPM2B_NV_PUBLIC **nvPublic, TPM2B_NAME **nvName), \
+      (esysContext, nvPublic, nvName)) \
+    X(TSS2_RC, Esys_NV_Read_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2, \
+       ESYS_TR shandle3, uint16_t size, uint16_t offset), \
+      (esysContext, authHandle, nvIndex, shandle1, shandle2, shandle3, size, offset)) \
+    X(TSS2_RC, Esys_NV_Read_Finish, (ESYS_CONTEXT *esysContext, TPM2B_MAX_NV_BUFFER **data), (esysContext, data)) \
+    X(TSS2_RC, Esys_StartAuthSession_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR tpmKey, ESYS_TR bind, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, \
+       const TPM2B_NONCE *nonceCaller, TPM2_SE sessionType, const TPMT_SYM_DEF *symmetric, TPMI_ALG_HASH authHash), \
+      (esysContext, tpmKey, bind, shandle1, shandle2, shandle3, nonceCaller, sessionType, symmetric, authHash)) \
+    X(TSS2_RC, Esys_StartAuthSession_Finish, (ESYS_CONTEXT *esysContext, ESYS_TR *sessionHandle), \
+      (esysContext, sessionHandle)) \
+    X(TSS2_RC, Esys_PolicySecret_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR policySession, ESYS_TR shandle1, ESYS_TR shandle2, \
+       ESYS_TR shandle3, const TPM2B_NONCE *nonceTPM, const TPM2B_DIGEST *cpHashA, const TPM2B_NONCE *policyRef, \
+       int32_t expiration), \
+      (esysContext, authHandle, policySession, shandle1, shandle2, shandle3, nonceTPM, cpHashA, policyRef, expiration)) \
+    X(TSS2_RC, Esys_PolicySecret_Finish, (ESYS_CONTEXT *esysContext, TPM2B_TIMEOUT **timeout, TPMT_TK_AUTH **policyTicket), \
+      (esysContext, timeout, policyTicket)) \
+    X(TSS2_RC, Esys_ActivateCredential_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR activateHandle, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, \
+       ESYS_TR shandle3, const TPM2B_ID_OBJECT *credentialBlob, const TPM2B_ENCRYPTED_SECRET *secret), \
+      (esysContext, activateHandle, keyHandle, shandle1, shandle2, shandle3, credentialBlob, secret)) \
+    X(TSS2_RC, Esys_ActivateCredential_Finish, (ESYS_CONTEXT *esysContext, TPM2B_DIGEST **certInfo), (esysContext, certInfo)) \
+    X(TSS2_RC, Esys_Certify_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR objectHandle, ESYS_TR signHandle, ESYS_TR shandle1, ESYS_TR shandle2, \
+       ESYS_TR shandle3, const TPM2B_DATA *qualifyingData, const TPMT_SIG_SCHEME *inScheme), \
+      (esysContext, objectHandle, signHandle, shandle1, shandle2, shandle3, qualifyingData, inScheme)) \
+    X(TSS2_RC, Esys_Certify_Finish, (ESYS_CONTEXT *esysContext, TPM2B_ATTEST **certifyInfo, TPMT_SIGNATURE **signature), \
+      (esysContext, certifyInfo, signature)) \
+    X(TSS2_RC, Esys_TR_GetName, (ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_NAME **name), \
+      (esysContext, handle, name)) \
+    X(TSS2_RC, Esys_TR_Close, (ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle), (esys_context, rsrc_handle)) \
+    XV(Esys_Free, (void *ptr), (ptr))
+
+/// Where a TPM conversation failed, for the status and its words.
+enum dids_tpm_stage {
+    DIDS_TPM_STAGE_NONE = 0,
+    DIDS_TPM_STAGE_TCTI_LOAD,    // the TCTI module could not be loaded
+    DIDS_TPM_STAGE_TCTI_INIT,    // the TCTI could not open the TPM (no device, permission: error_number)
+    DIDS_TPM_STAGE_ESYS,         // Esys_Initialize
+    DIDS_TPM_STAGE_STARTUP,
+    DIDS_TPM_STAGE_CREATE,       // CreatePrimary (the app key, the attestation key or the EK)
+    DIDS_TPM_STAGE_NAME,
+    DIDS_TPM_STAGE_EK_CERTIFICATE,  // reading the EK certificate's NV index
+    DIDS_TPM_STAGE_SESSION,      // the EK's policy session
+    DIDS_TPM_STAGE_ACTIVATE,     // ActivateCredential
+    DIDS_TPM_STAGE_CERTIFY,
+    DIDS_TPM_STAGE_TIMED_OUT,    // the deadline passed while the TPM had not answered
+    DIDS_TPM_STAGE_SHAPE,        // the TPM answered with a structure DeviceID does not accept
+};
+
+/// How a TPM conversation failed: the stage, the TSS2_RC and errno where the TCTI's open()
+/// failed (EACCES, ENOENT, ...), or ENOBUFS/ENOMEM for the caller's buffers and memory.
+struct dids_tpm_failure {
+    int stage;
+    uint32_t rc;
+    int error_number;
+};
+
+/// A byte buffer the caller owns: `size` is set to what was written (or needed).
+struct dids_tpm_bytes {
+    unsigned char *data;
+    size_t capacity;
+    size_t size;
+};
+
+/// One conversation with the TPM behind TCTI module `driver` ("device" or "swtpm") with `config`
+/// ("/dev/tpmrm0", "path=/run/t/tpm.sock"), ending at CLOCK_MONOTONIC millisecond `deadline_ms`.
+/// Every function below flushes every transient object it made, on every path.
+typedef struct dids_tpm dids_tpm;
+dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure);
+void dids_tpm_close(dids_tpm *tpm);
+
+/// The Name (34 bytes: 0x000b ‖ SHA-256 of the public area) of the app key made from `unique`,
+/// and its public area, marshalled as the TPM marshals a TPMT_PUBLIC (may be NULL).
+int dids_tpm_app_key(dids_tpm *tpm, const unsigned char unique[32], struct dids_tpm_bytes *name,
+                     struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);
+/// The EK certificate (DER, from NV index 0x01c00002) and the attestation key's marshalled
+/// TPMT_PUBLIC (the AK is the endorsement hierarchy's primary of template `ak_unique`).
+int dids_tpm_enrolment(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ek_certificate,
+                       struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure);
+/// TPM2_ActivateCredential: the secret a verifier's MakeCredential sealed to the EK for the AK.
+int dids_tpm_activate(dids_tpm *tpm, const unsigned char ak_unique[32], const unsigned char *credential_blob,
+                      size_t credential_blob_size, const unsigned char *encrypted_secret, size_t encrypted_secret_size,
+                      struct dids_tpm_bytes *credential, struct dids_tpm_failure *failure);
+/// TPM2_Certify of the app key of `app_unique` by the AK over `nonce`: the TPMS_ATTEST as
+/// signed, the marshalled TPMT_SIGNATURE, and both keys' marshalled TPMT_PUBLIC.
+int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], const unsigned char app_unique[32],
+                     const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
+                     struct dids_tpm_bytes *signature, struct dids_tpm_bytes *app_public,
+                     struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure);
+
+#endif

@@ -1,0 +1,163 @@
+// What DeviceID asks of the TPM (docs/HARDWARE-ID.md): the app key's Name, the enrolment's EK
+// certificate and attestation key, ActivateCredential, and Certify. Each makes its primaries,
+// uses them, and flushes them on every path.
+#include "tpm_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+
+int dids_tpm_app_key(dids_tpm *tpm, const unsigned char unique[32], struct dids_tpm_bytes *name,
+                     struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure) {
+    ESYS_TR key;
+    if (!dids_tpm_create_primary(tpm, DIDS_TPM_APP_KEY, unique, &key, public_area, failure)) {
+        dids_tpm_flush(tpm, &key);
+        return 0;
+    }
+    TPM2B_NAME *key_name = NULL;
+    TSS2_RC rc = dids_p_Esys_TR_GetName(tpm->esys, key, &key_name);
+    int ok = rc == 0 ? dids_tpm_put(name, key_name->name, key_name->size, DIDS_TPM_STAGE_NAME, failure)
+                     : dids_tpm_fail(failure, DIDS_TPM_STAGE_NAME, rc, 0);
+    dids_p_Esys_Free(key_name);
+    dids_tpm_flush(tpm, &key);
+    return ok;
+}
+
+// The EK certificate's NV index, read with owner authorisation in pieces every TPM accepts.
+static int read_ek_certificate(dids_tpm *tpm, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure) {
+    ESYS_TR index = DIDS_ESYS_TR_NONE;
+    const int stage = DIDS_TPM_STAGE_EK_CERTIFICATE;
+    if (!DIDS_TPM_RUN(tpm, failure, stage,
+                      dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, DIDS_TPM_EK_CERTIFICATE_INDEX, DIDS_ESYS_TR_NONE,
+                                                         DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
+                      dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &index)))
+        return 0;
+    TPM2B_NV_PUBLIC *public = NULL;
+    int ok = DIDS_TPM_RUN(tpm, failure, stage,
+                          dids_p_Esys_NV_ReadPublic_Async(tpm->esys, index, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                          DIDS_ESYS_TR_NONE),
+                          dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL));
+    size_t size = ok ? get16(public->nvPublic + DIDS_TPMS_NV_PUBLIC_DATA_SIZE) : 0;
+    dids_p_Esys_Free(public);
+    if (ok) {
+        out->size = size;
+        if (size > out->capacity) ok = dids_tpm_fail(failure, stage, 0, ENOBUFS);
+    }
+    for (size_t offset = 0; ok && offset < size;) {
+        uint16_t piece = (uint16_t)(size - offset < 512 ? size - offset : 512);
+        TPM2B_MAX_NV_BUFFER *data = NULL;
+        ok = DIDS_TPM_RUN(tpm, failure, stage,
+                          dids_p_Esys_NV_Read_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, index, DIDS_ESYS_TR_PASSWORD,
+                                                    DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, piece, (uint16_t)offset),
+                          dids_p_Esys_NV_Read_Finish(tpm->esys, &data));
+        if (ok && (data->size == 0 || data->size > piece)) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+        if (ok) {
+            memcpy(out->data + offset, data->buffer, data->size);
+            offset += data->size;
+        }
+        dids_p_Esys_Free(data);
+    }
+    dids_p_Esys_TR_Close(tpm->esys, &index);  // an ESAPI handle only: nothing to flush in the TPM
+    return ok;
+}
+
+int dids_tpm_enrolment(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ek_certificate,
+                       struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure) {
+    if (!read_ek_certificate(tpm, ek_certificate, failure)) return 0;
+    ESYS_TR ak;
+    int ok = dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, ak_public, failure);
+    dids_tpm_flush(tpm, &ak);
+    return ok;
+}
+
+int dids_tpm_activate(dids_tpm *tpm, const unsigned char ak_unique[32], const unsigned char *credential_blob,
+                      size_t credential_blob_size, const unsigned char *encrypted_secret, size_t encrypted_secret_size,
+                      struct dids_tpm_bytes *credential, struct dids_tpm_failure *failure) {
+    TPM2B_ID_OBJECT blob;
+    TPM2B_ENCRYPTED_SECRET secret;
+    if (credential_blob_size > sizeof blob.credential || encrypted_secret_size > sizeof secret.secret)
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_ACTIVATE, 0, EINVAL);
+    blob.size = (uint16_t)credential_blob_size;
+    memcpy(blob.credential, credential_blob, credential_blob_size);
+    secret.size = (uint16_t)encrypted_secret_size;
+    memcpy(secret.secret, encrypted_secret, encrypted_secret_size);
+    ESYS_TR ak = DIDS_ESYS_TR_NONE, ek = DIDS_ESYS_TR_NONE, session = DIDS_ESYS_TR_NONE;
+    TPM2B_DIGEST *recovered = NULL;
+    // The EK's policy is PolicySecret(endorsement): a policy session that has run it.
+    const TPMT_SYM_DEF no_symmetric = {.algorithm = DIDS_TPM2_ALG_NULL};
+    int ok = dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, NULL, failure)
+          && dids_tpm_create_primary(tpm, DIDS_TPM_ENDORSEMENT_KEY, NULL, &ek, NULL, failure)
+          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SESSION,
+                          dids_p_Esys_StartAuthSession_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                             DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                             NULL, DIDS_TPM2_SE_POLICY, &no_symmetric,
+                                                             DIDS_TPM2_ALG_SHA256),
+                          dids_p_Esys_StartAuthSession_Finish(tpm->esys, &session))
+          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SESSION,
+                          dids_p_Esys_PolicySecret_Async(tpm->esys, DIDS_ESYS_TR_RH_ENDORSEMENT, session,
+                                                         DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                         NULL, NULL, NULL, 0),
+                          dids_p_Esys_PolicySecret_Finish(tpm->esys, NULL, NULL))
+          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_ACTIVATE,
+                          dids_p_Esys_ActivateCredential_Async(tpm->esys, ak, ek, DIDS_ESYS_TR_PASSWORD, session,
+                                                               DIDS_ESYS_TR_NONE, &blob, &secret),
+                          dids_p_Esys_ActivateCredential_Finish(tpm->esys, &recovered))
+          && dids_tpm_put(credential, recovered->buffer, recovered->size, DIDS_TPM_STAGE_ACTIVATE, failure);
+    dids_p_Esys_Free(recovered);
+    // A policy session used for authorisation is flushed by the TPM (continueSession clear);
+    // one left unused by a failure is flushed here.
+    if (!ok) dids_tpm_flush(tpm, &session);
+    dids_tpm_flush(tpm, &ek);
+    dids_tpm_flush(tpm, &ak);
+    return ok;
+}
+
+// The marshalled TPMT_SIGNATURE of an ECDSA signature: sigAlg, hash, r and s as TPM2Bs.
+static int marshal_signature(const TPMT_SIGNATURE *s, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure) {
+    const unsigned char *p = (const unsigned char *)s;
+    uint16_t r_size = get16(p + DIDS_TPMT_SIGNATURE_ECDSA_R), s_size = get16(p + DIDS_TPMT_SIGNATURE_ECDSA_S);
+    if (s->sigAlg != DIDS_TPM2_ALG_ECDSA || r_size > DIDS_TPM_ECC_PARAMETER_MAX || s_size > DIDS_TPM_ECC_PARAMETER_MAX)
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+    unsigned char m[4 + 2 * (2 + DIDS_TPM_ECC_PARAMETER_MAX)];
+    size_t n = 0;
+    uint16_t fields[] = {s->sigAlg, get16(p + DIDS_TPMT_SIGNATURE_ECDSA_HASH)};
+    for (int i = 0; i < 2; i++) { m[n++] = (unsigned char)(fields[i] >> 8); m[n++] = (unsigned char)fields[i]; }
+    const unsigned char *parameters[] = {p + DIDS_TPMT_SIGNATURE_ECDSA_R, p + DIDS_TPMT_SIGNATURE_ECDSA_S};
+    uint16_t sizes[] = {r_size, s_size};
+    for (int i = 0; i < 2; i++) {
+        m[n++] = (unsigned char)(sizes[i] >> 8);
+        m[n++] = (unsigned char)sizes[i];
+        memcpy(m + n, parameters[i] + 2, sizes[i]);
+        n += sizes[i];
+    }
+    return dids_tpm_put(out, m, n, DIDS_TPM_STAGE_SHAPE, failure);
+}
+
+int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], const unsigned char app_unique[32],
+                     const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
+                     struct dids_tpm_bytes *signature, struct dids_tpm_bytes *app_public,
+                     struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure) {
+    TPM2B_DATA qualifying;
+    if (nonce_size > sizeof qualifying.buffer) return dids_tpm_fail(failure, DIDS_TPM_STAGE_CERTIFY, 0, EINVAL);
+    qualifying.size = (uint16_t)nonce_size;
+    memcpy(qualifying.buffer, nonce, nonce_size);
+    const TPMT_SIG_SCHEME scheme = {.scheme = DIDS_TPM2_ALG_ECDSA, .hashAlg = DIDS_TPM2_ALG_SHA256};
+    ESYS_TR ak = DIDS_ESYS_TR_NONE, key = DIDS_ESYS_TR_NONE;
+    TPM2B_ATTEST *certified = NULL;
+    TPMT_SIGNATURE *signed_by = NULL;
+    int ok = dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, ak_public, failure)
+          && dids_tpm_create_primary(tpm, DIDS_TPM_APP_KEY, app_unique, &key, app_public, failure)
+          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CERTIFY,
+                          dids_p_Esys_Certify_Async(tpm->esys, key, ak, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_PASSWORD,
+                                                    DIDS_ESYS_TR_NONE, &qualifying, &scheme),
+                          dids_p_Esys_Certify_Finish(tpm->esys, &certified, &signed_by))
+          && dids_tpm_put(attest, certified->attestationData, certified->size, DIDS_TPM_STAGE_CERTIFY, failure)
+          && marshal_signature(signed_by, signature, failure);
+    dids_p_Esys_Free(certified);
+    dids_p_Esys_Free(signed_by);
+    dids_tpm_flush(tpm, &key);
+    dids_tpm_flush(tpm, &ak);
+    return ok;
+}

@@ -1,0 +1,58 @@
+#ifndef DIDS_TPM_INTERNAL_H
+#define DIDS_TPM_INTERNAL_H
+// What the tpm_*.c files share: the resolved ESAPI functions, one conversation's state, and the
+// command runner that keeps every command within the caller's deadline.
+#include "CDeviceIDLibraries.h"
+
+#define DIDS_TPM_EXTERN(ret, name, params, args) extern ret(*dids_p_##name) params;
+#define DIDS_TPM_EXTERN_VOID(name, params, args) extern void(*dids_p_##name) params;
+DIDS_TPM_FUNCTIONS(DIDS_TPM_EXTERN, DIDS_TPM_EXTERN_VOID)
+
+struct dids_tpm {
+    TSS2_TCTI_CONTEXT *tcti;
+    ESYS_CONTEXT *esys;
+    uint64_t deadline_ms;
+    int stuck;  // a command was abandoned at the deadline: ESAPI accepts no other until finalised
+};
+
+/// Records a failure; returns 0 so that it can end a condition.
+int dids_tpm_fail(struct dids_tpm_failure *failure, int stage, uint32_t rc, int error_number);
+/// Arms ESAPI's timeout with what is left before the deadline; -1 (and `stuck`) when nothing is.
+int dids_tpm_arm(dids_tpm *tpm);
+
+/// Sends a command (`send`, an Esys_X_Async call) and collects its answer (`collect`, the
+/// Esys_X_Finish call) before the deadline. ESAPI answers TRY_AGAIN for a timeout and when it
+/// resent a command the TPM asked to have resent (RETRY, YIELDED, TESTING). 1 on success, 0 with
+/// `failure` filled otherwise.
+#define DIDS_TPM_RUN(tpm, failure, stage, send, collect) \
+    ({ \
+        TSS2_RC rc_ = (tpm)->stuck ? 1u : (send); \
+        int ok_ = 0; \
+        if (rc_ != 0) { \
+            dids_tpm_fail((failure), (stage), rc_, 0); \
+        } else { \
+            for (;;) { \
+                if (dids_tpm_arm(tpm) < 0) { dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); break; } \
+                rc_ = (collect); \
+                if ((rc_ & 0xffffu) == DIDS_TSS2_BASE_RC_TRY_AGAIN) continue; \
+                ok_ = rc_ == 0 ? 1 : dids_tpm_fail((failure), (stage), rc_, 0); \
+                break; \
+            } \
+        } \
+        ok_; \
+    })
+
+/// Flushes a transient object or session (nothing when `*handle` is ESYS_TR_NONE or the
+/// conversation is stuck) and forgets it.
+void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle);
+
+/// The three primaries DeviceID makes (docs/HARDWARE-ID.md; frozen: a change changes every ID).
+enum dids_tpm_key { DIDS_TPM_APP_KEY, DIDS_TPM_ATTESTATION_KEY, DIDS_TPM_ENDORSEMENT_KEY };
+/// Creates one under its hierarchy; `unique` is ignored for the EK. `public_area` (may be NULL)
+/// receives the marshalled TPMT_PUBLIC of an ECC key. 1 on success.
+int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,
+                            struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);
+/// Copies `size` bytes into `out`, or fails with ENOBUFS (setting out->size to what is needed).
+int dids_tpm_put(struct dids_tpm_bytes *out, const void *data, size_t size, int stage, struct dids_tpm_failure *failure);
+
+#endif

@@ -1,0 +1,116 @@
+// The three primaries DeviceID asks the TPM for, and the marshalled form of their public areas.
+// The templates are frozen (docs/HARDWARE-ID.md): any change in any field changes every ID.
+#include "tpm_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
+static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+// TCG EK Credential Profile 2.0, template L-1: the policy digest of PolicySecret(TPM_RH_ENDORSEMENT).
+static const unsigned char ek_policy[32] = {
+    0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
+    0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
+};
+
+// An ECC P-256 ECDSA/SHA-256 signing key with no policy and the given unique.x.
+static void ecc_signing_template(TPM2B_PUBLIC *public, uint32_t attributes, const unsigned char unique[32]) {
+    unsigned char *t = public->publicArea;
+    put16(t + DIDS_TPMT_PUBLIC_TYPE, DIDS_TPM2_ALG_ECC);
+    put32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES, attributes);
+    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC, DIDS_TPM2_ALG_NULL);
+    put16(t + DIDS_TPMT_PUBLIC_SCHEME, DIDS_TPM2_ALG_ECDSA);
+    put16(t + DIDS_TPMT_PUBLIC_SCHEME + 2, DIDS_TPM2_ALG_SHA256);
+    put16(t + DIDS_TPMT_PUBLIC_CURVE, DIDS_TPM2_ECC_NIST_P256);
+    put16(t + DIDS_TPMT_PUBLIC_KDF, DIDS_TPM2_ALG_NULL);
+    put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, 32);
+    memcpy(t + DIDS_TPMT_PUBLIC_UNIQUE_X + 2, unique, 32);
+}
+
+// The TCG's RSA 2048 EK (template L-1), whose certificate is at NV index 0x01c00002.
+static void ek_template(TPM2B_PUBLIC *public) {
+    unsigned char *t = public->publicArea;
+    put16(t + DIDS_TPMT_PUBLIC_TYPE, DIDS_TPM2_ALG_RSA);
+    put32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES, DIDS_TPM_EK_ATTRIBUTES);
+    put16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY, sizeof ek_policy);
+    memcpy(t + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, ek_policy, sizeof ek_policy);
+    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC, DIDS_TPM2_ALG_AES);
+    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC + 2, 128);
+    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC + 4, DIDS_TPM2_ALG_CFB);
+    put16(t + DIDS_TPMT_PUBLIC_SCHEME, DIDS_TPM2_ALG_NULL);
+    put16(t + DIDS_TPMT_PUBLIC_CURVE, 2048);  // keyBits
+    put32(t + DIDS_TPMT_PUBLIC_RSA_EXPONENT, 0);
+    put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, 256);  // unique.rsa: 256 zero bytes
+}
+
+// The TPM's big-endian marshalling of an ECC TPMT_PUBLIC of the one shape DeviceID makes:
+// symmetric and kdf NULL, scheme ECDSA. Anything else is refused (stage SHAPE).
+static int marshal_ecc_public(const unsigned char *t, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure) {
+    unsigned char m[2 + 2 + 4 + 2 + 64 + 2 + 2 + 2 + 2 + 2 + 2 + 2 * (2 + DIDS_TPM_ECC_PARAMETER_MAX)];
+    size_t n = 0;
+#define BE16(v) do { uint16_t v_ = (v); m[n++] = (unsigned char)(v_ >> 8); m[n++] = (unsigned char)v_; } while (0)
+#define BYTES(p, len) do { memcpy(m + n, (p), (len)); n += (len); } while (0)
+    uint16_t policy = get16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY);
+    uint16_t x = get16(t + DIDS_TPMT_PUBLIC_UNIQUE_X), y = get16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y);
+    if (get16(t + DIDS_TPMT_PUBLIC_TYPE) != DIDS_TPM2_ALG_ECC || policy > 64
+        || get16(t + DIDS_TPMT_PUBLIC_SYMMETRIC) != DIDS_TPM2_ALG_NULL
+        || get16(t + DIDS_TPMT_PUBLIC_SCHEME) != DIDS_TPM2_ALG_ECDSA
+        || get16(t + DIDS_TPMT_PUBLIC_KDF) != DIDS_TPM2_ALG_NULL || x > DIDS_TPM_ECC_PARAMETER_MAX
+        || y > DIDS_TPM_ECC_PARAMETER_MAX)
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+    uint32_t attributes = get32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES);
+    BE16(DIDS_TPM2_ALG_ECC);
+    BE16(get16(t + DIDS_TPMT_PUBLIC_NAME_ALG));
+    BE16(attributes >> 16);
+    BE16(attributes & 0xffffu);
+    BE16(policy);
+    BYTES(t + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy);
+    BE16(DIDS_TPM2_ALG_NULL);                                   // symmetric
+    BE16(DIDS_TPM2_ALG_ECDSA);                                  // scheme
+    BE16(get16(t + DIDS_TPMT_PUBLIC_SCHEME + 2));               //   its hash
+    BE16(get16(t + DIDS_TPMT_PUBLIC_CURVE));
+    BE16(DIDS_TPM2_ALG_NULL);                                   // kdf
+    BE16(x);
+    BYTES(t + DIDS_TPMT_PUBLIC_UNIQUE_X + 2, x);
+    BE16(y);
+    BYTES(t + DIDS_TPMT_PUBLIC_UNIQUE_Y + 2, y);
+#undef BE16
+#undef BYTES
+    return dids_tpm_put(out, m, n, DIDS_TPM_STAGE_SHAPE, failure);
+}
+
+int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,
+                            struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure) {
+    TPM2B_PUBLIC template;
+    memset(&template, 0, sizeof template);
+    template.size = DIDS_TPMT_PUBLIC_SIZE;
+    put16(template.publicArea + DIDS_TPMT_PUBLIC_NAME_ALG, DIDS_TPM2_ALG_SHA256);
+    ESYS_TR hierarchy = DIDS_ESYS_TR_RH_ENDORSEMENT;
+    switch (key) {
+    case DIDS_TPM_APP_KEY:
+        ecc_signing_template(&template, DIDS_TPM_APP_KEY_ATTRIBUTES, unique);
+        hierarchy = DIDS_ESYS_TR_RH_OWNER;
+        break;
+    case DIDS_TPM_ATTESTATION_KEY: ecc_signing_template(&template, DIDS_TPM_AK_ATTRIBUTES, unique); break;
+    case DIDS_TPM_ENDORSEMENT_KEY: ek_template(&template); break;
+    }
+    TPM2B_SENSITIVE_CREATE sensitive;
+    memset(&sensitive, 0, sizeof sensitive);
+    TPML_PCR_SELECTION no_pcrs;
+    memset(&no_pcrs, 0, sizeof no_pcrs);
+    TPM2B_PUBLIC *out = NULL;
+    *handle = DIDS_ESYS_TR_NONE;
+    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
+                      dids_p_Esys_CreatePrimary_Async(tpm->esys, hierarchy, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
+                                                      DIDS_ESYS_TR_NONE, &sensitive, &template, NULL, &no_pcrs),
+                      dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, &out, NULL, NULL, NULL))) {
+        *handle = DIDS_ESYS_TR_NONE;
+        return 0;
+    }
+    int ok = !public_area || marshal_ecc_public(out->publicArea, public_area, failure);
+    dids_p_Esys_Free(out);
+    return ok;
+}
