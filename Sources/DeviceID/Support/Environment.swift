@@ -16,6 +16,7 @@ enum Environment {
     static let mirrorRecheck = "DEVICEID_MIRROR_RECHECK_S"
     static let machineIDPath = "DEVICEID_MACHINE_ID_PATH"
     static let sysfsRoot = "DEVICEID_SYSFS_ROOT"
+    static let tpmTCTI = "DEVICEID_TPM_TCTI"
 
     /// The value of `name`, or nil when it is unset or empty.
     static func value(_ name: String) -> String? {

@@ -1,7 +1,7 @@
 import CDeviceIDLibraries
 
 /// The libraries DeviceID loads on first use rather than links (`CDeviceIDLibraries.h`): GLib,
-/// libsecret, libcrypto, libdbus. A process that loads libdeviceid, or gets its answer from the
+/// libsecret, libcrypto, libdbus, and tpm2-tss's ESAPI for the hardware-bound ID. A process that loads libdeviceid, or gets its answer from the
 /// mirror, maps none of them. Every path into one of them starts with `require`.
 ///
 /// A library that cannot be loaded, or lacks a function (too old), is `.unavailable` with words
@@ -9,7 +9,7 @@ import CDeviceIDLibraries
 /// it): never a crash, and never "none" — a keyring that cannot be reached because its client
 /// library is missing may still hold the ID.
 enum OnDemandLibrary {
-    case glib, secret, crypto, dbus
+    case glib, secret, crypto, dbus, tpm
 
     private var id: dids_library {
         switch self {
@@ -17,6 +17,7 @@ enum OnDemandLibrary {
         case .secret: DIDS_LIBRARY_SECRET
         case .crypto: DIDS_LIBRARY_CRYPTO
         case .dbus: DIDS_LIBRARY_DBUS
+        case .tpm: DIDS_LIBRARY_TPM
         }
     }
 

@@ -1,0 +1,160 @@
+import CDeviceIDLibraries
+
+/// The device's side of attestation (docs/HARDWARE-ID.md, "Attestation"), in wire format v1:
+/// JSON objects with base64 fields, each TPM structure in the TPM's own marshalled form.
+///
+/// 1. `attestationEnrolment()` → an enrolment request (the EK certificate and the attestation
+///    key's public area) for the attestation CA the deployment chose;
+/// 2. `attestationActivation(challenge:)` → the response to the CA's challenge, which only the TPM
+///    holding both the EK and the AK can give (TPM2_ActivateCredential); the CA then certifies
+///    the AK;
+/// 3. `attestation(for:nonce:akCertificate:)` → evidence for an app's server: TPM2_Certify of the
+///    app's key by the AK over the server's nonce, with the AK certificate.
+///
+/// The attestation key is derived, not stored: the endorsement hierarchy's primary from a fixed
+/// template, the same on every call on one TPM.
+extension DeviceIdentity {
+    static let attestationWireVersion = 1
+
+    /// Milliseconds for conversations that create the RSA EK: key generation takes seconds on
+    /// some TPMs, so never less than a minute.
+    private func attestationMilliseconds(endorsementKey: Bool) throws(DeviceIDError) -> UInt32 {
+        let configured = try configuration().timeoutMilliseconds
+        return endorsementKey ? max(configured, 60_000) : configured
+    }
+
+    private static func message(_ type: String) -> FlatJSON {
+        var json = FlatJSON()
+        json.set("v", attestationWireVersion)
+        json.set("type", type)
+        return json
+    }
+
+    private static func parse(_ text: String, type: String) throws(DeviceIDError) -> FlatJSON {
+        guard let json = FlatJSON(parsing: text) else {
+            throw DeviceIDError(.invalidArgument, "not a DeviceID message: a JSON object of strings and integers is expected")
+        }
+        guard json.integer("v") == attestationWireVersion else {
+            throw DeviceIDError(.unsupported, "the message is not of wire format version \(attestationWireVersion)")
+        }
+        guard json.string("type") == type else {
+            throw DeviceIDError(.invalidArgument, "the message is not a \(type)")
+        }
+        return json
+    }
+
+    private static func bytes(_ json: FlatJSON, _ key: String) throws(DeviceIDError) -> [UInt8] {
+        guard let text = json.string(key), let bytes = Base64.decode(text) else {
+            throw DeviceIDError(.invalidArgument, "the message's \"\(key)\" is missing or not base64")
+        }
+        return bytes
+    }
+
+    /// The enrolment request: `{"v":1,"type":"deviceid.enrolment-request","ek_certificate":…,"ak_public":…}`.
+    public func attestationEnrolment() throws(DeviceIDError) -> String {
+        let address = try TPMAddress.resolved()
+        let unique = HardwareIdentity.attestationKeyUnique
+        let (certificate, akPublic): ([UInt8], [UInt8]) = try TPMConversation.run(
+            address, milliseconds: try attestationMilliseconds(endorsementKey: false)
+        ) { tpm, failure in
+            var akPublic = [UInt8]()
+            let (ok, certificate) = TPMConversation.withBuffer(capacity: 8192) { certificate in
+                let (ok, ak) = TPMConversation.withBuffer(capacity: 512) { ak in
+                    unique.withUnsafeBufferPointer { dids_tpm_enrolment(tpm, $0.baseAddress, &certificate, &ak, &failure) }
+                }
+                akPublic = ak
+                return ok
+            }
+            return ok != 0 ? (certificate, akPublic) : nil
+        }
+        var json = Self.message("deviceid.enrolment-request")
+        json.set("ek_certificate", Base64.encode(certificate))
+        json.set("ak_public", Base64.encode(akPublic))
+        return json.text
+    }
+
+    /// The response to an enrolment challenge (`"type":"deviceid.enrolment-challenge"`, with
+    /// `id`, `credential_blob`, `encrypted_secret`): the credential the TPM recovered.
+    public func attestationActivation(challenge: String) throws(DeviceIDError) -> String {
+        let json = try Self.parse(challenge, type: "deviceid.enrolment-challenge")
+        guard let id = json.string("id") else { throw DeviceIDError(.invalidArgument, "the challenge has no \"id\"") }
+        let blob = try Self.bytes(json, "credential_blob"), secret = try Self.bytes(json, "encrypted_secret")
+        let address = try TPMAddress.resolved()
+        let unique = HardwareIdentity.attestationKeyUnique
+        let credential: [UInt8] = try TPMConversation.run(
+            address, milliseconds: try attestationMilliseconds(endorsementKey: true)
+        ) { tpm, failure in
+            let (ok, credential) = TPMConversation.withBuffer(capacity: 64) { out in
+                unique.withUnsafeBufferPointer { u in
+                    blob.withUnsafeBufferPointer { b in
+                        secret.withUnsafeBufferPointer { s in
+                            dids_tpm_activate(tpm, u.baseAddress, b.baseAddress, b.count, s.baseAddress, s.count, &out,
+                                              &failure)
+                        }
+                    }
+                }
+            }
+            return ok != 0 ? credential : nil
+        }
+        var response = Self.message("deviceid.enrolment-response")
+        response.set("id", id)
+        response.set("credential", Base64.encode(credential))
+        return response.text
+    }
+
+    /// Evidence for an app's server: TPM2_Certify of the app key of `appID` by the attestation
+    /// key over `nonce` (1 to 64 bytes the server chose), with the AK certificate message the
+    /// CA issued (`"type":"deviceid.ak-certificate"`) when given. The `hardware_id` in it is
+    /// `hardwareID(for: appID)`.
+    public func attestation(for appID: String, nonce: [UInt8], akCertificate: String? = nil) throws(DeviceIDError) -> String {
+        try Names.validate(appID, "app id")
+        guard (1...64).contains(nonce.count) else {
+            throw DeviceIDError(.invalidArgument, "the nonce must be 1 to 64 bytes (32 random bytes are usual)")
+        }
+        let certificate = try akCertificate.map { (text) throws(DeviceIDError) -> [UInt8] in
+            try Self.bytes(try Self.parse(text, type: "deviceid.ak-certificate"), "certificate")
+        }
+        let address = try TPMAddress.resolved()
+        let akUnique = HardwareIdentity.attestationKeyUnique, appUnique = HardwareIdentity.unique(appID: appID)
+        typealias Certified = (attest: [UInt8], signature: [UInt8], appPublic: [UInt8], akPublic: [UInt8])
+        let certified: Certified = try TPMConversation.run(
+            address, milliseconds: try attestationMilliseconds(endorsementKey: false)
+        ) { tpm, failure in
+            var signature = [UInt8](), appPublic = [UInt8](), akPublic = [UInt8]()
+            let (ok, attest) = TPMConversation.withBuffer(capacity: 1024) { attest in
+                let (ok, s) = TPMConversation.withBuffer(capacity: 512) { s in
+                    let (ok, app) = TPMConversation.withBuffer(capacity: 512) { app in
+                        let (ok, ak) = TPMConversation.withBuffer(capacity: 512) { ak in
+                            akUnique.withUnsafeBufferPointer { a in
+                                appUnique.withUnsafeBufferPointer { u in
+                                    nonce.withUnsafeBufferPointer { n in
+                                        dids_tpm_certify(tpm, a.baseAddress, u.baseAddress, n.baseAddress, n.count, &attest,
+                                                         &s, &app, &ak, &failure)
+                                    }
+                                }
+                            }
+                        }
+                        akPublic = ak
+                        return ok
+                    }
+                    appPublic = app
+                    return ok
+                }
+                signature = s
+                return ok
+            }
+            return ok != 0 ? (attest, signature, appPublic, akPublic) : nil
+        }
+        let name = [0x00, 0x0b] + SHA256.hash(certified.appPublic)
+        var json = Self.message("deviceid.attestation")
+        json.set("app_id", appID)
+        json.set("hardware_id", HardwareIdentity.id(fromName: name).uuidString)
+        json.set("nonce", Base64.encode(nonce))
+        json.set("app_public", Base64.encode(certified.appPublic))
+        json.set("ak_public", Base64.encode(certified.akPublic))
+        json.set("attest", Base64.encode(certified.attest))
+        json.set("signature", Base64.encode(certified.signature))
+        if let certificate { json.set("ak_certificate", Base64.encode(certificate)) }
+        return json.text
+    }
+}

@@ -1,0 +1,58 @@
+/// Which TPM the hardware-bound ID comes from: the kernel's resource manager (`/dev/tpmrm0`),
+/// or what `DEVICEID_TPM_TCTI` names, in tpm2-tss's "driver:configuration" form.
+///
+/// Two drivers are accepted: `device` (a `/dev/tpmrm*` resource manager only: `/dev/tpm0` is
+/// refused, because a program holding it bypasses the resource manager every other TPM user on
+/// the machine relies on) and `swtpm` (a software TPM, for tests: `swtpm:path=/run/t/tpm.sock`).
+public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The TCTI module: `libtss2-tcti-<driver>.so.0`.
+    public let driver: String
+    /// What the module is given: a device path, or `path=…` / `host=…,port=…` for swtpm.
+    public let configuration: String
+
+    /// `device:/dev/tpmrm0`.
+    public static let kernelResourceManager = TPMAddress(driver: "device", configuration: "/dev/tpmrm0")
+
+    public var description: String { driver + ":" + configuration }
+
+    private init(driver: String, configuration: String) {
+        self.driver = driver
+        self.configuration = configuration
+    }
+
+    /// Parses a TCTI string; `.invalidArgument` or `.unsupported` with the reason.
+    public init(parsing text: String) throws(DeviceIDError) {
+        let driver: Substring, rest: Substring
+        if let colon = text.firstIndex(of: ":") {
+            driver = text[..<colon]
+            rest = text[text.index(after: colon)...]
+        } else {
+            driver = text[...]
+            rest = ""
+        }
+        switch driver {
+        case "device":
+            let path = rest.isEmpty ? "/dev/tpmrm0" : String(rest)
+            let name = path.split(separator: "/").last.map(String.init) ?? ""
+            guard path.hasPrefix("/"), name.hasPrefix("tpmrm") else {
+                throw DeviceIDError(.invalidArgument,
+                                    "\(Environment.tpmTCTI)=\(text): only a TPM resource manager (/dev/tpmrm0) is used; "
+                                        + "a raw TPM device such as /dev/tpm0 bypasses the resource manager other programs rely on")
+            }
+            self.init(driver: "device", configuration: path)
+        case "swtpm":
+            guard !rest.contains("\0") else { throw DeviceIDError(.invalidArgument, "\(Environment.tpmTCTI) contains a NUL") }
+            self.init(driver: "swtpm", configuration: String(rest))
+        default:
+            throw DeviceIDError(.unsupported,
+                                "\(Environment.tpmTCTI)=\(text): the TCTI \"\(driver)\" is not supported "
+                                    + "(\"device:/dev/tpmrm0\" or \"swtpm:path=SOCKET\")")
+        }
+    }
+
+    /// `DEVICEID_TPM_TCTI` (through secure_getenv), or the kernel's resource manager.
+    public static func resolved() throws(DeviceIDError) -> TPMAddress {
+        guard let text = Environment.value(Environment.tpmTCTI) else { return .kernelResourceManager }
+        return try TPMAddress(parsing: text)
+    }
+}

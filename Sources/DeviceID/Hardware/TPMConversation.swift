@@ -1,0 +1,122 @@
+import CDeviceIDLibraries
+import CDeviceIDLibc
+
+/// One conversation with the TPM (`dids_tpm_*` in CDeviceIDLibraries): opened, used, closed,
+/// within a deadline. Every failure becomes a status with words saying what to do:
+///
+/// - no TPM (no `/dev/tpmrm0`, no TCTI module, a software TPM not listening): `.unavailable`;
+/// - `/dev/tpmrm0` not accessible to this user: `.permission`, naming the `tss` group;
+/// - a hierarchy with a password DeviceID does not know: `.permission`;
+/// - dictionary-attack lockout: `.locked`; failure mode: `.unavailable`;
+/// - no answer before the deadline: `.timedOut`, never a hang.
+enum TPMConversation {
+    /// Runs `body` on a fresh conversation with the TPM at `address`, ending by `milliseconds`.
+    static func run<T>(_ address: TPMAddress, milliseconds: UInt32,
+                       _ body: (OpaquePointer, inout dids_tpm_failure) -> T?) throws(DeviceIDError) -> T {
+        try OnDemandLibrary.tpm.require()
+        var failure = dids_tpm_failure()
+        let deadline = UInt64(Monotonic.milliseconds()) + UInt64(milliseconds)
+        guard let tpm = dids_tpm_open(address.driver, address.configuration, deadline, &failure) else {
+            throw error(failure, address, milliseconds)
+        }
+        defer { dids_tpm_close(tpm) }
+        guard let result = body(tpm, &failure) else { throw error(failure, address, milliseconds) }
+        return result
+    }
+
+    /// A byte buffer for a `dids_tpm_bytes` output.
+    static func withBuffer<T>(capacity: Int, _ body: (inout dids_tpm_bytes) -> T) -> (T, [UInt8]) {
+        var storage = [UInt8](repeating: 0, count: capacity)
+        return storage.withUnsafeMutableBufferPointer { buffer in
+            var bytes = dids_tpm_bytes(data: buffer.baseAddress, capacity: capacity, size: 0)
+            let result = body(&bytes)
+            return (result, Array(buffer[0..<min(bytes.size, capacity)]))
+        }
+    }
+
+    private static func hex(_ rc: UInt32) -> String {
+        let digits = Hex.encode([UInt8(rc >> 24), UInt8(rc >> 16 & 0xff), UInt8(rc >> 8 & 0xff), UInt8(rc & 0xff)])
+        return "0x" + digits
+    }
+
+    private static func stageName(_ stage: Int32) -> String {
+        switch stage {
+        case Int32(DIDS_TPM_STAGE_STARTUP.rawValue): "TPM2_Startup"
+        case Int32(DIDS_TPM_STAGE_CREATE.rawValue): "TPM2_CreatePrimary"
+        case Int32(DIDS_TPM_STAGE_NAME.rawValue): "reading the key's Name"
+        case Int32(DIDS_TPM_STAGE_EK_CERTIFICATE.rawValue): "reading the EK certificate (NV index 0x01c00002)"
+        case Int32(DIDS_TPM_STAGE_SESSION.rawValue): "the EK's policy session"
+        case Int32(DIDS_TPM_STAGE_ACTIVATE.rawValue): "TPM2_ActivateCredential"
+        case Int32(DIDS_TPM_STAGE_CERTIFY.rawValue): "TPM2_Certify"
+        case Int32(DIDS_TPM_STAGE_ESYS.rawValue): "Esys_Initialize"
+        default: "the conversation"
+        }
+    }
+
+    static func error(_ failure: dids_tpm_failure, _ address: TPMAddress, _ milliseconds: UInt32) -> DeviceIDError {
+        let stage = failure.stage, rc = failure.rc, errorNumber = failure.error_number
+        let at = address.description
+        switch stage {
+        case Int32(DIDS_TPM_STAGE_TCTI_LOAD.rawValue):
+            return DeviceIDError(.unavailable,
+                                 "cannot load libtss2-tcti-\(address.driver).so.0 (install libtss2-tcti-\(address.driver)0, "
+                                     + "libtss2-tcti-\(address.driver)0t64 on Debian 13)")
+        case Int32(DIDS_TPM_STAGE_TCTI_INIT.rawValue):
+            switch errorNumber {
+            case EACCES, EPERM:
+                return DeviceIDError(.permission,
+                                     "cannot open \(address.configuration): \(String(cString: strerror(errorNumber))); the TPM resource "
+                                         + "manager is root:tss 0660 on Debian: add the user to the tss group "
+                                         + "(usermod -aG tss USER, then log in again)")
+            case ENOENT, ENODEV, ENXIO:
+                return DeviceIDError(.unavailable,
+                                     "no TPM: \(address.configuration) does not exist (a machine or VM without a TPM 2.0, "
+                                         + "or without its kernel driver)")
+            case ENOMEM: return DeviceIDError(.noMemory, "out of memory opening the TPM at \(at)")
+            case EMFILE, ENFILE: return DeviceIDError(.noMemory, "no file descriptor left to open the TPM at \(at)")
+            case 0: return DeviceIDError(.unavailable, "cannot reach the TPM at \(at) (TSS2 \(hex(rc)))")
+            default: return DeviceIDError(.unavailable, "cannot open the TPM at \(at): \(String(cString: strerror(errorNumber)))")
+            }
+        case Int32(DIDS_TPM_STAGE_TIMED_OUT.rawValue):
+            return DeviceIDError(.timedOut, "the TPM at \(at) did not answer within \(milliseconds) ms")
+        case Int32(DIDS_TPM_STAGE_SHAPE.rawValue):
+            return DeviceIDError(.io, "the TPM at \(at) answered with a structure of another shape than asked for")
+        default: break
+        }
+        if errorNumber == ENOBUFS { return DeviceIDError(.tooLarge, "the TPM's answer to \(stageName(stage)) is too large") }
+        if errorNumber == EINVAL { return DeviceIDError(.invalidArgument, "an argument of \(stageName(stage)) is too large for the TPM") }
+        let what = stageName(stage)
+        // TPM response codes (layer 0): format 1 (bit 7) carries a parameter/handle/session
+        // number in the upper bits; format 0 is the code itself (TPM 2.0 Part 2, 6.6).
+        let layer = rc & 0xff_0000
+        let code = layer != 0 ? rc : (rc & 0x80 != 0 ? rc & 0xbf : rc & 0xfff)
+        switch code {
+        case DIDS_TPM2_RC_FAILURE:
+            return DeviceIDError(.unavailable, "the TPM at \(at) is in failure mode (\(what)); it needs a reset or firmware update")
+        case DIDS_TPM2_RC_LOCKOUT:
+            return DeviceIDError(.locked, "the TPM at \(at) is in dictionary-attack lockout (\(what))")
+        case 0x08e, 0x0a2:  // TPM2_RC_AUTH_FAIL, TPM2_RC_BAD_AUTH
+            return DeviceIDError(.permission,
+                                 "the TPM refused \(what): a hierarchy has a password (DeviceID uses the empty owner "
+                                     + "and endorsement authorisation)")
+        case 0x08b, 0x18b:  // TPM2_RC_HANDLE: no such object or NV index
+            if stage == Int32(DIDS_TPM_STAGE_EK_CERTIFICATE.rawValue) {
+                return DeviceIDError(.notFound, "the TPM at \(at) has no RSA EK certificate at NV index 0x01c00002")
+            }
+        case DIDS_TPM2_RC_OBJECT_MEMORY:
+            return DeviceIDError(.unavailable, "the TPM at \(at) has no free object slot (\(what))")
+        default: break
+        }
+        if stage == Int32(DIDS_TPM_STAGE_ACTIVATE.rawValue), layer == 0, rc & 0x80 != 0 {
+            // A parameter the TPM cannot use: the blob or secret is damaged, or was made for another
+            // TPM's EK or another attestation key.
+            return DeviceIDError(.invalidArgument,
+                                 "the TPM cannot open this challenge: it was not made for this TPM's EK and attestation "
+                                     + "key, or it was damaged (TSS2 \(hex(rc)))")
+        }
+        if layer == 0x0a_0000 {  // the TCTI: the connection broke
+            return DeviceIDError(.unavailable, "the connection to the TPM at \(at) failed during \(what) (TSS2 \(hex(rc)))")
+        }
+        return DeviceIDError(.io, "the TPM at \(at) refused \(what) (TSS2 \(hex(rc)))")
+    }
+}
