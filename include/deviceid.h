@@ -670,6 +670,83 @@ int deviceid_secret_delete(const char *DEVICEID_NULLABLE service, const char *DE
  */
 void deviceid_free(void *DEVICEID_NULLABLE p);
 
+/* ---- The hardware-bound ID and attestation (TPM 2.0) ------------------------------------------ */
+
+/*
+ * An ID no store keeps: the TPM derives a key from its own seed and the app id, and the ID is a
+ * hash of that key's Name (docs/HARDWARE-ID.md). The same on every call on one TPM, after every
+ * store, the home directory or the OS is wiped; another, unlinkable one per app id; a new one only
+ * when the TPM is cleared or replaced. It reveals nothing of the endorsement key.
+ *
+ * The TPM is the kernel's resource manager, /dev/tpmrm0, unless DEVICEID_TPM_TCTI names another
+ * ("device:/dev/tpmrmN", or "swtpm:path=SOCKET" for a software TPM); /dev/tpm0 is never used.
+ * tpm2-tss (libtss2-esys.so.0 and the TCTI module) is loaded on first use. Each call is bounded by
+ * the deadline of deviceid_set_timeout_ms() (at least 60 s for deviceid_attest_activate(), which
+ * creates the RSA endorsement key).
+ */
+
+/**
+ * Writes this TPM's hardware-bound ID for `app_id` to `out` (DEVICEID_UUID_STRING_MAX bytes), as
+ * a version-8 UUID. Kept in memory for the process only, never on disk.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (a bad app id, or DEVICEID_TPM_TCTI naming /dev/tpm0),
+ * DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_UNAVAILABLE (no TPM, no tpm2-tss, or a TPM in failure
+ * mode), DEVICEID_E_PERMISSION (the resource manager is root:tss 0660: the user is not in the tss
+ * group; or an owner hierarchy password), DEVICEID_E_LOCKED (dictionary-attack lockout),
+ * DEVICEID_E_TIMED_OUT, DEVICEID_E_UNSUPPORTED (DEVICEID_TPM_TCTI names another TCTI),
+ * DEVICEID_E_IO (the TPM refused a command), DEVICEID_E_NO_MEMORY.
+ */
+int deviceid_hardware_id(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size);
+
+/*
+ * Attestation (TCG Privacy-CA model; wire format v1: one JSON object per message, binary fields
+ * in padded base64, TPM structures in their marshalled form — docs/HARDWARE-ID.md):
+ *   1. deviceid_attest_enrolment(): an enrolment request for the attestation CA (it carries the EK
+ *      certificate, which only that CA sees);
+ *   2. deviceid_attest_activate(): the response to the CA's challenge (TPM2_ActivateCredential),
+ *      after which the CA issues an AK certificate message;
+ *   3. deviceid_attest(): evidence for an app's server — TPM2_Certify of the app's key over the
+ *      server's nonce — checked by the server with the deviceid_verifier Python package.
+ * Each message is returned in `*out`, NUL-terminated, allocated by the library: free it with
+ * deviceid_free(). On failure `*out` is NULL.
+ */
+
+/**
+ * Makes the enrolment request: {"v":1,"type":"deviceid.enrolment-request","ek_certificate":…,
+ * "ak_public":…}.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_NOT_FOUND (the TPM has no RSA EK
+ * certificate at NV index 0x01c00002), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION,
+ * DEVICEID_E_LOCKED, DEVICEID_E_TIMED_OUT, DEVICEID_E_UNSUPPORTED, DEVICEID_E_TOO_LARGE,
+ * DEVICEID_E_IO, DEVICEID_E_NO_MEMORY.
+ */
+int deviceid_attest_enrolment(char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+
+/**
+ * Answers the CA's challenge ({"v":1,"type":"deviceid.enrolment-challenge",...}) with
+ * {"v":1,"type":"deviceid.enrolment-response","id":…,"credential":…}.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (not a challenge, or one this TPM cannot open:
+ * made for another TPM or another attestation key), DEVICEID_E_UNSUPPORTED (another wire format
+ * version, or TCTI), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION, DEVICEID_E_LOCKED,
+ * DEVICEID_E_TIMED_OUT, DEVICEID_E_IO, DEVICEID_E_NO_MEMORY.
+ */
+int deviceid_attest_activate(const char *DEVICEID_NULLABLE challenge, char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+
+/**
+ * Certifies the app key of `app_id` with the attestation key over `nonce` (1 to 64 bytes the
+ * server chose; 32 random bytes are usual): {"v":1,"type":"deviceid.attestation","app_id":…,
+ * "hardware_id":…,"nonce":…,"app_public":…,"ak_public":…,"attest":…,"signature":…}, with
+ * "ak_certificate" when `ak_certificate` (the CA's {"type":"deviceid.ak-certificate"} message, or
+ * NULL) is given. "hardware_id" is what deviceid_hardware_id() gives for `app_id`.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_UNSUPPORTED, DEVICEID_E_UNAVAILABLE,
+ * DEVICEID_E_PERMISSION, DEVICEID_E_LOCKED, DEVICEID_E_TIMED_OUT, DEVICEID_E_IO,
+ * DEVICEID_E_NO_MEMORY.
+ */
+int deviceid_attest(const char *DEVICEID_NULLABLE app_id, const void *DEVICEID_NULLABLE nonce, size_t nonce_size,
+                    const char *DEVICEID_NULLABLE ak_certificate, char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+
 /* ---- Contexts: a configuration of the caller's own ------------------------------------------- */
 
 /*
@@ -757,6 +834,21 @@ int deviceid_context_secret_lookup(deviceid_context *DEVICEID_NULLABLE ctx, cons
                                    void *DEVICEID_NULLABLE *DEVICEID_NULLABLE data, size_t *DEVICEID_NULLABLE size);
 int deviceid_context_secret_delete(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE service,
                                    const char *DEVICEID_NULLABLE account);
+
+/**
+ * deviceid_hardware_id() and attestation with the context's deadline.
+ *
+ * Returns what their namesakes return.
+ */
+int deviceid_context_hardware_id(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,
+                                 char *DEVICEID_NULLABLE out, size_t out_size);
+int deviceid_context_attest_enrolment(deviceid_context *DEVICEID_NULLABLE ctx,
+                                      char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+int deviceid_context_attest_activate(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE challenge,
+                                     char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+int deviceid_context_attest(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,
+                            const void *DEVICEID_NULLABLE nonce, size_t nonce_size,
+                            const char *DEVICEID_NULLABLE ak_certificate, char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,18 @@ enum CArguments {
         return text
     }
 
+    /// A NUL-terminated UTF-8 message of at most `limit` bytes (an attestation wire message).
+    static func text(_ pointer: UnsafePointer<CChar>?, _ what: String, limit: Int = 65536) throws(DeviceIDError) -> String {
+        guard let pointer else { throw DeviceIDError(.invalidArgument, "\(what) is NULL") }
+        let length = strnlen(pointer, limit + 1)
+        guard length <= limit else { throw DeviceIDError(.invalidArgument, "\(what) is longer than \(limit) bytes") }
+        let bytes = UnsafeRawBufferPointer(start: pointer, count: length).bindMemory(to: UInt8.self)
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw DeviceIDError(.invalidArgument, "\(what) is not valid UTF-8")
+        }
+        return text
+    }
+
     struct Format {
         var uppercase: Bool
         var compact: Bool

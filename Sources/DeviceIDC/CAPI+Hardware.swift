@@ -1,0 +1,89 @@
+import DeviceID
+
+// The hardware-bound ID and attestation (docs/HARDWARE-ID.md). Messages are returned as
+// library-allocated NUL-terminated JSON, freed with deviceid_free().
+
+@_cdecl("deviceid_hardware_id")
+public func deviceid_hardware_id(_ appID: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt) -> Int32 {
+    deviceid_context_hardware_id(nil, appID, out, outSize)
+}
+
+@_cdecl("deviceid_context_hardware_id")
+public func deviceid_context_hardware_id(
+    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt
+) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        let app = try CArguments.name(appID, "app id")
+        try CArguments.checkUUIDBuffer(out, outSize)
+        let id = try Context.instance(context).hardwareID(for: app)
+        try CArguments.copy(id.uuidString, to: out, size: outSize)
+    }
+}
+
+/// Hands `text` to the caller as a deviceid_free()-able string.
+private func hand(_ text: String, to out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) throws(DeviceIDError) {
+    guard let copy = Allocation.copy(Array(text.utf8)) else { throw DeviceIDError(.noMemory) }
+    out.pointee = copy.assumingMemoryBound(to: CChar.self)
+}
+
+@_cdecl("deviceid_attest_enrolment")
+public func deviceid_attest_enrolment(_ request: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    deviceid_context_attest_enrolment(nil, request)
+}
+
+@_cdecl("deviceid_context_attest_enrolment")
+public func deviceid_context_attest_enrolment(
+    _ context: OpaquePointer?, _ request: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    request?.pointee = nil
+    return cStatus { () throws(DeviceIDError) in
+        guard let request else { throw DeviceIDError(.invalidArgument, "request is NULL") }
+        try hand(try Context.instance(context).attestationEnrolment(), to: request)
+    }
+}
+
+@_cdecl("deviceid_attest_activate")
+public func deviceid_attest_activate(
+    _ challenge: UnsafePointer<CChar>?, _ response: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    deviceid_context_attest_activate(nil, challenge, response)
+}
+
+@_cdecl("deviceid_context_attest_activate")
+public func deviceid_context_attest_activate(
+    _ context: OpaquePointer?, _ challenge: UnsafePointer<CChar>?,
+    _ response: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    response?.pointee = nil
+    return cStatus { () throws(DeviceIDError) in
+        guard let response else { throw DeviceIDError(.invalidArgument, "response is NULL") }
+        let text = try CArguments.text(challenge, "challenge")
+        try hand(try Context.instance(context).attestationActivation(challenge: text), to: response)
+    }
+}
+
+@_cdecl("deviceid_attest")
+public func deviceid_attest(
+    _ appID: UnsafePointer<CChar>?, _ nonce: UnsafeRawPointer?, _ nonceSize: UInt, _ akCertificate: UnsafePointer<CChar>?,
+    _ evidence: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    deviceid_context_attest(nil, appID, nonce, nonceSize, akCertificate, evidence)
+}
+
+@_cdecl("deviceid_context_attest")
+public func deviceid_context_attest(
+    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ nonce: UnsafeRawPointer?, _ nonceSize: UInt,
+    _ akCertificate: UnsafePointer<CChar>?, _ evidence: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    evidence?.pointee = nil
+    return cStatus { () throws(DeviceIDError) in
+        guard let evidence else { throw DeviceIDError(.invalidArgument, "evidence is NULL") }
+        let app = try CArguments.name(appID, "app id")
+        guard let nonce, (1...64).contains(nonceSize) else {
+            throw DeviceIDError(.invalidArgument, "the nonce must be 1 to 64 bytes (32 random bytes are usual)")
+        }
+        let bytes = Array(UnsafeRawBufferPointer(start: nonce, count: Int(nonceSize)).bindMemory(to: UInt8.self))
+        let certificate = try akCertificate.map { (p) throws(DeviceIDError) in try CArguments.text(p, "AK certificate") }
+        try hand(try Context.instance(context).attestation(for: app, nonce: bytes, akCertificate: certificate), to: evidence)
+    }
+}
