@@ -31,6 +31,8 @@ struct Commands {
             case "hash": return try hash(operands, invocation)
             case "machine-id": return try machineID(operands, invocation)
             case "product-uuid": return try productUUID(operands, invocation)
+            case "hardware-id": return try hardwareID(operands)
+            case "attest": return try attest(operands, invocation)
             case "doctor":
                 guard operands.isEmpty else { return usageError("doctor takes no arguments", command: "doctor") }
                 return doctor()

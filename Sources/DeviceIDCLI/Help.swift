@@ -64,6 +64,26 @@ enum Help {
             """),
         Entry(command: "product-uuid", forms: [("product-uuid raw", "the RAW firmware product UUID (usually root only)")],
               details: "Read from /sys/class/dmi/id/product_uuid, which only root may read on most systems."),
+        Entry(command: "hardware-id", forms: [("hardware-id APP_ID", "this TPM's hardware-bound ID for APP_ID")], details: """
+            A UUID (version 8) derived by the TPM 2.0 from its own seed and APP_ID: the same on
+            every call, after every store, the home directory or the OS is wiped; another,
+            unlinkable one per APP_ID; a new one only when the TPM is cleared or replaced. Stored
+            nowhere. The TPM is /dev/tpmrm0 (root:tss 0660 on Debian: the user must be in the tss
+            group) unless DEVICEID_TPM_TCTI names another ("swtpm:path=SOCKET"). Exits 15 without
+            a TPM, 19 without permission, 14 in dictionary-attack lockout.
+            """),
+        Entry(command: "attest", forms: [
+            ("attest enrol", "print an enrolment request for the attestation CA"),
+            ("attest activate [FILE]", "answer the CA's challenge (from FILE or stdin)"),
+            ("attest certify APP_ID --nonce B64", "evidence for APP_ID's server (--ak-certificate FILE)"),
+        ], details: """
+            Attestation of the hardware-bound ID, in wire format v1 (JSON with base64 fields;
+            docs/HARDWARE-ID.md). enrol sends the EK certificate to the attestation CA your
+            deployment chose (only it sees the EK); activate proves the attestation key lives in
+            that TPM (TPM2_ActivateCredential); certify has the attestation key certify the app's
+            key over the server's nonce (TPM2_Certify), with the CA's AK certificate message from
+            --ak-certificate FILE. Servers check evidence with the deviceid_verifier Python package.
+            """),
         Entry(command: "doctor", forms: [("doctor", "check the bus, the keyring and the file store")], details: """
             Says which stores would answer and why not; creates, reads back and deletes a probe item
             in the keyring. Names the environment (host, Flatpak app, Snap, container), what the
@@ -84,6 +104,7 @@ enum Help {
                                                 up to MS (default 120000) for the person
           --json                                machine-readable output and errors
           --interface IF, --bundle ID, --uppercase, --compact   for the techniques above
+          --nonce BASE64, --ak-certificate FILE                for attest certify
           -h, --help                            this text; after a command, that command's
           --version                             the version
 

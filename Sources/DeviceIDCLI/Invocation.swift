@@ -12,6 +12,8 @@ struct Invocation {
     var compact = false
     var interface: String?
     var bundleID: String?
+    var nonce: String?
+    var akCertificate: String?
     var words: [String] = []
 
     struct UsageError: Error {
@@ -75,6 +77,8 @@ struct Invocation {
             case "--compact": compact = true
             case "--interface": interface = try value()
             case "--bundle": bundleID = try value()
+            case "--nonce": nonce = try value()
+            case "--ak-certificate": akCertificate = try value()
             case "--store-dir":
                 let v = try value()
                 _ = try Self.accepted(v, "--store-dir") { $0.storeDirectory = v }

@@ -1,0 +1,64 @@
+import DeviceID
+import CDeviceIDLibc
+
+/// `hardware-id` and `attest`: the TPM-bound per-app ID and its attestation (docs/HARDWARE-ID.md).
+/// Attestation messages are JSON of their own wire format, printed as they are with or without
+/// --json, one per line.
+extension Commands {
+    func hardwareID(_ operands: [String]) throws(DeviceIDError) -> Int32 {
+        guard operands.count == 1 else { return usageError("hardware-id takes one APP_ID", command: "hardware-id") }
+        let id = try identity.hardwareID(for: operands[0])
+        printValue("hardware_id", id.uuidString, [("app_id", Output.quote(operands[0]))])
+        return ExitCode.success
+    }
+
+    func attest(_ operands: [String], _ invocation: Invocation) throws(DeviceIDError) -> Int32 {
+        switch (operands.first, operands.count) {
+        case ("enrol"?, 1):
+            output.write(try identity.attestationEnrolment() + "\n")
+        case ("activate"?, 1), ("activate"?, 2):
+            let challenge = try Self.readMessage(operands.count == 2 ? operands[1] : "-", "the challenge")
+            output.write(try identity.attestationActivation(challenge: challenge) + "\n")
+        case ("certify"?, 2):
+            guard let text = invocation.nonce else {
+                return usageError("attest certify needs --nonce BASE64 (the server's nonce)", command: "attest")
+            }
+            guard let nonce = Base64.decode(text) else {
+                return usageError("--nonce must be padded base64 (RFC 4648), not '\(text)'", command: "attest")
+            }
+            let certificate = try invocation.akCertificate.map { (path) throws(DeviceIDError) in
+                try Self.readMessage(path, "the AK certificate")
+            }
+            output.write(try identity.attestation(for: operands[1], nonce: nonce, akCertificate: certificate) + "\n")
+        default:
+            return usageError("attest takes enrol | activate [FILE] | certify APP_ID --nonce BASE64", command: "attest")
+        }
+        return ExitCode.success
+    }
+
+    /// A wire message from a file, or from standard input for "-": at most 64 KiB of UTF-8.
+    static func readMessage(_ path: String, _ what: String) throws(DeviceIDError) -> String {
+        let fd = path == "-" ? STDIN_FILENO : dids_open(path, O_RDONLY | O_CLOEXEC, 0)
+        guard fd >= 0 else {
+            throw DeviceIDError(.io, "cannot open \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { if fd != STDIN_FILENO { close(fd) } }
+        let limit = 65536
+        var bytes = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw DeviceIDError(.io, "cannot read \(what): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            bytes += chunk[0..<n]
+            guard bytes.count <= limit else { throw DeviceIDError(.tooLarge, "\(what) is longer than \(limit) bytes") }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw DeviceIDError(.invalidArgument, "\(what) is not UTF-8")
+        }
+        return text
+    }
+}
