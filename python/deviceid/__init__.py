@@ -39,6 +39,8 @@ __all__ = [
     "Client",
     # where the process runs, and where IDs live there
     "environment", "Environment", "EnvironmentKind", "PortalState",
+    # the hardware-bound ID (TPM 2.0) and its attestation
+    "hardware_id", "attest_enrolment", "attest_activate", "attest",
     # keychain-style secrets
     "store_secret", "lookup_secret", "delete_secret", "SECRET_MAX",
     # the iOS-era techniques
@@ -260,6 +262,34 @@ def product_uuid_raw() -> str:
     out = _ctypes.create_string_buffer(_UUID_STRING_MAX)
     _native.product_uuid_raw(0, out, len(out))
     return str(out.value.decode("ascii"))
+
+
+def hardware_id(app_id: str) -> str:
+    """This TPM's hardware-bound ID for app_id (a version-8 UUID): the same on every call and
+    after every store, the home directory or the OS is wiped; another, unlinkable one per app id;
+    new only when the TPM is cleared or replaced. Stored nowhere. The TPM is /dev/tpmrm0 unless
+    DEVICEID_TPM_TCTI names another. Raises UnavailableError without a TPM, PermissionDeniedError
+    when the user may not use it (the tss group), LockedError in dictionary-attack lockout."""
+    return _core.hardware_id(None, app_id)
+
+
+def attest_enrolment() -> str:
+    """The enrolment request for the attestation CA (wire format v1, JSON): the EK certificate
+    and the attestation key. Send it to the CA only; deviceid_verifier.PrivacyCA answers it."""
+    return _core.attest_enrolment(None)
+
+
+def attest_activate(challenge: str | bytes) -> str:
+    """The response to the CA's enrolment challenge (TPM2_ActivateCredential), as JSON. The CA
+    then returns an AK certificate message, to keep and pass to attest()."""
+    return _core.attest_activate(None, challenge)
+
+
+def attest(app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None = None) -> str:
+    """Evidence for app_id's server (JSON): TPM2_Certify of the app's key over the server's nonce
+    (1 to 64 bytes), with the CA's AK certificate message when given. The server checks it with
+    deviceid_verifier.Verifier; its "hardware_id" is hardware_id(app_id)."""
+    return _core.attest(None, app_id, nonce, ak_certificate)
 
 
 def store_secret(service: str, account: str, secret: bytes | bytearray | memoryview) -> None:

@@ -163,3 +163,19 @@ class Client:
     def delete_secret(self, service: str, account: str) -> bool:
         """Deletes the secret; False when there was none."""
         return self._call(lambda handle: _core.delete_secret(handle, service, account))
+
+    def hardware_id(self, app_id: str) -> str:
+        """This TPM's hardware-bound ID for app_id, as deviceid.hardware_id(), within this Client's timeout."""
+        return self._call(lambda handle: _core.hardware_id(handle, app_id))
+
+    def attest_enrolment(self) -> str:
+        """The enrolment request for the attestation CA, as deviceid.attest_enrolment()."""
+        return self._call(lambda handle: _core.attest_enrolment(handle))
+
+    def attest_activate(self, challenge: str | bytes) -> str:
+        """The response to the CA's challenge, as deviceid.attest_activate()."""
+        return self._call(lambda handle: _core.attest_activate(handle, challenge))
+
+    def attest(self, app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None = None) -> str:
+        """Evidence for app_id's server over its nonce, as deviceid.attest()."""
+        return self._call(lambda handle: _core.attest(handle, app_id, nonce, ak_certificate))

@@ -8,6 +8,10 @@ from . import _c, _native
 from ._errors import InvalidArgumentError, NotFoundError
 from ._records import Backend, Scope, StableID
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
+
 UUID_STRING_MAX = _native.uuid_string_max()
 
 
@@ -110,3 +114,48 @@ def delete_secret(context: object, service: str, account: str) -> bool:
     except NotFoundError:
         return False
     return True
+
+
+def hardware_id(context: object, app_id: str) -> str:
+    out = ctypes.create_string_buffer(UUID_STRING_MAX)
+    _native.context_hardware_id(context, text(app_id, "app id"), out, len(out))
+    return out.value.decode("ascii")
+
+
+def _message(call: Callable[[ctypes.c_void_p], object]) -> str:
+    """A wire message the library allocated: copied, then freed."""
+    out = ctypes.c_void_p()
+    call(out)
+    try:
+        return ctypes.string_at(out).decode("utf-8")
+    finally:
+        _native.free(out)
+
+
+def _wire(message: str | bytes, what: str) -> bytes:
+    if isinstance(message, str):
+        return text(message, what)
+    if isinstance(message, (bytes, bytearray)):
+        if b"\0" in message:
+            raise InvalidArgumentError(f"invalid argument: {what} contains a NUL byte")
+        return bytes(message)
+    raise TypeError(f"{what} must be str or bytes, not {type(message).__name__}")
+
+
+def attest_enrolment(context: object) -> str:
+    return _message(lambda out: _native.context_attest_enrolment(context, ctypes.byref(out)))
+
+
+def attest_activate(context: object, challenge: str | bytes) -> str:
+    raw = _wire(challenge, "challenge")
+    return _message(lambda out: _native.context_attest_activate(context, raw, ctypes.byref(out)))
+
+
+def attest(context: object, app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None) -> str:
+    if isinstance(nonce, str) or not isinstance(nonce, (bytes, bytearray, memoryview)):
+        raise TypeError(f"nonce must be bytes, not {type(nonce).__name__}")
+    data = bytes(nonce)
+    buffer = ctypes.create_string_buffer(data, len(data)) if data else None
+    raw_app = text(app_id, "app id")
+    certificate = None if ak_certificate is None else _wire(ak_certificate, "ak_certificate")
+    return _message(lambda out: _native.context_attest(context, raw_app, buffer, len(data), certificate, ctypes.byref(out)))
