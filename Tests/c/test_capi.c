@@ -542,6 +542,48 @@ static void test_contexts(const char *dir) {
     deviceid_context_free(NULL);
 }
 
+/* The hardware-bound ID and attestation: every bad argument gets its status before the TPM is
+ * asked, and a TPM that is not there is UNAVAILABLE (the TPM itself: Tests/tpm). */
+static void test_hardware_bad_input(void) {
+    char out[DEVICEID_UUID_STRING_MAX];
+    char *message = (char *)"untouched";
+    const unsigned char nonce[65] = {0};
+    setenv("DEVICEID_TPM_TCTI", "device:/nonexistent/tpmrm0", 1);
+    CHECK_STATUS(deviceid_hardware_id(NULL, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_hardware_id("com.example.hw", NULL, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, 36), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, sizeof out), DEVICEID_E_UNAVAILABLE);
+    CHECK(strstr(deviceid_last_error(), "/nonexistent/tpmrm0 does not exist") != NULL);
+    CHECK_STATUS(deviceid_attest_enrolment(NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_enrolment(&message), DEVICEID_E_UNAVAILABLE);
+    CHECK(message == NULL);
+    CHECK_STATUS(deviceid_attest("com.example.hw", NULL, 32, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 0, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 65, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest(NULL, nonce, 32, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, "not json", &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, "{\"v\":1,\"type\":\"deviceid.ak-certificate\"}", &message),
+                 DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(strstr(deviceid_last_error(), "\"certificate\"") != NULL);
+    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, NULL, &message), DEVICEID_E_UNAVAILABLE);
+    CHECK(message == NULL);
+    CHECK_STATUS(deviceid_attest_activate(NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_activate("{\"v\":1,\"type\":\"deviceid.enrolment-request\"}", &message),
+                 DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_activate("{\"v\":2,\"type\":\"deviceid.enrolment-challenge\"}", &message),
+                 DEVICEID_E_UNSUPPORTED);
+    CHECK_STATUS(deviceid_attest_activate("{\"v\":1,\"type\":\"deviceid.enrolment-challenge\",\"id\":\"1\","
+                                          "\"credential_blob\":\"!!\",\"encrypted_secret\":\"AA==\"}", &message),
+                 DEVICEID_E_INVALID_ARGUMENT);
+    setenv("DEVICEID_TPM_TCTI", "device:/dev/tpm0", 1);
+    CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(strstr(deviceid_last_error(), "resource manager") != NULL);
+    setenv("DEVICEID_TPM_TCTI", "mssim:host=localhost", 1);
+    CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, sizeof out), DEVICEID_E_UNSUPPORTED);
+    unsetenv("DEVICEID_TPM_TCTI");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]);
@@ -560,6 +602,7 @@ int main(int argc, char **argv) {
     test_identifier_reset();
     test_environment(argv[1]);
     test_contexts(argv[1]);
+    test_hardware_bad_input();
     /* The same again with the keyring (auto backend) where the test run has one. */
     CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_AUTO), DEVICEID_OK);
     test_get();
