@@ -686,8 +686,10 @@ void deviceid_free(void *DEVICEID_NULLABLE p);
  */
 
 /**
- * Writes this TPM's hardware-bound ID for `app_id` to `out` (DEVICEID_UUID_STRING_MAX bytes), as
- * a version-8 UUID. Kept in memory for the process only, never on disk.
+ * Writes this TPM's hardware-bound ID for `app_id` to `out`.
+ *
+ * `out` takes DEVICEID_UUID_STRING_MAX bytes: a version-8 UUID. It is kept in memory for the
+ * process only, never on disk.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (a bad app id, or DEVICEID_TPM_TCTI naming /dev/tpm0),
  * DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_UNAVAILABLE (no TPM, no tpm2-tss, or a TPM in failure
@@ -712,8 +714,10 @@ int deviceid_hardware_id(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NU
  */
 
 /**
- * Makes the enrolment request: {"v":1,"type":"deviceid.enrolment-request","ek_certificate":…,
- * "ak_public":…}.
+ * Makes the enrolment request for the attestation CA.
+ *
+ * {"v": 1, "type": "deviceid.enrolment-request", "ek_certificate": …, "ak_public": …}: the EK
+ * certificate (DER) and the attestation key's public area.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_NOT_FOUND (the TPM has no RSA EK
  * certificate at NV index 0x01c00002), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION,
@@ -723,8 +727,11 @@ int deviceid_hardware_id(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NU
 int deviceid_attest_enrolment(char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 
 /**
- * Answers the CA's challenge ({"v":1,"type":"deviceid.enrolment-challenge",...}) with
- * {"v":1,"type":"deviceid.enrolment-response","id":…,"credential":…}.
+ * Answers the CA's enrolment challenge.
+ *
+ * The challenge is {"v": 1, "type": "deviceid.enrolment-challenge", ...}; the answer,
+ * {"v": 1, "type": "deviceid.enrolment-response", "id": …, "credential": …}, holds what
+ * TPM2_ActivateCredential recovered.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (not a challenge, or one this TPM cannot open:
  * made for another TPM or another attestation key), DEVICEID_E_UNSUPPORTED (another wire format
@@ -734,10 +741,12 @@ int deviceid_attest_enrolment(char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 int deviceid_attest_activate(const char *DEVICEID_NULLABLE challenge, char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 
 /**
- * Certifies the app key of `app_id` with the attestation key over `nonce` (1 to 64 bytes the
- * server chose; 32 random bytes are usual): {"v":1,"type":"deviceid.attestation","app_id":…,
- * "hardware_id":…,"nonce":…,"app_public":…,"ak_public":…,"attest":…,"signature":…}, with
- * "ak_certificate" when `ak_certificate` (the CA's {"type":"deviceid.ak-certificate"} message, or
+ * Makes evidence for the server of `app_id`: the attestation key certifies the app's key.
+ *
+ * TPM2_Certify over `nonce` (1 to 64 bytes the server chose; 32 random bytes are usual) gives
+ * {"v": 1, "type": "deviceid.attestation", "app_id": …,
+ * "hardware_id": …, "nonce": …, "app_public": …, "ak_public": …, "attest": …, "signature": …}, with
+ * "ak_certificate" when `ak_certificate` (the CA's {"type": "deviceid.ak-certificate"} message, or
  * NULL) is given. "hardware_id" is what deviceid_hardware_id() gives for `app_id`.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_UNSUPPORTED, DEVICEID_E_UNAVAILABLE,
