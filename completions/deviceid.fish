@@ -1,5 +1,5 @@
 # fish completion for deviceid(1)
-set -l commands get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid doctor version help
+set -l commands get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest doctor version help
 complete -c deviceid -f
 complete -c deviceid -l backend -x -a 'auto secret-service file' -d 'which stores'
 complete -c deviceid -l timeout -x -d 'deadline of each keyring conversation (ms)'
@@ -10,6 +10,8 @@ complete -c deviceid -l interface -x -a '(__fish_print_interfaces)' -d 'network 
 complete -c deviceid -l bundle -x -d 'bundle id'
 complete -c deviceid -l uppercase -d 'uppercase hex'
 complete -c deviceid -l compact -d 'no dashes or colons'
+complete -c deviceid -l nonce -x -d "the server's nonce (base64)"
+complete -c deviceid -l ak-certificate -r -F -d "the CA's AK certificate message"
 complete -c deviceid -s h -l help -d 'help'
 complete -c deviceid -l version -d 'print the version'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a get -d "print this device's stable ID for APP_ID"
@@ -24,6 +26,8 @@ complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a mac-md5 -
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a hash -d 'hex digest of stdin'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a machine-id -d 'the app-specific or raw machine ID'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a product-uuid -d 'the raw firmware product UUID'
+complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a hardware-id -d "this TPM's hardware-bound ID for APP_ID"
+complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a attest -d 'TPM attestation: enrol, activate, certify'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a doctor -d 'check the bus, the keyring and the file store'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a version -d 'print the version'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a help -d 'print help'
@@ -34,4 +38,5 @@ complete -c deviceid -n "__fish_seen_subcommand_from openudid" -a 'get opt-out r
 complete -c deviceid -n "__fish_seen_subcommand_from hash" -a 'md5 sha256'
 complete -c deviceid -n "__fish_seen_subcommand_from machine-id" -a 'app-specific raw'
 complete -c deviceid -n "__fish_seen_subcommand_from product-uuid" -a raw
+complete -c deviceid -n "__fish_seen_subcommand_from attest" -a 'enrol activate certify'
 complete -c deviceid -n "__fish_seen_subcommand_from help" -a "$commands"

@@ -201,6 +201,7 @@ GOOD_ID = {"app_id": "a", "id": "1b4e28ba-2fa1-4d2b-883f-0016d3cca427", "source"
     {"error": {"name": "USAGE", "message": "m"}},
     {"error": {"status": -1, "name": "USAGE", "message": "m", "help": "h"}},
     {"uuid": "x"}, {"reset": False}, {"hash": "00"}, [], "text",
+    {"hardware_id": "3cf7bfbe-c440-8b82-aea9-3ca59341abdc"},                 # for which app, always said
 ])
 def test_the_validator_refuses_what_the_contract_does_not_allow(instance):
     assert violations(instance, SCHEMA)
@@ -214,6 +215,7 @@ def test_the_validator_accepts_the_documented_objects():
     assert kinds({"app_id": "a", "reset": True}) == ["reset"]
     assert kinds({"limited": True}) == ["advertisingLimit"]
     assert kinds({"sha256": "0" * 64}) == ["hash"]
+    assert kinds({"app_id": "a", "hardware_id": "3cf7bfbe-c440-8b82-aea9-3ca59341abdc"}) == ["hardwareID"]
 
 
 # ---------------------------------------------------------------------------------------------
