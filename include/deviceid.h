@@ -845,9 +845,13 @@ int deviceid_context_secret_delete(deviceid_context *DEVICEID_NULLABLE ctx, cons
                                    const char *DEVICEID_NULLABLE account);
 
 /**
- * deviceid_hardware_id() and attestation with the context's deadline.
+ * deviceid_hardware_id(), deviceid_attest_enrolment(), deviceid_attest_activate() and
+ * deviceid_attest() with the context's deadline.
  *
- * Returns what their namesakes return.
+ * Returns 0, or what the namesake returns: DEVICEID_E_INVALID_ARGUMENT,
+ * DEVICEID_E_BUFFER_TOO_SMALL (hardware ID), DEVICEID_E_NOT_FOUND (enrolment),
+ * DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION, DEVICEID_E_LOCKED, DEVICEID_E_TIMED_OUT,
+ * DEVICEID_E_UNSUPPORTED, DEVICEID_E_TOO_LARGE (enrolment), DEVICEID_E_IO, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_context_hardware_id(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,
                                  char *DEVICEID_NULLABLE out, size_t out_size);

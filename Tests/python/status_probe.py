@@ -97,6 +97,29 @@ for service, account in ((b"probe.service", b"acct"), (None, b"acct"), (b"device
         call(prefix + "delete", *lead, service, account)
         call(prefix + "delete", *lead, service, account)
 
+# The hardware-bound ID and attestation, against whatever TPM DEVICEID_TPM_TCTI names (none here:
+# UNAVAILABLE), with good and bad arguments.
+for target in (None, context):
+    prefix = "deviceid_" if target is None else "deviceid_context_"
+    lead = () if target is None else (target,)
+    for name in NAMES:
+        for size in (37, 8):
+            call(prefix + "hardware_id", *lead, name, out(size), c_size_t(size))
+    message = c_void_p()
+    for status in (call(prefix + "attest_enrolment", *lead, byref(message)), call(prefix + "attest_enrolment", *lead, None)):
+        if status == 0:
+            lib.deviceid_free(message)
+    for challenge in (None, b"{}", b'{"v":2,"type":"deviceid.enrolment-challenge"}',
+                      b'{"v":1,"type":"deviceid.enrolment-challenge","id":"1","credential_blob":"AA==",'
+                      b'"encrypted_secret":"AA=="}'):
+        if call(prefix + "attest_activate", *lead, challenge, byref(message)) == 0:
+            lib.deviceid_free(message)
+    for name, nonce, size, certificate in ((b"probe.app", b"n" * 32, 32, None), (None, b"n", 1, None),
+                                           (b"probe.app", None, 32, None), (b"probe.app", b"n" * 65, 65, None),
+                                           (b"probe.app", b"n", 1, b"{}")):
+        if call(prefix + "attest", *lead, name, nonce, c_size_t(size), certificate, byref(message)) == 0:
+            lib.deviceid_free(message)
+
 for fmt in (0, 1, 2, 3, 8):
     call("deviceid_uuid_generate", out(), c_size_t(37), c_uint(fmt))
     call("deviceid_uuid_generate", out(8), c_size_t(8), c_uint(fmt))
