@@ -702,32 +702,35 @@ int deviceid_hardware_id(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NU
 
 /*
  * Attestation (TCG Privacy-CA model; wire format v1: one JSON object per message, binary fields
- * in padded base64, TPM structures in their marshalled form — docs/HARDWARE-ID.md):
- *   1. deviceid_attest_enrolment(): an enrolment request for the attestation CA (it carries the EK
- *      certificate, which only that CA sees);
+ * in padded base64, TPM structures in their marshalled form — docs/HARDWARE-ID.md). Each app id
+ * has its own attestation key (AK), derived by the TPM like the app key, so that no two apps'
+ * servers see a common key:
+ *   1. deviceid_attest_enrolment(): the app's enrolment request for the attestation CA (it
+ *      carries the EK certificate, which only that CA sees);
  *   2. deviceid_attest_activate(): the response to the CA's challenge (TPM2_ActivateCredential),
- *      after which the CA issues an AK certificate message;
- *   3. deviceid_attest(): evidence for an app's server — TPM2_Certify of the app's key over the
- *      server's nonce — checked by the server with the deviceid_verifier Python package.
+ *      after which the CA issues an AK certificate message for the app;
+ *   3. deviceid_attest(): evidence for the app's server — TPM2_Certify of the app's key by the
+ *      app's AK over the server's nonce — checked by the server with the deviceid_verifier Python
+ *      package.
  * Each message is returned in `*out`, NUL-terminated, allocated by the library: free it with
  * deviceid_free(). On failure `*out` is NULL.
  */
 
 /**
- * Makes the enrolment request for the attestation CA.
+ * Makes the enrolment request of `app_id`'s attestation key for the attestation CA.
  *
- * {"v": 1, "type": "deviceid.enrolment-request", "ek_certificate": …, "ak_public": …}: the EK
- * certificate (DER) and the attestation key's public area.
+ * {"v": 1, "type": "deviceid.enrolment-request", "app_id": …, "ek_certificate": …, "ak_public": …}:
+ * the app id, the EK certificate (DER) and the app's attestation key's public area.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_NOT_FOUND (the TPM has no RSA EK
  * certificate at NV index 0x01c00002), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION,
  * DEVICEID_E_LOCKED, DEVICEID_E_TIMED_OUT, DEVICEID_E_UNSUPPORTED, DEVICEID_E_TOO_LARGE,
  * DEVICEID_E_IO, DEVICEID_E_NO_MEMORY.
  */
-int deviceid_attest_enrolment(char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+int deviceid_attest_enrolment(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 
 /**
- * Answers the CA's enrolment challenge.
+ * Answers the CA's enrolment challenge for `app_id`'s attestation key.
  *
  * The challenge is {"v": 1, "type": "deviceid.enrolment-challenge", ...}; the answer,
  * {"v": 1, "type": "deviceid.enrolment-response", "id": …, "credential": …}, holds what
@@ -738,10 +741,11 @@ int deviceid_attest_enrolment(char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
  * version, or TCTI), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION, DEVICEID_E_LOCKED,
  * DEVICEID_E_TIMED_OUT, DEVICEID_E_IO, DEVICEID_E_NO_MEMORY.
  */
-int deviceid_attest_activate(const char *DEVICEID_NULLABLE challenge, char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+int deviceid_attest_activate(const char *DEVICEID_NULLABLE app_id, const char *DEVICEID_NULLABLE challenge,
+                             char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 
 /**
- * Makes evidence for the server of `app_id`: the attestation key certifies the app's key.
+ * Makes evidence for the server of `app_id`: the app's attestation key certifies the app's key.
  *
  * TPM2_Certify over `nonce` (1 to 64 bytes the server chose; 32 random bytes are usual) gives
  * {"v": 1, "type": "deviceid.attestation", "app_id": …,
@@ -855,9 +859,10 @@ int deviceid_context_secret_delete(deviceid_context *DEVICEID_NULLABLE ctx, cons
  */
 int deviceid_context_hardware_id(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,
                                  char *DEVICEID_NULLABLE out, size_t out_size);
-int deviceid_context_attest_enrolment(deviceid_context *DEVICEID_NULLABLE ctx,
+int deviceid_context_attest_enrolment(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,
                                       char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
-int deviceid_context_attest_activate(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE challenge,
+int deviceid_context_attest_activate(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,
+                                     const char *DEVICEID_NULLABLE challenge,
                                      char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 int deviceid_context_attest(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,
                             const void *DEVICEID_NULLABLE nonce, size_t nonce_size,

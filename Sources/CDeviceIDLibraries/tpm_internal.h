@@ -48,7 +48,8 @@ void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle);
 
 /// The three primaries DeviceID makes (docs/HARDWARE-ID.md; frozen: a change changes every ID).
 enum dids_tpm_key { DIDS_TPM_APP_KEY, DIDS_TPM_ATTESTATION_KEY, DIDS_TPM_ENDORSEMENT_KEY };
-/// Creates one under its hierarchy; `unique` is ignored for the EK. `public_area` (may be NULL)
+/// Creates one under its hierarchy (the app key and the AK: owner; the EK: endorsement);
+/// `unique` is ignored for the EK. `public_area` (may be NULL)
 /// receives the marshalled TPMT_PUBLIC of an ECC key. 1 on success.
 int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,
                             struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);

@@ -94,7 +94,13 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
         ecc_signing_template(&template, DIDS_TPM_APP_KEY_ATTRIBUTES, unique);
         hierarchy = DIDS_ESYS_TR_RH_OWNER;
         break;
-    case DIDS_TPM_ATTESTATION_KEY: ecc_signing_template(&template, DIDS_TPM_AK_ATTRIBUTES, unique); break;
+    case DIDS_TPM_ATTESTATION_KEY:
+        // The owner hierarchy, not the endorsement one: TPM2_Certify by a key outside the
+        // endorsement and platform hierarchies has its resetCount, restartCount and
+        // firmwareVersion obfuscated, so they cannot link one device's apps.
+        ecc_signing_template(&template, DIDS_TPM_AK_ATTRIBUTES, unique);
+        hierarchy = DIDS_ESYS_TR_RH_OWNER;
+        break;
     case DIDS_TPM_ENDORSEMENT_KEY: ek_template(&template); break;
     }
     TPM2B_SENSITIVE_CREATE sensitive;

@@ -27,38 +27,44 @@ private func hand(_ text: String, to out: UnsafeMutablePointer<UnsafeMutablePoin
 }
 
 @_cdecl("deviceid_attest_enrolment")
-public func deviceid_attest_enrolment(_ request: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    deviceid_context_attest_enrolment(nil, request)
+public func deviceid_attest_enrolment(
+    _ appID: UnsafePointer<CChar>?, _ request: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    deviceid_context_attest_enrolment(nil, appID, request)
 }
 
 @_cdecl("deviceid_context_attest_enrolment")
 public func deviceid_context_attest_enrolment(
-    _ context: OpaquePointer?, _ request: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?,
+    _ request: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
     request?.pointee = nil
     return cStatus { () throws(DeviceIDError) in
         guard let request else { throw DeviceIDError(.invalidArgument, "request is NULL") }
-        try hand(try Context.instance(context).attestationEnrolment(), to: request)
+        let app = try CArguments.name(appID, "app id")
+        try hand(try Context.instance(context).attestationEnrolment(for: app), to: request)
     }
 }
 
 @_cdecl("deviceid_attest_activate")
 public func deviceid_attest_activate(
-    _ challenge: UnsafePointer<CChar>?, _ response: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+    _ appID: UnsafePointer<CChar>?, _ challenge: UnsafePointer<CChar>?,
+    _ response: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
-    deviceid_context_attest_activate(nil, challenge, response)
+    deviceid_context_attest_activate(nil, appID, challenge, response)
 }
 
 @_cdecl("deviceid_context_attest_activate")
 public func deviceid_context_attest_activate(
-    _ context: OpaquePointer?, _ challenge: UnsafePointer<CChar>?,
+    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ challenge: UnsafePointer<CChar>?,
     _ response: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
     response?.pointee = nil
     return cStatus { () throws(DeviceIDError) in
         guard let response else { throw DeviceIDError(.invalidArgument, "response is NULL") }
+        let app = try CArguments.name(appID, "app id")
         let text = try CArguments.text(challenge, "challenge")
-        try hand(try Context.instance(context).attestationActivation(challenge: text), to: response)
+        try hand(try Context.instance(context).attestationActivation(for: app, challenge: text), to: response)
     }
 }
 

@@ -14,11 +14,11 @@ extension Commands {
 
     func attest(_ operands: [String], _ invocation: Invocation) throws(DeviceIDError) -> Int32 {
         switch (operands.first, operands.count) {
-        case ("enrol"?, 1):
-            output.write(try identity.attestationEnrolment() + "\n")
-        case ("activate"?, 1), ("activate"?, 2):
-            let challenge = try Self.readMessage(operands.count == 2 ? operands[1] : "-", "the challenge")
-            output.write(try identity.attestationActivation(challenge: challenge) + "\n")
+        case ("enrol"?, 2):
+            output.write(try identity.attestationEnrolment(for: operands[1]) + "\n")
+        case ("activate"?, 2), ("activate"?, 3):
+            let challenge = try Self.readMessage(operands.count == 3 ? operands[2] : "-", "the challenge")
+            output.write(try identity.attestationActivation(for: operands[1], challenge: challenge) + "\n")
         case ("certify"?, 2):
             guard let text = invocation.nonce else {
                 return usageError("attest certify needs --nonce BASE64 (the server's nonce)", command: "attest")
@@ -31,7 +31,8 @@ extension Commands {
             }
             output.write(try identity.attestation(for: operands[1], nonce: nonce, akCertificate: certificate) + "\n")
         default:
-            return usageError("attest takes enrol | activate [FILE] | certify APP_ID --nonce BASE64", command: "attest")
+            return usageError("attest takes enrol APP_ID | activate APP_ID [FILE] | certify APP_ID --nonce BASE64",
+                              command: "attest")
         }
         return ExitCode.success
     }

@@ -73,15 +73,16 @@ enum Help {
             a TPM, 19 without permission, 14 in dictionary-attack lockout.
             """),
         Entry(command: "attest", forms: [
-            ("attest enrol", "print an enrolment request for the attestation CA"),
-            ("attest activate [FILE]", "answer the CA's challenge (from FILE or stdin)"),
+            ("attest enrol APP_ID", "print APP_ID's enrolment request for the attestation CA"),
+            ("attest activate APP_ID [FILE]", "answer the CA's challenge (from FILE or stdin)"),
             ("attest certify APP_ID --nonce B64", "evidence for APP_ID's server (--ak-certificate FILE)"),
         ], details: """
             Attestation of the hardware-bound ID, in wire format v1 (JSON with base64 fields;
-            docs/HARDWARE-ID.md). enrol sends the EK certificate to the attestation CA your
-            deployment chose (only it sees the EK); activate proves the attestation key lives in
-            that TPM (TPM2_ActivateCredential); certify has the attestation key certify the app's
-            key over the server's nonce (TPM2_Certify), with the CA's AK certificate message from
+            docs/HARDWARE-ID.md). Each app has its own attestation key (AK), so no two apps'
+            servers see a common key. enrol sends the EK certificate and APP_ID's AK to the
+            attestation CA your deployment chose (only it sees the EK); activate proves the AK
+            lives in that TPM (TPM2_ActivateCredential); certify has the AK certify the app's key
+            over the server's nonce (TPM2_Certify), with the CA's AK certificate message from
             --ak-certificate FILE. Servers check evidence with the deviceid_verifier Python package.
             """),
         Entry(command: "doctor", forms: [("doctor", "check the bus, the keyring and the file store")], details: """

@@ -64,7 +64,9 @@ final class HardwareWireTests: XCTestCase {
         XCTAssertEqual(Hex.encode(HardwareIdentity.unique(appID: "com.example.é")), expected)
         XCTAssertNotEqual(HardwareIdentity.unique(appID: "a"), HardwareIdentity.unique(appID: "b"))
         let ak = Array("deviceid.attestation-key.v1".utf8)
-        XCTAssertEqual(Hex.encode(HardwareIdentity.attestationKeyUnique), try Digests.hex(.sha256, be32(ak.count) + ak))
+        XCTAssertEqual(Hex.encode(HardwareIdentity.attestationKeyUnique(appID: "com.example.é")),
+                       try Digests.hex(.sha256, be32(ak.count) + ak + be32(app.count) + app))
+        XCTAssertNotEqual(HardwareIdentity.attestationKeyUnique(appID: "a"), HardwareIdentity.attestationKeyUnique(appID: "b"))
 
         let name: [UInt8] = [0x00, 0x0b] + (0..<32).map { UInt8($0) }
         let digest = try Digests.hex(.sha256, Array("deviceid.hardware-id.v1/name".utf8) + name)

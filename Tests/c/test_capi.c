@@ -554,8 +554,9 @@ static void test_hardware_bad_input(void) {
     CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, 36), DEVICEID_E_BUFFER_TOO_SMALL);
     CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, sizeof out), DEVICEID_E_UNAVAILABLE);
     CHECK(strstr(deviceid_last_error(), "/nonexistent/tpmrm0 does not exist") != NULL);
-    CHECK_STATUS(deviceid_attest_enrolment(NULL), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest_enrolment(&message), DEVICEID_E_UNAVAILABLE);
+    CHECK_STATUS(deviceid_attest_enrolment("com.example.hw", NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_enrolment(NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_enrolment("com.example.hw", &message), DEVICEID_E_UNAVAILABLE);
     CHECK(message == NULL);
     CHECK_STATUS(deviceid_attest("com.example.hw", NULL, 32, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 0, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
@@ -568,12 +569,13 @@ static void test_hardware_bad_input(void) {
     CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, NULL, &message), DEVICEID_E_UNAVAILABLE);
     CHECK(message == NULL);
-    CHECK_STATUS(deviceid_attest_activate(NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest_activate("{\"v\":1,\"type\":\"deviceid.enrolment-request\"}", &message),
+    CHECK_STATUS(deviceid_attest_activate("com.example.hw", NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_activate(NULL, "{}", &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_activate("com.example.hw", "{\"v\":1,\"type\":\"deviceid.enrolment-request\"}", &message),
                  DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest_activate("{\"v\":2,\"type\":\"deviceid.enrolment-challenge\"}", &message),
+    CHECK_STATUS(deviceid_attest_activate("com.example.hw", "{\"v\":2,\"type\":\"deviceid.enrolment-challenge\"}", &message),
                  DEVICEID_E_UNSUPPORTED);
-    CHECK_STATUS(deviceid_attest_activate("{\"v\":1,\"type\":\"deviceid.enrolment-challenge\",\"id\":\"1\","
+    CHECK_STATUS(deviceid_attest_activate("com.example.hw", "{\"v\":1,\"type\":\"deviceid.enrolment-challenge\",\"id\":\"1\","
                                           "\"credential_blob\":\"!!\",\"encrypted_secret\":\"AA==\"}", &message),
                  DEVICEID_E_INVALID_ARGUMENT);
     setenv("DEVICEID_TPM_TCTI", "device:/dev/tpm0", 1);

@@ -106,14 +106,17 @@ for target in (None, context):
         for size in (37, 8):
             call(prefix + "hardware_id", *lead, name, out(size), c_size_t(size))
     message = c_void_p()
-    for status in (call(prefix + "attest_enrolment", *lead, byref(message)), call(prefix + "attest_enrolment", *lead, None)):
-        if status == 0:
-            lib.deviceid_free(message)
+    for name in (b"probe.app", None, b"\xff"):
+        for status in (call(prefix + "attest_enrolment", *lead, name, byref(message)),
+                       call(prefix + "attest_enrolment", *lead, name, None)):
+            if status == 0:
+                lib.deviceid_free(message)
     for challenge in (None, b"{}", b'{"v":2,"type":"deviceid.enrolment-challenge"}',
                       b'{"v":1,"type":"deviceid.enrolment-challenge","id":"1","credential_blob":"AA==",'
                       b'"encrypted_secret":"AA=="}'):
-        if call(prefix + "attest_activate", *lead, challenge, byref(message)) == 0:
-            lib.deviceid_free(message)
+        for name in (b"probe.app", None):
+            if call(prefix + "attest_activate", *lead, name, challenge, byref(message)) == 0:
+                lib.deviceid_free(message)
     for name, nonce, size, certificate in ((b"probe.app", b"n" * 32, 32, None), (None, b"n", 1, None),
                                            (b"probe.app", None, 32, None), (b"probe.app", b"n" * 65, 65, None),
                                            (b"probe.app", b"n", 1, b"{}")):

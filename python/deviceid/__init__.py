@@ -273,16 +273,17 @@ def hardware_id(app_id: str) -> str:
     return _core.hardware_id(None, app_id)
 
 
-def attest_enrolment() -> str:
-    """The enrolment request for the attestation CA (wire format v1, JSON): the EK certificate
-    and the attestation key. Send it to the CA only; deviceid_verifier.PrivacyCA answers it."""
-    return _core.attest_enrolment(None)
+def attest_enrolment(app_id: str) -> str:
+    """app_id's enrolment request for the attestation CA (wire format v1, JSON): the EK
+    certificate and the app's own attestation key. Send it to the CA only;
+    deviceid_verifier.PrivacyCA answers it."""
+    return _core.attest_enrolment(None, app_id)
 
 
-def attest_activate(challenge: str | bytes) -> str:
-    """The response to the CA's enrolment challenge (TPM2_ActivateCredential), as JSON. The CA
-    then returns an AK certificate message, to keep and pass to attest()."""
-    return _core.attest_activate(None, challenge)
+def attest_activate(app_id: str, challenge: str | bytes) -> str:
+    """The response to the CA's enrolment challenge for app_id (TPM2_ActivateCredential), as
+    JSON. The CA then returns an AK certificate message, to keep and pass to attest()."""
+    return _core.attest_activate(None, app_id, challenge)
 
 
 def attest(app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None = None) -> str:

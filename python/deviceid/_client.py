@@ -168,13 +168,13 @@ class Client:
         """This TPM's hardware-bound ID for app_id, as deviceid.hardware_id(), within this Client's timeout."""
         return self._call(lambda handle: _core.hardware_id(handle, app_id))
 
-    def attest_enrolment(self) -> str:
-        """The enrolment request for the attestation CA, as deviceid.attest_enrolment()."""
-        return self._call(lambda handle: _core.attest_enrolment(handle))
+    def attest_enrolment(self, app_id: str) -> str:
+        """app_id's enrolment request for the attestation CA, as deviceid.attest_enrolment()."""
+        return self._call(lambda handle: _core.attest_enrolment(handle, app_id))
 
-    def attest_activate(self, challenge: str | bytes) -> str:
-        """The response to the CA's challenge, as deviceid.attest_activate()."""
-        return self._call(lambda handle: _core.attest_activate(handle, challenge))
+    def attest_activate(self, app_id: str, challenge: str | bytes) -> str:
+        """The response to the CA's challenge for app_id, as deviceid.attest_activate()."""
+        return self._call(lambda handle: _core.attest_activate(handle, app_id, challenge))
 
     def attest(self, app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None = None) -> str:
         """Evidence for app_id's server over its nonce, as deviceid.attest()."""

@@ -142,13 +142,15 @@ def _wire(message: str | bytes, what: str) -> bytes:
     raise TypeError(f"{what} must be str or bytes, not {type(message).__name__}")
 
 
-def attest_enrolment(context: object) -> str:
-    return _message(lambda out: _native.context_attest_enrolment(context, ctypes.byref(out)))
+def attest_enrolment(context: object, app_id: str) -> str:
+    raw_app = text(app_id, "app id")
+    return _message(lambda out: _native.context_attest_enrolment(context, raw_app, ctypes.byref(out)))
 
 
-def attest_activate(context: object, challenge: str | bytes) -> str:
+def attest_activate(context: object, app_id: str, challenge: str | bytes) -> str:
+    raw_app = text(app_id, "app id")
     raw = _wire(challenge, "challenge")
-    return _message(lambda out: _native.context_attest_activate(context, raw, ctypes.byref(out)))
+    return _message(lambda out: _native.context_attest_activate(context, raw_app, raw, ctypes.byref(out)))
 
 
 def attest(context: object, app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None) -> str:

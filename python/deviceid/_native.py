@@ -132,10 +132,10 @@ context_secret_delete = _declare("deviceid_context_secret_delete", c_int, [c_voi
 context_hardware_id = _declare("deviceid_context_hardware_id", c_int, [c_void_p, c_char_p, c_char_p, c_size_t],
                                 check=True)
 # Attestation messages come back library-allocated: c_void_p, released with deviceid_free.
-context_attest_enrolment = _declare("deviceid_context_attest_enrolment", c_int, [c_void_p, POINTER(c_void_p)],
+context_attest_enrolment = _declare("deviceid_context_attest_enrolment", c_int, [c_void_p, c_char_p, POINTER(c_void_p)],
                                     check=True)
-context_attest_activate = _declare("deviceid_context_attest_activate", c_int, [c_void_p, c_char_p, POINTER(c_void_p)],
-                                   check=True)
+context_attest_activate = _declare("deviceid_context_attest_activate", c_int,
+                                   [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)], check=True)
 context_attest = _declare("deviceid_context_attest", c_int,
                           [c_void_p, c_char_p, c_void_p, c_size_t, c_char_p, POINTER(c_void_p)], check=True)
 

@@ -235,7 +235,7 @@ void dids_tpm_close(dids_tpm *tpm);
 int dids_tpm_app_key(dids_tpm *tpm, const unsigned char unique[32], struct dids_tpm_bytes *name,
                      struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);
 /// The EK certificate (DER, from NV index 0x01c00002) and the attestation key's marshalled
-/// TPMT_PUBLIC (the AK is the endorsement hierarchy's primary of template `ak_unique`).
+/// TPMT_PUBLIC (the AK is the owner hierarchy's primary of template `ak_unique`, one per app).
 int dids_tpm_enrolment(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ek_certificate,
                        struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure);
 /// TPM2_ActivateCredential: the secret a verifier's MakeCredential sealed to the EK for the AK.

@@ -3,16 +3,19 @@ import CDeviceIDLibraries
 /// The device's side of attestation (docs/HARDWARE-ID.md, "Attestation"), in wire format v1:
 /// JSON objects with base64 fields, each TPM structure in the TPM's own marshalled form.
 ///
-/// 1. `attestationEnrolment()` → an enrolment request (the EK certificate and the attestation
-///    key's public area) for the attestation CA the deployment chose;
-/// 2. `attestationActivation(challenge:)` → the response to the CA's challenge, which only the TPM
-///    holding both the EK and the AK can give (TPM2_ActivateCredential); the CA then certifies
-///    the AK;
-/// 3. `attestation(for:nonce:akCertificate:)` → evidence for an app's server: TPM2_Certify of the
-///    app's key by the AK over the server's nonce, with the AK certificate.
+/// 1. `attestationEnrolment(for:)` → an enrolment request (the app id, the EK certificate and the
+///    app's attestation key's public area) for the attestation CA the deployment chose;
+/// 2. `attestationActivation(for:challenge:)` → the response to the CA's challenge, which only
+///    the TPM holding both the EK and the AK can give (TPM2_ActivateCredential); the CA then
+///    certifies the AK for that app;
+/// 3. `attestation(for:nonce:akCertificate:)` → evidence for the app's server: TPM2_Certify of the
+///    app's key by the app's AK over the server's nonce, with the AK certificate.
 ///
-/// The attestation key is derived, not stored: the endorsement hierarchy's primary from a fixed
-/// template, the same on every call on one TPM.
+/// Each app has its own attestation key, derived, not stored: a primary of the owner hierarchy
+/// whose template's unique is a hash of the app id, the same on every call on one TPM. An app's
+/// server therefore sees nothing another app's server sees (only the CA sees every enrolment and
+/// the EK), and TPM2_Certify by an owner-hierarchy key has the TPM's reset and restart counts
+/// and firmware version obfuscated.
 extension DeviceIdentity {
     static let attestationWireVersion = 1
 
@@ -50,10 +53,12 @@ extension DeviceIdentity {
         return bytes
     }
 
-    /// The enrolment request: `{"v":1,"type":"deviceid.enrolment-request","ek_certificate":…,"ak_public":…}`.
-    public func attestationEnrolment() throws(DeviceIDError) -> String {
+    /// The enrolment request for `appID`'s attestation key:
+    /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_certificate":…,"ak_public":…}`.
+    public func attestationEnrolment(for appID: String) throws(DeviceIDError) -> String {
+        try Names.validate(appID, "app id")
         let address = try TPMAddress.resolved()
-        let unique = HardwareIdentity.attestationKeyUnique
+        let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
         let (certificate, akPublic): ([UInt8], [UInt8]) = try TPMConversation.run(
             address, milliseconds: try attestationMilliseconds(endorsementKey: false)
         ) { tpm, failure in
@@ -68,19 +73,22 @@ extension DeviceIdentity {
             return ok != 0 ? (certificate, akPublic) : nil
         }
         var json = Self.message("deviceid.enrolment-request")
+        json.set("app_id", appID)
         json.set("ek_certificate", Base64.encode(certificate))
         json.set("ak_public", Base64.encode(akPublic))
         return json.text
     }
 
-    /// The response to an enrolment challenge (`"type":"deviceid.enrolment-challenge"`, with
-    /// `id`, `credential_blob`, `encrypted_secret`): the credential the TPM recovered.
-    public func attestationActivation(challenge: String) throws(DeviceIDError) -> String {
+    /// The response to the enrolment challenge for `appID`'s attestation key
+    /// (`"type":"deviceid.enrolment-challenge"`, with `id`, `credential_blob`,
+    /// `encrypted_secret`): the credential the TPM recovered.
+    public func attestationActivation(for appID: String, challenge: String) throws(DeviceIDError) -> String {
+        try Names.validate(appID, "app id")
         let json = try Self.parse(challenge, type: "deviceid.enrolment-challenge")
         guard let id = json.string("id") else { throw DeviceIDError(.invalidArgument, "the challenge has no \"id\"") }
         let blob = try Self.bytes(json, "credential_blob"), secret = try Self.bytes(json, "encrypted_secret")
         let address = try TPMAddress.resolved()
-        let unique = HardwareIdentity.attestationKeyUnique
+        let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
         let credential: [UInt8] = try TPMConversation.run(
             address, milliseconds: try attestationMilliseconds(endorsementKey: true)
         ) { tpm, failure in
@@ -102,8 +110,8 @@ extension DeviceIdentity {
         return response.text
     }
 
-    /// Evidence for an app's server: TPM2_Certify of the app key of `appID` by the attestation
-    /// key over `nonce` (1 to 64 bytes the server chose), with the AK certificate message the
+    /// Evidence for an app's server: TPM2_Certify of the app key of `appID` by the app's
+    /// attestation key over `nonce` (1 to 64 bytes the server chose), with the AK certificate message the
     /// CA issued (`"type":"deviceid.ak-certificate"`) when given. The `hardware_id` in it is
     /// `hardwareID(for: appID)`.
     public func attestation(for appID: String, nonce: [UInt8], akCertificate: String? = nil) throws(DeviceIDError) -> String {
@@ -115,7 +123,7 @@ extension DeviceIdentity {
             try Self.bytes(try Self.parse(text, type: "deviceid.ak-certificate"), "certificate")
         }
         let address = try TPMAddress.resolved()
-        let akUnique = HardwareIdentity.attestationKeyUnique, appUnique = HardwareIdentity.unique(appID: appID)
+        let akUnique = HardwareIdentity.attestationKeyUnique(appID: appID), appUnique = HardwareIdentity.unique(appID: appID)
         typealias Certified = (attest: [UInt8], signature: [UInt8], appPublic: [UInt8], akPublic: [UInt8])
         let certified: Certified = try TPMConversation.run(
             address, milliseconds: try attestationMilliseconds(endorsementKey: false)

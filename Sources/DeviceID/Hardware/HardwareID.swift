@@ -19,8 +19,12 @@ enum HardwareIdentity {
         SHA256.hash(lengthPrefixed(label) + lengthPrefixed(appID))
     }
 
-    /// The attestation key template's unique.x: SHA-256(len32(label) ‖ label).
-    static let attestationKeyUnique: [UInt8] = SHA256.hash(lengthPrefixed(attestationKeyLabel))
+    /// The app's attestation key template's unique.x:
+    /// SHA-256(len32(label) ‖ label ‖ len32(app id) ‖ app id). One AK per app, so that app
+    /// servers, which see the AK in every piece of evidence, cannot link one device's apps.
+    static func attestationKeyUnique(appID: String) -> [UInt8] {
+        SHA256.hash(lengthPrefixed(attestationKeyLabel) + lengthPrefixed(appID))
+    }
 
     /// UUIDv8 (RFC 9562) of SHA-256("deviceid.hardware-id.v1/name" ‖ Name).
     static func id(fromName name: [UInt8]) -> ID128 {
