@@ -7,6 +7,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +115,42 @@ static void quiet_tss2(void) {
     (void)setenv("TSS2_LOG", "all+none", 0);
 }
 
+// The swtpm TCTI's initialisation sets the locality over swtpm's control socket and reads the
+// answer with a blocking read(): a stopped swtpm would hold the caller there past any deadline.
+// So a swtpm reached by a Unix socket is asked first, on its control socket (<path>.ctrl, where the
+// TCTI finds it), for its capabilities, within the deadline. 0: it answered (or is not there,
+// which the TCTI then reports); -1: it did not answer in time.
+static int swtpm_answers(const char *config, uint64_t deadline_ms) {
+    const char *path = strncmp(config, "path=", 5) == 0 ? config + 5 : NULL;
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    if (!path || strchr(path, ',') || strlen(path) + 5 >= sizeof address.sun_path) return 0;
+    snprintf(address.sun_path, sizeof address.sun_path, "%s.ctrl", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    int answered = 0;
+    const unsigned char get_capability[4] = {0, 0, 0, 1};  // swtpm's CMD_GET_CAPABILITY
+    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0
+        || send(fd, get_capability, sizeof get_capability, MSG_NOSIGNAL) != (ssize_t)sizeof get_capability) {
+        answered = 1;  // nothing to wait for: the TCTI says what is wrong
+    } else {
+        struct pollfd ready = {.fd = fd, .events = POLLIN};
+        for (;;) {
+            uint64_t now = now_ms();
+            if (now >= deadline_ms) break;
+            uint64_t left = deadline_ms - now;
+            int n = poll(&ready, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+            if (n > 0) { answered = 1; break; }
+            if (n < 0 && errno != EINTR) { answered = 1; break; }
+        }
+        if (answered) {
+            unsigned char reply[8];
+            (void)recv(fd, reply, sizeof reply, MSG_DONTWAIT);
+        }
+    }
+    close(fd);
+    return answered ? 0 : -1;
+}
+
 dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
     dids_tpm_fail(failure, DIDS_TPM_STAGE_NONE, 0, 0);
     quiet_tss2();
@@ -121,6 +160,10 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
         int fd = open(config, O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, errno); return NULL; }
         close(fd);
+    }
+    if (strcmp(driver, "swtpm") == 0 && swtpm_answers(config, deadline_ms) != 0) {
+        dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
+        return NULL;
     }
     TSS2_TCTI_INFO_FUNC info = tcti_info(driver);
     if (!info) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_LOAD, 0, errno); return NULL; }

@@ -68,14 +68,16 @@ enum TPMConversation {
                                      "cannot open \(address.configuration): \(String(cString: strerror(errorNumber))); the TPM resource "
                                          + "manager is root:tss 0660 on Debian: add the user to the tss group "
                                          + "(usermod -aG tss USER, then log in again)")
-            case ENOENT, ENODEV, ENXIO:
+            case let e where (e == ENOENT || e == ENODEV || e == ENXIO) && address.driver == "device":
                 return DeviceIDError(.unavailable,
                                      "no TPM: \(address.configuration) does not exist (a machine or VM without a TPM 2.0, "
                                          + "or without its kernel driver)")
+            case ENOENT, ENODEV, ENXIO:
+                return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
             case ENOMEM: return DeviceIDError(.noMemory, "out of memory opening the TPM at \(at)")
             case EMFILE, ENFILE: return DeviceIDError(.noMemory, "no file descriptor left to open the TPM at \(at)")
             case 0: return DeviceIDError(.unavailable, "cannot reach the TPM at \(at) (TSS2 \(hex(rc)))")
-            default: return DeviceIDError(.unavailable, "cannot open the TPM at \(at): \(String(cString: strerror(errorNumber)))")
+            default: return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
             }
         case Int32(DIDS_TPM_STAGE_TIMED_OUT.rawValue):
             return DeviceIDError(.timedOut, "the TPM at \(at) did not answer within \(milliseconds) ms")
@@ -90,9 +92,19 @@ enum TPMConversation {
         // number in the upper bits; format 0 is the code itself (TPM 2.0 Part 2, 6.6).
         let layer = rc & 0xff_0000
         let code = layer != 0 ? rc : (rc & 0x80 != 0 ? rc & 0xbf : rc & 0xfff)
+        // A parameter the TPM cannot use (format 1): the blob or secret is damaged, or was made for
+        // another TPM's EK or another attestation key. swtpm 0.7 (libtpms 0.9) answers a secret
+        // sealed to another EK with TPM_RC_FAILURE and goes on working: from ActivateCredential
+        // that is the challenge's fault too, not failure mode (which the next call would show).
+        if stage == Int32(DIDS_TPM_STAGE_ACTIVATE.rawValue), layer == 0, rc & 0x80 != 0 || code == DIDS_TPM2_RC_FAILURE {
+            return DeviceIDError(.invalidArgument,
+                                 "the TPM cannot open this challenge: it was not made for this TPM's EK and attestation "
+                                     + "key, or it was damaged (TSS2 \(hex(rc)))")
+        }
         switch code {
         case DIDS_TPM2_RC_FAILURE:
-            return DeviceIDError(.unavailable, "the TPM at \(at) is in failure mode (\(what)); it needs a reset or firmware update")
+            return DeviceIDError(.unavailable,
+                                 "the TPM at \(at) is in failure mode (\(what), TSS2 \(hex(rc))); it needs a reset or firmware update")
         case DIDS_TPM2_RC_LOCKOUT:
             return DeviceIDError(.locked, "the TPM at \(at) is in dictionary-attack lockout (\(what))")
         case 0x08e, 0x0a2:  // TPM2_RC_AUTH_FAIL, TPM2_RC_BAD_AUTH
@@ -106,13 +118,6 @@ enum TPMConversation {
         case DIDS_TPM2_RC_OBJECT_MEMORY:
             return DeviceIDError(.unavailable, "the TPM at \(at) has no free object slot (\(what))")
         default: break
-        }
-        if stage == Int32(DIDS_TPM_STAGE_ACTIVATE.rawValue), layer == 0, rc & 0x80 != 0 {
-            // A parameter the TPM cannot use: the blob or secret is damaged, or was made for another
-            // TPM's EK or another attestation key.
-            return DeviceIDError(.invalidArgument,
-                                 "the TPM cannot open this challenge: it was not made for this TPM's EK and attestation "
-                                     + "key, or it was damaged (TSS2 \(hex(rc)))")
         }
         if layer == 0x0a_0000 {  // the TCTI: the connection broke
             return DeviceIDError(.unavailable, "the connection to the TPM at \(at) failed during \(what) (TSS2 \(hex(rc)))")
