@@ -1,0 +1,86 @@
+"""Server side of DeviceID's TPM 2.0 attestation (docs/HARDWARE-ID.md): a Privacy CA that
+enrols a device's per-app attestation key (AK), and the app server's verifier of per-app evidence.
+
+Enrolment (device ↔ PrivacyCA), once per app id::
+
+    request  = device: app id + EK certificate + that app's AK public area   (deviceid.enrolment-request)
+    challenge = ca.challenge(request)   # EK chain checked, MakeCredential to the EK for the AK Name
+    response = device: TPM2_ActivateCredential(AK, EK)           (deviceid.enrolment-response)
+    ak_cert  = ca.finish(response)      # deviceid.ak-certificate, naming the AK and the app id
+
+Attestation (device ↔ app server)::
+
+    verifier = Verifier([ca.certificate])
+    nonce = verifier.new_nonce()        # sent to the device
+    evidence = device: TPM2_Certify(app key, the app's AK, qualifyingData=nonce)   (deviceid.attestation)
+    result = verifier.verify(evidence, nonce, app_id="com.example.app")
+    result.hardware_id                  # recomputed from the certified Name
+
+Every failure is a Rejected whose `reason` is a stable code (REASONS lists them all).
+`python3 -m deviceid_verifier` is a command line over both, keeping its state in files.
+
+The AK
+------
+One AK per app id and TPM: the primary of the OWNER hierarchy (TPM2_RH_OWNER) of the template
+ECC P-256, objectAttributes 0x00050472 (restricted signing key), ECDSA/SHA-256, symmetric and kdf
+NULL, empty authPolicy, unique.x = SHA-256(len32("deviceid.attestation-key.v1") ‖
+"deviceid.attestation-key.v1" ‖ len32(app id) ‖ app id) (attestation_key_unique), unique.y empty.
+The enrolment request carries the app id; the CA certifies the AK with two subjectAltName URIs,
+AK_NAME_URI_PREFIX + the AK's Name in hex and APP_ID_URI_PREFIX + the percent-encoded app id.
+The verifier requires the AK certificate's app id to be the evidence's (and the caller's), and
+TPMS_ATTEST.qualifiedSigner to be the AK as an owner-hierarchy primary.
+
+Modes
+-----
+**Privacy-CA mode** (the default design): a CA the deployment chooses runs PrivacyCA with the
+TPM manufacturers' EK roots as `ek_trust_anchors`; app servers get only the CA's certificate
+and never see the EK certificate, a global identifier of the TPM.
+
+**Direct mode**: an app server runs PrivacyCA itself, with the manufacturers' EK roots, and
+passes its own CA certificate to its Verifier. It then sees every device's EK certificate, so
+all servers doing so can link one device across apps. Choose it only when that is acceptable.
+
+What the evidence does not hide or prove
+----------------------------------------
+- Across apps: each app has its own AK (derived in the TPM from the storage primary seed and
+  the app id), so servers of different apps see unrelated AK keys, AK certificates and hardware
+  IDs, and cannot link one device through them. The Privacy CA can: it sees the EK certificate
+  with every app's enrolment, hence which AKs (and app ids) belong to one TPM.
+- TPMS_ATTEST: since the AK is outside the endorsement and platform hierarchies, the TPM
+  obfuscates resetCount, restartCount and firmwareVersion (offsets them by a secret value of
+  the owner hierarchy and the AK's Name), so they do not link apps. clockInfo.clock and
+  clockInfo.safe are NOT obfuscated: clock counts the milliseconds the TPM has been powered
+  since its last TPM2_Clear, so two apps' servers that compare clock values with their own
+  receive times can link a device with some confidence.
+- The app id is bound to the AK by the CA's AK certificate only, not by any TPM structure (a
+  created key's unique is its public point, and the CA cannot check what the device put in the
+  template). So a device may enrol several AKs for one app with the CA, and a device can create
+  app keys of any unique, so it can present many valid hardware IDs for one app. The CA should
+  record or rate-limit enrolments per EK (and app id); PrivacyCA does not. The app server should
+  compare the hardware ID with the one enrolled for the app and user (see Verifier.verify).
+- It proves that the app key lives in a TPM whose EK chains to a trusted root, not that the
+  operating system is honest.
+
+Wire format v1: JSON in UTF-8, "v": 1 and a "type"; binary fields in standard base64 with
+padding; TPM structures in TPM marshalled form without their outer TPM2B size. Unknown "v" is
+rejected; unknown extra keys are ignored. An app id is a string of 1 to 255 UTF-8 bytes without
+control characters.
+"""
+
+from ._ca import APP_ID_URI_PREFIX, AK_NAME_URI_PREFIX, TCG_KP_AIK_CERTIFICATE, CAPrivateKey, PrivacyCA, app_id_uri
+from ._chain import ChainError, verify_chain
+from ._credential import kdfa, make_credential
+from ._errors import REASONS, Rejected
+from ._tpm import (
+    AK_ATTRIBUTES, APP_KEY_ATTRIBUTES, app_key_unique, attestation_key_unique, ecc_public, hardware_id_from_name,
+    name_of,
+)
+from ._verify import Attestation, Verifier
+
+__all__ = [
+    "PrivacyCA", "Verifier", "Attestation", "Rejected", "REASONS", "CAPrivateKey",
+    "hardware_id_from_name", "app_key_unique", "attestation_key_unique", "name_of", "ecc_public",
+    "APP_KEY_ATTRIBUTES", "AK_ATTRIBUTES", "AK_NAME_URI_PREFIX", "APP_ID_URI_PREFIX", "app_id_uri",
+    "TCG_KP_AIK_CERTIFICATE",
+    "make_credential", "kdfa", "verify_chain", "ChainError",
+]

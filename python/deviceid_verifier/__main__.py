@@ -1,0 +1,283 @@
+"""python3 -m deviceid_verifier: the Privacy CA and the verifier on the command line, for operators
+and shell tests. Messages go through standard input and output; state lives in files.
+
+    new-ca    --key KEY.pem --cert CERT.pem --name NAME [--days N]
+              a new ECDSA P-256 CA key (mode 0600) and self-signed certificate; neither file may exist
+    challenge --ca-key K --ca-cert C --ek-anchor PEM [--ek-anchor PEM...] [--ek-intermediate PEM...]
+              --state STATE.json  < enrolment-request  > enrolment-challenge
+    finish    --ca-key K --ca-cert C --state STATE.json  < enrolment-response  > ak-certificate
+    nonce     --state NONCES.json [--lifetime SECONDS]   prints a base64 nonce and remembers it
+    verify    --ca-cert C [--ca-cert C...] --state NONCES.json [--app-id APP]  < evidence
+              prints {"hardware_id": ..., "app_id": ...}
+
+A state file is created with mode 0600 (the CA's holds the pending challenges' secrets), locked
+while in use, and rewritten in place. A PEM file may hold several certificates.
+
+Exit status: 0 on success; 1 when a message is rejected, with {"rejected": REASON, "message":
+TEXT} on standard error (REASON is one of deviceid_verifier.REASONS); 2 for a usage error or a
+file that cannot be read or written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import fcntl
+import json
+import os
+import re
+import sys
+from typing import Callable, Dict, Iterator, List, Optional, Sequence
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import NameOID
+
+from . import _verify, _wire
+from ._ca import CAPrivateKey, PrivacyCA
+from ._errors import Rejected
+
+PROGRAM = "python3 -m deviceid_verifier"
+_PEM_CERTIFICATE = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.DOTALL)
+
+
+class _Failure(Exception):
+    """An operational error: exit status 2."""
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise _Failure(f"cannot read {path}: {e.strerror}") from None
+
+
+def _certificates(paths: Sequence[str]) -> List[x509.Certificate]:
+    out: List[x509.Certificate] = []
+    for path in paths:
+        blocks = _PEM_CERTIFICATE.findall(_read(path))
+        if not blocks:
+            raise _Failure(f"{path} holds no PEM certificate")
+        try:
+            out.extend(x509.load_pem_x509_certificate(block) for block in blocks)
+        except ValueError as e:
+            raise _Failure(f"{path}: a certificate does not parse: {e}") from None
+    return out
+
+
+def _private_key(path: str) -> CAPrivateKey:
+    try:
+        key = serialization.load_pem_private_key(_read(path), password=None)
+    except (ValueError, TypeError) as e:
+        raise _Failure(f"{path} is not an unencrypted PEM private key: {e}") from None
+    if not isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):
+        raise _Failure(f"{path} is neither an ECDSA nor an RSA key")
+    return key
+
+
+def _privacy_ca(args: argparse.Namespace, anchors: Sequence[x509.Certificate] = (),
+                intermediates: Sequence[x509.Certificate] = ()) -> PrivacyCA:
+    certificate = _certificates([args.ca_cert])[0]
+    try:
+        return PrivacyCA(_private_key(args.ca_key), certificate, anchors, ek_intermediates=intermediates)
+    except ValueError as e:
+        raise _Failure(str(e)) from None
+
+
+class _State:
+    """The text of a locked state file ("" when new); what `text` holds at the end is written back."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+@contextlib.contextmanager
+def _state_file(path: str) -> Iterator[_State]:
+    """Open (or create, mode 0600) and lock the state file at `path`; write the state back on
+    leaving, also when leaving by an exception (a rejection still uses a nonce or a challenge up)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        raise _Failure(f"cannot open the state file {path}: {e.strerror}") from None
+    try:
+        os.fchmod(fd, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        try:
+            original = b"".join(chunks).decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Failure(f"the state file {path} is not UTF-8 text") from None
+        state = _State(original)
+        try:
+            yield state
+        finally:
+            if state.text != original:
+                data = state.text.encode("utf-8")
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.ftruncate(fd, 0)
+                while data:
+                    data = data[os.write(fd, data):]
+                os.fsync(fd)
+    except OSError as e:
+        raise _Failure(f"the state file {path}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _load_state(load: Callable[[str], None], state: _State, path: str) -> None:
+    if state.text.strip():
+        try:
+            load(state.text)
+        except ValueError as e:
+            raise _Failure(f"{path}: {e}") from None
+
+
+def _stdin() -> bytes:
+    return sys.stdin.buffer.read()
+
+
+def _new_ca(args: argparse.Namespace) -> None:
+    for path in (args.key, args.cert):
+        if os.path.lexists(path):
+            raise _Failure(f"{path} exists; new-ca writes new files only")
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, args.name)])
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=args.days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
+                                     encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    files = [
+        (args.key, 0o600, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                            serialization.NoEncryption())),
+        (args.cert, 0o644, certificate.public_bytes(serialization.Encoding.PEM)),
+    ]
+    for path, mode, data in files:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        except OSError as e:
+            raise _Failure(f"cannot write {path}: {e.strerror}") from None
+
+
+def _challenge(args: argparse.Namespace) -> None:
+    ca = _privacy_ca(args, _certificates(args.ek_anchor), _certificates(args.ek_intermediate or []))
+    request = _stdin()
+    with _state_file(args.state) as state:
+        _load_state(ca.import_pending, state, args.state)
+        challenge = ca.challenge(request)
+        state.text = ca.export_pending()
+    print(challenge)
+
+
+def _finish(args: argparse.Namespace) -> None:
+    ca = _privacy_ca(args)
+    response = _stdin()
+    with _state_file(args.state) as state:
+        _load_state(ca.import_pending, state, args.state)
+        try:
+            certificate = ca.finish(response)
+        finally:
+            state.text = ca.export_pending()
+    print(certificate)
+
+
+def _nonce(args: argparse.Namespace) -> None:
+    if args.lifetime <= 0:
+        raise _Failure("--lifetime must be positive")
+    book = _verify._NonceBook(datetime.timedelta(seconds=args.lifetime), 1_000_000)
+    with _state_file(args.state) as state:
+        _load_state(book.load, state, args.state)
+        try:
+            nonce = book.issue()
+        except RuntimeError as e:
+            raise _Failure(str(e)) from None
+        state.text = book.export()
+    print(_wire.b64(nonce))
+
+
+def _verify_evidence(args: argparse.Namespace) -> None:
+    verifier = _verify.Verifier(_certificates(args.ca_cert))
+    evidence = _stdin()
+    nonce = _wire.bytes_field(_wire.loads(evidence, _wire.ATTESTATION), "nonce")
+    with _state_file(args.state) as state:
+        _load_state(verifier.import_nonces, state, args.state)
+        try:
+            result = verifier.verify(evidence, nonce, app_id=args.app_id)
+        finally:
+            state.text = verifier.export_nonces()
+    print(json.dumps({"hardware_id": result.hardware_id, "app_id": result.app_id}))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROGRAM, description="DeviceID's TPM attestation: Privacy CA and verifier.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    new_ca = commands.add_parser("new-ca", help="create an ECDSA P-256 CA key and self-signed certificate")
+    new_ca.add_argument("--key", required=True, help="the private key to write (PEM, mode 0600)")
+    new_ca.add_argument("--cert", required=True, help="the certificate to write (PEM)")
+    new_ca.add_argument("--name", required=True, help="the CA's common name")
+    new_ca.add_argument("--days", type=int, default=3650, help="validity in days (default 3650)")
+    new_ca.set_defaults(run=_new_ca)
+
+    def ca_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
+        command.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
+        command.add_argument("--state", required=True, help="the pending challenges (JSON, mode 0600)")
+
+    challenge = commands.add_parser("challenge", help="answer an enrolment request (stdin) with a challenge")
+    ca_options(challenge)
+    challenge.add_argument("--ek-anchor", action="append", required=True, help="a trusted EK root (PEM; repeatable)")
+    challenge.add_argument("--ek-intermediate", action="append", help="an untrusted EK intermediate (PEM; repeatable)")
+    challenge.set_defaults(run=_challenge)
+
+    finish = commands.add_parser("finish", help="answer an enrolment response (stdin) with an AK certificate")
+    ca_options(finish)
+    finish.set_defaults(run=_finish)
+
+    nonce = commands.add_parser("nonce", help="issue a nonce (base64) and remember it")
+    nonce.add_argument("--state", required=True, help="the issued nonces (JSON, mode 0600)")
+    nonce.add_argument("--lifetime", type=float, default=300.0, help="seconds the nonce lives (default 300)")
+    nonce.set_defaults(run=_nonce)
+
+    verify = commands.add_parser("verify", help="verify attestation evidence (stdin)")
+    verify.add_argument("--ca-cert", action="append", required=True, help="a trusted Privacy CA (PEM; repeatable)")
+    verify.add_argument("--state", required=True, help="the issued nonces (JSON, as written by nonce)")
+    verify.add_argument("--app-id", help="the app id the evidence must be for")
+    verify.set_defaults(run=_verify_evidence)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], None] = args.run
+    try:
+        run(args)
+    except Rejected as e:
+        report: Dict[str, str] = {"rejected": e.reason, "message": e.message}
+        print(json.dumps(report), file=sys.stderr)
+        return 1
+    except _Failure as e:
+        print(f"{PROGRAM}: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""X.509 path validation, by hand (cryptography 38 has no verifier).
+
+It checks what these chains need and nothing else: issuer/subject names, signatures
+(RSA PKCS#1 v1.5 or ECDSA, SHA-256/384/512), validity at the time given, basicConstraints CA
+and pathLenConstraint and keyUsage keyCertSign on every issuer, and no critical extension
+outside those the TCG EK and AK profiles use. It does not check revocation or policies.
+
+A trust anchor is trusted as itself (RFC 5280 §6.1): a path ends at the first certificate
+that equals an anchor. Anchors must still be CA certificates within their validity.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import List, Sequence
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.x509.oid import ExtensionOID, SignatureAlgorithmOID
+
+MAX_DEPTH = 8
+
+_RSA_SIGNATURES = {
+    SignatureAlgorithmOID.RSA_WITH_SHA256, SignatureAlgorithmOID.RSA_WITH_SHA384, SignatureAlgorithmOID.RSA_WITH_SHA512,
+}
+_ECDSA_SIGNATURES = {
+    SignatureAlgorithmOID.ECDSA_WITH_SHA256, SignatureAlgorithmOID.ECDSA_WITH_SHA384,
+    SignatureAlgorithmOID.ECDSA_WITH_SHA512,
+}
+
+#: Critical extensions this module understands or may ignore. The TCG EK Credential Profile
+#: marks subjectAltName critical (the subject is empty; the TPM manufacturer, model and version
+#: are a directoryName in it), and basicConstraints and keyUsage usually are; extendedKeyUsage
+#: (tcg-kp-EKCertificate / tcg-kp-AIKCertificate) and subjectDirectoryAttributes (TPM
+#: specification) are tolerated too.
+TOLERATED_CRITICAL = frozenset({
+    ExtensionOID.BASIC_CONSTRAINTS, ExtensionOID.KEY_USAGE, ExtensionOID.EXTENDED_KEY_USAGE,
+    ExtensionOID.SUBJECT_ALTERNATIVE_NAME, ExtensionOID.SUBJECT_DIRECTORY_ATTRIBUTES,
+})
+
+
+class ChainError(Exception):
+    """The certificate does not chain to a trust anchor; the message says why."""
+
+
+def utcnow() -> datetime.datetime:
+    """The current time as a naive UTC datetime, the form cryptography 38's validity uses."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _describe(cert: x509.Certificate) -> str:
+    return cert.subject.rfc4514_string() or "(empty subject)"
+
+
+def _extensions(cert: x509.Certificate) -> x509.Extensions:
+    try:
+        return cert.extensions
+    except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType) as e:
+        raise ChainError(f"{_describe(cert)}: extensions do not parse: {e}") from None
+
+
+def check_certificate(cert: x509.Certificate, at: datetime.datetime) -> None:
+    """Checks of one certificate on its own: validity at `at` and critical extensions."""
+    if not cert.not_valid_before <= at <= cert.not_valid_after:
+        raise ChainError(f"{_describe(cert)}: not valid at {at.isoformat()}Z "
+                         f"(valid {cert.not_valid_before.isoformat()}Z to {cert.not_valid_after.isoformat()}Z)")
+    for extension in _extensions(cert):
+        if extension.critical and extension.oid not in TOLERATED_CRITICAL:
+            raise ChainError(f"{_describe(cert)}: unsupported critical extension {extension.oid.dotted_string}")
+
+
+def signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
+    """Whether `issuer`'s key made `cert`'s signature (names are not compared here)."""
+    key = issuer.public_key()
+    oid = cert.signature_algorithm_oid
+    try:
+        algorithm = cert.signature_hash_algorithm
+    except UnsupportedAlgorithm:
+        return False
+    if not isinstance(algorithm, (hashes.SHA256, hashes.SHA384, hashes.SHA512)):
+        return False
+    try:
+        if oid in _RSA_SIGNATURES and isinstance(key, rsa.RSAPublicKey):
+            key.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(), algorithm)
+        elif oid in _ECDSA_SIGNATURES and isinstance(key, ec.EllipticCurvePublicKey):
+            key.verify(cert.signature, cert.tbs_certificate_bytes, ec.ECDSA(algorithm))
+        else:
+            return False
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _check_issuer(issuer: x509.Certificate, below: int) -> None:
+    """An issuer must be a CA allowed to have `below` intermediates beneath it, that signs certificates."""
+    extensions = _extensions(issuer)
+    try:
+        constraints = extensions.get_extension_for_class(x509.BasicConstraints).value
+    except x509.ExtensionNotFound:
+        raise ChainError(f"{_describe(issuer)}: no basicConstraints, so it is not a CA") from None
+    if not constraints.ca:
+        raise ChainError(f"{_describe(issuer)}: basicConstraints says it is not a CA")
+    if constraints.path_length is not None and below > constraints.path_length:
+        raise ChainError(f"{_describe(issuer)}: pathLenConstraint {constraints.path_length} exceeded")
+    try:
+        usage = extensions.get_extension_for_class(x509.KeyUsage).value
+    except x509.ExtensionNotFound:
+        return
+    if not usage.key_cert_sign:
+        raise ChainError(f"{_describe(issuer)}: keyUsage lacks keyCertSign")
+
+
+def verify_chain(leaf: x509.Certificate, anchors: Sequence[x509.Certificate],
+                 intermediates: Sequence[x509.Certificate] = (), *,
+                 at: datetime.datetime | None = None) -> List[x509.Certificate]:
+    """The path from `leaf` to a trust anchor, leaf first, anchor last; ChainError if there is none.
+    `intermediates` are untrusted certificates that may be used to build the path."""
+    when = utcnow() if at is None else at
+    anchor_set = list(anchors)
+    errors: List[str] = []
+
+    def extend(path: List[x509.Certificate]) -> List[x509.Certificate] | None:
+        cert = path[-1]
+        if any(cert == anchor for anchor in anchor_set):
+            return path
+        if len(path) > MAX_DEPTH:
+            errors.append(f"{_describe(leaf)}: path longer than {MAX_DEPTH}")
+            return None
+        candidates = [c for c in [*anchor_set, *intermediates] if c.subject == cert.issuer and c not in path]
+        if not candidates:
+            errors.append(f"{_describe(cert)}: issuer {cert.issuer.rfc4514_string()!r} is not a trusted or known CA")
+        for issuer in candidates:
+            if not signed_by(cert, issuer):
+                errors.append(f"{_describe(cert)}: signature does not verify with {_describe(issuer)}'s key "
+                              "(or its algorithm is not RSA PKCS#1 v1.5 / ECDSA with SHA-2)")
+                continue
+            try:
+                check_certificate(issuer, when)
+                _check_issuer(issuer, len(path) - 1)
+            except ChainError as e:
+                errors.append(str(e))
+                continue
+            found = extend([*path, issuer])
+            if found is not None:
+                return found
+        return None
+
+    check_certificate(leaf, when)
+    found = extend([leaf])
+    if found is None:
+        raise ChainError("; ".join(dict.fromkeys(errors)) or f"{_describe(leaf)}: no path to a trust anchor")
+    return found

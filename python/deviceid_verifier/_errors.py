@@ -1,0 +1,53 @@
+"""Rejected, the one exception a verification raises, and its stable reason codes."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+#: Every reason a Rejected can carry, with what it means. The codes are stable: callers may
+#: log them, count them and branch on them.
+REASONS: Mapping[str, str] = {
+    "malformed": "not JSON, a field missing or of the wrong kind, bad base64, a TPM structure that does not parse, "
+                 "or an enrolment request's app id that is not 1 to 255 UTF-8 bytes without control characters",
+    "version": "the message's \"v\" is missing or not a version this code speaks (1)",
+    "message-type": "the message's \"type\" is not the one expected at this step",
+    "nonce-unknown": "the nonce was never issued by this verifier",
+    "nonce-expired": "the nonce was issued by this verifier but its lifetime is over",
+    "nonce-replayed": "the nonce was issued by this verifier and already used",
+    "nonce-mismatch": "the evidence, or the TPM's extraData, carries another nonce than the one being checked",
+    "ak-untrusted": "no AK certificate, or it does not chain to a trusted CA, or it is not an AK certificate",
+    "ak-app-id-missing": "the AK certificate names no app id (it has not exactly one canonical "
+                         "urn:deviceid:app-id: URI)",
+    "ak-mismatch": "the AK certificate and the AK public area do not name one key",
+    "ak-hierarchy": "TPMS_ATTEST.qualifiedSigner is not the AK as a primary of the owner hierarchy (e.g. an AK of "
+                    "the same template in the endorsement hierarchy, whose attestations are not obfuscated)",
+    "signature": "the signature over TPMS_ATTEST is not a valid ECDSA P-256 / SHA-256 signature of the AK",
+    "not-tpm-generated": "TPMS_ATTEST.magic is not TPM_GENERATED_VALUE",
+    "wrong-type": "TPMS_ATTEST.type is not TPM_ST_ATTEST_CERTIFY",
+    "app-key-template": "the app key's public area is not the frozen app key template",
+    "app-key-mismatch": "the certified Name or qualified Name is not that of the app key sent (an owner-hierarchy primary)",
+    "hardware-id-mismatch": "the claimed hardware ID is not the one the certified Name gives",
+    "app-id-mismatch": "the evidence's app id is not the one its AK certificate names, or not the one the caller expects",
+    "ek-untrusted": "the EK certificate does not chain to a trusted EK root",
+    "ek-mismatch": "the EK certificate's key is not the standard RSA 2048 EK this CA can seal a credential to",
+    "ak-template": "the AK public area is not a restricted ECDSA P-256 attestation key of the frozen template",
+    "challenge-unknown": "the enrolment challenge id was never issued, is expired, or was already answered",
+    "credential": "the enrolment response carries a wrong credential: the AK is not in the TPM that holds the EK",
+}
+
+
+class Rejected(Exception):
+    """A message failed verification.
+
+    `reason` is a stable short code (a key of REASONS); `message` says what was wrong, for people.
+    """
+
+    reason: str
+    message: str
+
+    def __init__(self, reason: str, message: str) -> None:
+        if reason not in REASONS:
+            raise ValueError(f"unknown rejection reason {reason!r}")
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message

@@ -1,0 +1,310 @@
+"""The app server's verifier of per-app attestation evidence (TPM2_Certify of the app key by the AK)."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hmac
+import json
+import os
+import threading
+from dataclasses import dataclass
+from typing import Dict, Optional, Sequence, Union
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+from . import _ca, _chain, _tpm, _wire
+from ._errors import Rejected
+
+NONCE_BYTES = 32
+_NONCE_STATE = "deviceid.verifier-nonces"
+
+
+@dataclass(frozen=True)
+class Attestation:
+    """What a verified piece of evidence establishes.
+
+    `hardware_id` is recomputed from the certified Name (never copied from the JSON);
+    `app_id` is the app id the CA certified the AK for, which the evidence claims too. What
+    binds the app key to that app id is only the device's honesty (see Verifier.verify)."""
+
+    #: the app id of the AK certificate (and of the evidence; checked against the caller's, if given)
+    app_id: str
+    #: UUIDv8 of the certified app key Name
+    hardware_id: str
+    #: the app key's Name, 0x000b ‖ SHA-256(TPMT_PUBLIC)
+    app_name: bytes
+    #: the app key's marshalled TPMT_PUBLIC
+    app_public: bytes
+    #: the app key, for verifying the app's own TPM2_Sign signatures later
+    app_public_key: ec.EllipticCurvePublicKey
+    #: the AK's Name (one AK per app id and TPM)
+    ak_name: bytes
+    #: the AK certificate, issued by one of the trusted CAs for `app_id`
+    ak_certificate: x509.Certificate
+    #: TPMS_ATTEST.clockInfo.clock: milliseconds the TPM has been powered since its last
+    #: TPM2_Clear, roughly. Not obfuscated: the same for every app's evidence at one moment.
+    clock: int
+    #: TPMS_ATTEST.clockInfo.safe: whether clock may have gone backwards. Not obfuscated either.
+    safe: bool
+    #: TPMS_ATTEST.firmwareVersion as the TPM reports it to an owner-hierarchy signer:
+    #: obfuscated, i.e. offset by a secret value of the owner hierarchy and the AK's Name. Constant
+    #: for one AK while the firmware is unchanged; meaningless across AKs.
+    firmware_version: int
+
+
+def _certified_app_id(certificate: x509.Certificate) -> str:
+    """The app id the AK certificate names; Rejected("ak-app-id-missing") unless it names
+    exactly one, by a canonical app-id URI."""
+    try:
+        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        raise Rejected("ak-app-id-missing", "the AK certificate has no subjectAltName, so it names no app id") from None
+    uris = [uri for uri in names.get_values_for_type(x509.UniformResourceIdentifier)
+            if uri.startswith(_ca.APP_ID_URI_PREFIX)]
+    if len(uris) != 1:
+        raise Rejected("ak-app-id-missing", f"the AK certificate has {len(uris)} {_ca.APP_ID_URI_PREFIX} URIs, not one")
+    app_id = _ca.app_id_of_uri(uris[0])
+    if app_id is None:
+        raise Rejected("ak-app-id-missing", f"the AK certificate's URI {uris[0]!r} does not name a valid app id "
+                                            "in canonical percent-encoding")
+    return app_id
+
+
+def _ak_name_from_certificate(certificate: x509.Certificate) -> Optional[bytes]:
+    try:
+        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return None
+    for uri in names.get_values_for_type(x509.UniformResourceIdentifier):
+        if uri.startswith(_ca.AK_NAME_URI_PREFIX):
+            try:
+                return bytes.fromhex(uri[len(_ca.AK_NAME_URI_PREFIX):])
+            except ValueError:
+                return None
+    return None
+
+
+class _NonceBook:
+    """The nonces a verifier issued: each lives `lifetime` and is used up by its first consume(),
+    whatever the outcome. Used nonces are kept until they expire, to tell a replay. Thread-safe."""
+
+    def __init__(self, lifetime: datetime.timedelta, max_nonces: int) -> None:
+        self._lifetime = lifetime
+        self._max_nonces = max_nonces
+        # nonce → (expiry, used)
+        self._nonces: Dict[bytes, tuple[datetime.datetime, bool]] = {}
+        self._lock = threading.Lock()
+
+    def issue(self) -> bytes:
+        nonce = os.urandom(NONCE_BYTES)
+        now = _chain.utcnow()
+        with self._lock:
+            self._expire(now)
+            if len(self._nonces) >= self._max_nonces:
+                raise RuntimeError("too many outstanding nonces")
+            self._nonces[nonce] = (now + self._lifetime, False)
+        return nonce
+
+    def consume(self, nonce: bytes) -> None:
+        now = _chain.utcnow()
+        with self._lock:
+            entry = self._nonces.get(nonce)
+            if entry is not None and not entry[1]:
+                self._nonces[nonce] = (entry[0], True)
+            self._expire(now)
+        if entry is None:
+            raise Rejected("nonce-unknown", "this verifier did not issue the nonce (or forgot it after its lifetime)")
+        if entry[1]:
+            raise Rejected("nonce-replayed", "the nonce was already used")
+        if entry[0] < now:
+            raise Rejected("nonce-expired", "the nonce's lifetime is over")
+
+    def export(self) -> str:
+        now = _chain.utcnow()
+        with self._lock:
+            self._expire(now)
+            nonces = {_wire.b64(n): {"expires": expires.isoformat() + "Z", "used": used}
+                      for n, (expires, used) in self._nonces.items()}
+        return json.dumps({"v": _wire.VERSION, "type": _NONCE_STATE, "nonces": nonces}, separators=(",", ":"))
+
+    def load(self, state: Union[str, bytes]) -> None:
+        loaded: Dict[bytes, tuple[datetime.datetime, bool]] = {}
+        try:
+            entries = _wire.loads(state, _NONCE_STATE).get("nonces")
+            if not isinstance(entries, dict):
+                raise ValueError("no \"nonces\" object")
+            for key, entry in entries.items():
+                nonce = base64.b64decode(key.encode("ascii"), validate=True)
+                if not isinstance(entry, dict) or not isinstance(entry.get("used"), bool):
+                    raise ValueError(f"the nonce {key} has no expiry time or used flag")
+                loaded[nonce] = (_ca.parse_utc(_wire.text_field(entry, "expires")), entry["used"])
+        except (Rejected, ValueError) as e:  # binascii.Error and UnicodeEncodeError are ValueErrors
+            raise ValueError(f"not a Verifier nonce state: {e}") from None
+        now = _chain.utcnow()
+        with self._lock:
+            for nonce, (expires, used) in loaded.items():
+                current = self._nonces.get(nonce)
+                self._nonces[nonce] = (expires, used or (current is not None and current[1]))
+            self._expire(now)
+
+    def _expire(self, now: datetime.datetime) -> None:
+        for nonce in [n for n, (expires, _) in self._nonces.items() if expires < now]:
+            del self._nonces[nonce]
+
+
+class Verifier:
+    """Verifies attestation evidence for an app server that trusts the Privacy CAs whose
+    certificates are `ca_certificates`.
+
+    Nonces come from new_nonce(), live `nonce_lifetime`, and are used up by the first verify()
+    that names them, whatever its outcome. Thread-safe. export_nonces() / import_nonces() carry
+    the issued nonces from one process to the next (the command line keeps them in a file).
+    """
+
+    def __init__(self, ca_certificates: Sequence[x509.Certificate], *,
+                 nonce_lifetime: datetime.timedelta = datetime.timedelta(minutes=5),
+                 max_nonces: int = 1_000_000) -> None:
+        if not ca_certificates:
+            raise ValueError("a Verifier needs at least one CA certificate")
+        self._anchors = list(ca_certificates)
+        self._nonces = _NonceBook(nonce_lifetime, max_nonces)
+
+    def new_nonce(self) -> bytes:
+        """A fresh 32-byte random nonce, to send to the device and to pass to verify() once."""
+        return self._nonces.issue()
+
+    def export_nonces(self) -> str:
+        """The nonces issued and not yet expired (used or not) as JSON text, for import_nonces()."""
+        return self._nonces.export()
+
+    def import_nonces(self, state: Union[str, bytes]) -> None:
+        """Add the nonces of export_nonces()'s `state` (a nonce used in either stays used; expired
+        ones are dropped); ValueError if it is not such a state."""
+        self._nonces.load(state)
+
+    def verify(self, evidence: Union[str, bytes], nonce: bytes, *, app_id: Optional[str] = None) -> Attestation:
+        """Verify attestation evidence (JSON) produced for `nonce`; return what it proves, or raise
+        Rejected with the reason of the first check that failed.
+
+        The checks: the nonce was issued here and is unused (it is consumed now); the message is
+        a version-1 attestation; its nonce and TPMS_ATTEST.extraData are `nonce`; the AK certificate
+        chains to a trusted CA, names the AK sent, and names one app id ("ak-app-id-missing"),
+        which is the evidence's app_id and, if `app_id` is given, that one ("app-id-mismatch");
+        the AK signed SHA-256(TPMS_ATTEST) with ECDSA P-256; TPMS_ATTEST is TPM-generated, a
+        certification, signed by an owner-hierarchy primary of the AK's Name ("ak-hierarchy": only
+        then are resetCount, restartCount and firmwareVersion obfuscated); it certifies the app key
+        sent, an owner-hierarchy primary of the frozen app key template; and the claimed hardware
+        ID is the one of its Name.
+
+        What it cannot check: that the app key (or the AK) was derived for the app id. A
+        template's unique input is replaced by the public point in the created key, so no TPM
+        structure carries the app id; the app id is bound to the AK only by the CA's certificate.
+        A device can present a TPM-resident app key of any unique, i.e. any number of hardware IDs
+        per app, and can enrol several AKs for one app. The server must therefore compare the
+        returned hardware_id with the one it enrolled for this app and user (trust on first use);
+        it can count the hardware IDs it accepted per AK name, and the CA can limit the AKs it
+        certifies per EK and app.
+        """
+        if not isinstance(nonce, bytes):
+            raise TypeError("nonce must be bytes")
+        self._nonces.consume(nonce)
+        message = _wire.loads(evidence, _wire.ATTESTATION)
+        claimed_app_id = _wire.text_field(message, "app_id")
+        claimed_hardware_id = _wire.text_field(message, "hardware_id")
+        evidence_nonce = _wire.bytes_field(message, "nonce")
+        app_public = _wire.bytes_field(message, "app_public")
+        ak_public = _wire.bytes_field(message, "ak_public")
+        attest = _wire.bytes_field(message, "attest")
+        signature = _wire.bytes_field(message, "signature")
+        ak_certificate_der = _wire.optional_bytes_field(message, "ak_certificate")
+
+        if not hmac.compare_digest(evidence_nonce, nonce):
+            raise Rejected("nonce-mismatch", "the evidence answers another nonce")
+
+        # The AK: a certificate from a trusted CA, for exactly this AK public area.
+        if ak_certificate_der is None:
+            raise Rejected("ak-untrusted", "the evidence has no AK certificate")
+        try:
+            ak_certificate = x509.load_der_x509_certificate(ak_certificate_der)
+        except ValueError:
+            raise Rejected("malformed", "ak_certificate is not a DER X.509 certificate") from None
+        try:
+            _chain.verify_chain(ak_certificate, self._anchors)
+            usages = ak_certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+        except _chain.ChainError as e:
+            raise Rejected("ak-untrusted", f"the AK certificate does not chain to a trusted CA: {e}") from None
+        except x509.ExtensionNotFound:
+            raise Rejected("ak-untrusted", "the AK certificate has no extendedKeyUsage tcg-kp-AIKCertificate") from None
+        if _ca.TCG_KP_AIK_CERTIFICATE not in usages:
+            raise Rejected("ak-untrusted", "the AK certificate is not for an attestation key (tcg-kp-AIKCertificate)")
+        try:
+            if not ak_certificate.extensions.get_extension_for_class(x509.KeyUsage).value.digital_signature:
+                raise Rejected("ak-untrusted", "the AK certificate's keyUsage lacks digitalSignature")
+        except x509.ExtensionNotFound:
+            pass
+
+        # The app id: the one the CA certified this AK for, which the evidence (and the caller) names.
+        certified_app_id = _certified_app_id(ak_certificate)
+        if claimed_app_id != certified_app_id:
+            raise Rejected("app-id-mismatch", f"the evidence claims app id {claimed_app_id!r}, but its AK certificate "
+                                              f"was issued for {certified_app_id!r}")
+        if app_id is not None and certified_app_id != app_id:
+            raise Rejected("app-id-mismatch", f"the evidence is for app id {certified_app_id!r}, not {app_id!r}")
+
+        ak_key = _ca.ak_key_from_public(ak_public, "ak-mismatch")
+        certified_key = ak_certificate.public_key()
+        if not isinstance(certified_key, ec.EllipticCurvePublicKey) or certified_key.public_bytes(
+                serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint) != ak_key.public_bytes(
+                serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint):
+            raise Rejected("ak-mismatch", "the AK certificate is for another key than ak_public")
+        ak_name = _tpm.name_of(ak_public)
+        certified_name = _ak_name_from_certificate(ak_certificate)
+        if certified_name is not None and certified_name != ak_name:
+            raise Rejected("ak-mismatch", "the AK certificate names another AK public area")
+
+        # The signature, before anything in TPMS_ATTEST is believed.
+        r, s = _tpm.parse_ecdsa_signature(signature)
+        try:
+            ak_key.verify(encode_dss_signature(r, s), attest, ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature:
+            raise Rejected("signature", "the AK's signature over TPMS_ATTEST does not verify") from None
+
+        info = _tpm.parse_certify_attest(attest)
+        if info.qualified_signer != _tpm.qualified_name_of_primary(_tpm.TPM_RH_OWNER, ak_name):
+            where = "another hierarchy or no primary"
+            for handle, hierarchy in ((_tpm.TPM_RH_ENDORSEMENT, "the endorsement hierarchy"),
+                                      (_tpm.TPM_RH_PLATFORM, "the platform hierarchy")):
+                if info.qualified_signer == _tpm.qualified_name_of_primary(handle, ak_name):
+                    where = f"a primary of {hierarchy}, whose attestations are not obfuscated"
+            raise Rejected("ak-hierarchy", f"TPMS_ATTEST.qualifiedSigner is not the AK as a primary of the owner "
+                                           f"hierarchy: it is {where}")
+        if not hmac.compare_digest(info.extra_data, nonce):
+            raise Rejected("nonce-mismatch", "TPMS_ATTEST.extraData is not the nonce")
+
+        # The app key: the frozen template, certified by Name, an owner-hierarchy primary.
+        x, y = _tpm.ecc_point_of_template(app_public, _tpm.APP_KEY_PREFIX, "app-key-template", "the app key public area")
+        try:
+            app_key = ec.EllipticCurvePublicNumbers(int.from_bytes(x, "big"), int.from_bytes(y, "big"),
+                                                    ec.SECP256R1()).public_key()
+        except ValueError:
+            raise Rejected("app-key-template", "the app key's public point is not on P-256") from None
+        app_name = _tpm.name_of(app_public)
+        if info.name != app_name:
+            raise Rejected("app-key-mismatch", "the certified Name is not the Name of app_public")
+        if info.qualified_name != _tpm.qualified_name_of_primary(_tpm.TPM_RH_OWNER, app_name):
+            raise Rejected("app-key-mismatch", "the certified key is not a primary of the owner hierarchy")
+
+        hardware_id = _tpm.hardware_id_from_name(app_name)
+        if claimed_hardware_id != hardware_id:
+            raise Rejected("hardware-id-mismatch",
+                           f"the evidence claims hardware ID {claimed_hardware_id!r}; the certified key gives {hardware_id}")
+        return Attestation(
+            app_id=certified_app_id, hardware_id=hardware_id, app_name=app_name, app_public=app_public,
+            app_public_key=app_key, ak_name=ak_name, ak_certificate=ak_certificate, clock=info.clock,
+            safe=info.safe, firmware_version=info.firmware_version,
+        )

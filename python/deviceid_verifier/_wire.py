@@ -1,0 +1,89 @@
+"""Wire format v1: JSON objects in UTF-8 with "v" and "type", binary fields in standard base64
+with padding (RFC 4648 §4). An unknown "v" is rejected; unknown extra keys are ignored."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any, Dict, List, Mapping, Tuple, Union
+
+from ._errors import Rejected
+
+VERSION = 1
+
+ENROLMENT_REQUEST = "deviceid.enrolment-request"
+ENROLMENT_CHALLENGE = "deviceid.enrolment-challenge"
+ENROLMENT_RESPONSE = "deviceid.enrolment-response"
+AK_CERTIFICATE = "deviceid.ak-certificate"
+ATTESTATION = "deviceid.attestation"
+
+Message = Mapping[str, Any]
+
+
+def b64(data: bytes) -> str:
+    """Standard base64 with padding."""
+    return base64.b64encode(data).decode("ascii")
+
+
+def dumps(message_type: str, fields: Mapping[str, str]) -> str:
+    """A message of `message_type` with these string fields, as compact JSON text."""
+    return json.dumps({"v": VERSION, "type": message_type, **fields}, separators=(",", ":"))
+
+
+def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise Rejected("malformed", f"the key {key!r} appears twice")
+        out[key] = value
+    return out
+
+
+def loads(text: Union[str, bytes], message_type: str) -> Message:
+    """Parse a message that must be of `message_type`: Rejected("malformed") if it is not a JSON
+    object, Rejected("version") if its "v" is not 1, Rejected("message-type") if its "type"
+    differs."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Rejected("malformed", "the message is not UTF-8") from None
+    if not isinstance(text, str):
+        raise Rejected("malformed", "the message must be JSON text (str or bytes)")
+    try:
+        message = json.loads(text, object_pairs_hook=_no_duplicates)
+    except (ValueError, RecursionError) as e:
+        raise Rejected("malformed", f"the message is not JSON: {e}") from None
+    if not isinstance(message, dict):
+        raise Rejected("malformed", "the message is not a JSON object")
+    version = message.get("v")
+    if type(version) is not int or version != VERSION:  # noqa: E721  (true is not 1)
+        raise Rejected("version", f"unsupported message version {version!r}")
+    if message.get("type") != message_type:
+        raise Rejected("message-type", f"expected a {message_type} message, got {message.get('type')!r}")
+    return message
+
+
+def text_field(message: Message, key: str) -> str:
+    """The string field `key`; Rejected("malformed") if missing or not a string."""
+    value = message.get(key)
+    if not isinstance(value, str):
+        raise Rejected("malformed", f"the field {key!r} is missing or not a string")
+    return value
+
+
+def bytes_field(message: Message, key: str) -> bytes:
+    """The base64 field `key`, decoded; Rejected("malformed") if missing or not base64."""
+    value = text_field(message, key)
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise Rejected("malformed", f"the field {key!r} is not standard base64") from None
+
+
+def optional_bytes_field(message: Message, key: str) -> bytes | None:
+    """Like bytes_field, but None when the key is absent or null."""
+    if message.get(key) is None:
+        return None
+    return bytes_field(message, key)
