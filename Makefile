@@ -65,7 +65,7 @@ pc_path = $(if $(filter $(PREFIX)/%,$(1)),$${prefix}/$(patsubst $(PREFIX)/%,%,$(
 
 install: build man
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid_verifier $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 $(INSTALL_STRIP) $(BUILD)/libdeviceid.so $(DESTDIR)$(LIBDIR)/libdeviceid.so.$(VERSION)
 	ln -sfn libdeviceid.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -83,6 +83,7 @@ install: build man
 	install -m 0644 completions/_deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid
 	install -m 0644 completions/deviceid.fish $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	install -m 0644 python/deviceid/*.py python/deviceid/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid/
+	install -m 0644 python/deviceid_verifier/*.py python/deviceid_verifier/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/
 # The package's metadata (deviceid-VERSION.dist-info), written by setuptools from pyproject.toml
 # (setuptools >= 61 and, before setuptools 70.1, wheel: python3-setuptools python3-wheel), so that
 # importlib.metadata.version("deviceid") answers for this install as for a wheel's. INSTALLER
@@ -96,8 +97,8 @@ install: build man
 # Byte-compiled, as pip and dh_python3 do: without it every import compiles the modules again
 # wherever the directory is not writable or PYTHONDONTWRITEBYTECODE is set (6 ms of a 20 ms
 # `import deviceid; get()`). PYCOMPILE=no for packagers whose tools compile at install time.
-	if [ "$(PYCOMPILE)" != no ]; then $(PYTHON) -m compileall -q -d $(PYTHONDIR)/deviceid \
-		$(DESTDIR)$(PYTHONDIR)/deviceid; fi
+	if [ "$(PYCOMPILE)" != no ]; then for p in deviceid deviceid_verifier; do $(PYTHON) -m compileall -q \
+		-d $(PYTHONDIR)/$$p $(DESTDIR)$(PYTHONDIR)/$$p || exit 1; done; fi
 # The loader's cache, only when LIBDIR is one of its directories (a private prefix is not).
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null \
 		&& ldconfig -v -N -X 2>/dev/null | sed -n 's|^\(/[^:]*\):.*|\1|p' | xargs -r readlink -f \
@@ -112,7 +113,7 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man1/deviceid.1 $(DESTDIR)$(MANDIR)/man3/deviceid.3 $(DESTDIR)$(MANDIR)/man3/deviceid_*.3 \
 		$(DESTDIR)$(BASHCOMPDIR)/deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	rm -rf $(DESTDIR)$(CMAKEDIR)
-	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid-*.dist-info
+	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid_verifier $(DESTDIR)$(PYTHONDIR)/deviceid-*.dist-info
 
 test:
 	scripts/test
