@@ -150,8 +150,8 @@ int deviceid_set_backend(int backend);
 int deviceid_get_backend(void);
 
 /**
- * Sets the deadline of each conversation with the Secret Service, 1 to 86400000 ms (default
- * 5000, or DEVICEID_TIMEOUT_MS).
+ * Sets the deadline of each conversation with the Secret Service or the TPM, 1 to 86400000 ms
+ * (default 5000, or DEVICEID_TIMEOUT_MS).
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out of range).
  */
@@ -682,7 +682,9 @@ void deviceid_free(void *DEVICEID_NULLABLE p);
  * ("device:/dev/tpmrmN", or "swtpm:path=SOCKET" for a software TPM); /dev/tpm0 is never used.
  * tpm2-tss (libtss2-esys.so.0 and the TCTI module) is loaded on first use. Each call is bounded by
  * the deadline of deviceid_set_timeout_ms() (at least 60 s for deviceid_attest_activate(), which
- * creates the RSA endorsement key).
+ * creates the RSA endorsement key). When a TPM command or connection fails, tpm2-tss itself may
+ * write a warning line to stderr; DeviceID does not change the environment to prevent it
+ * (TSS2_LOG=all+none does).
  */
 
 /**

@@ -80,9 +80,9 @@ int dids_tpm_activate(dids_tpm *tpm, const unsigned char ak_unique[32], const un
     if (credential_blob_size > sizeof blob.credential || encrypted_secret_size > sizeof secret.secret)
         return dids_tpm_fail(failure, DIDS_TPM_STAGE_ACTIVATE, 0, EINVAL);
     blob.size = (uint16_t)credential_blob_size;
-    memcpy(blob.credential, credential_blob, credential_blob_size);
+    if (credential_blob_size) memcpy(blob.credential, credential_blob, credential_blob_size);
     secret.size = (uint16_t)encrypted_secret_size;
-    memcpy(secret.secret, encrypted_secret, encrypted_secret_size);
+    if (encrypted_secret_size) memcpy(secret.secret, encrypted_secret, encrypted_secret_size);
     ESYS_TR ak = DIDS_ESYS_TR_NONE, ek = DIDS_ESYS_TR_NONE, session = DIDS_ESYS_TR_NONE;
     TPM2B_DIGEST *recovered = NULL;
     // The EK's policy is PolicySecret(endorsement): a policy session that has run it.
@@ -106,9 +106,9 @@ int dids_tpm_activate(dids_tpm *tpm, const unsigned char ak_unique[32], const un
                           dids_p_Esys_ActivateCredential_Finish(tpm->esys, &recovered))
           && dids_tpm_put(credential, recovered->buffer, recovered->size, DIDS_TPM_STAGE_ACTIVATE, failure);
     dids_p_Esys_Free(recovered);
-    // A policy session used for authorisation is flushed by the TPM (continueSession clear);
-    // one left unused by a failure is flushed here.
-    if (!ok) dids_tpm_flush(tpm, &session);
+    // ESAPI starts sessions with continueSession set, so the TPM keeps this one after the command:
+    // flushed here on every path (swtpm, without a resource manager, has three session slots).
+    dids_tpm_flush(tpm, &session);
     dids_tpm_flush(tpm, &ek);
     dids_tpm_flush(tpm, &ak);
     return ok;
@@ -142,7 +142,7 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], const uns
     TPM2B_DATA qualifying;
     if (nonce_size > sizeof qualifying.buffer) return dids_tpm_fail(failure, DIDS_TPM_STAGE_CERTIFY, 0, EINVAL);
     qualifying.size = (uint16_t)nonce_size;
-    memcpy(qualifying.buffer, nonce, nonce_size);
+    if (nonce_size) memcpy(qualifying.buffer, nonce, nonce_size);
     const TPMT_SIG_SCHEME scheme = {.scheme = DIDS_TPM2_ALG_ECDSA, .hashAlg = DIDS_TPM2_ALG_SHA256};
     ESYS_TR ak = DIDS_ESYS_TR_NONE, key = DIDS_ESYS_TR_NONE;
     TPM2B_ATTEST *certified = NULL;

@@ -13,10 +13,14 @@ struct dids_tpm {
     ESYS_CONTEXT *esys;
     uint64_t deadline_ms;
     int stuck;  // a command was abandoned at the deadline: ESAPI accepts no other until finalised
+    char swtpm_socket[108];  // a swtpm's command socket (dids_tpm_interrupt), or ""
 };
 
 /// Records a failure; returns 0 so that it can end a condition.
 int dids_tpm_fail(struct dids_tpm_failure *failure, int stage, uint32_t rc, int error_number);
+/// Records a command's failure: TIMED_OUT (and `stuck`) when the deadline has passed (the
+/// command was cut short by ESAPI's timeout or dids_tpm_interrupt); `stage` otherwise.
+int dids_tpm_fail_command(dids_tpm *tpm, struct dids_tpm_failure *failure, int stage, uint32_t rc);
 /// Arms ESAPI's timeout with what is left before the deadline; -1 (and `stuck`) when nothing is.
 int dids_tpm_arm(dids_tpm *tpm);
 
@@ -26,16 +30,18 @@ int dids_tpm_arm(dids_tpm *tpm);
 /// `failure` filled otherwise.
 #define DIDS_TPM_RUN(tpm, failure, stage, send, collect) \
     ({ \
-        TSS2_RC rc_ = (tpm)->stuck ? 1u : (send); \
         int ok_ = 0; \
-        if (rc_ != 0) { \
-            dids_tpm_fail((failure), (stage), rc_, 0); \
+        TSS2_RC rc_ = 0; \
+        if ((tpm)->stuck || dids_tpm_arm(tpm) < 0) { \
+            dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); \
+        } else if ((rc_ = (send)) != 0) { \
+            dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
         } else { \
             for (;;) { \
                 if (dids_tpm_arm(tpm) < 0) { dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); break; } \
                 rc_ = (collect); \
                 if ((rc_ & 0xffffu) == DIDS_TSS2_BASE_RC_TRY_AGAIN) continue; \
-                ok_ = rc_ == 0 ? 1 : dids_tpm_fail((failure), (stage), rc_, 0); \
+                ok_ = rc_ == 0 ? 1 : dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
                 break; \
             } \
         } \

@@ -4,11 +4,14 @@
 #include "tpm_internal.h"
 #include "loader.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +59,79 @@ int dids_tpm_arm(dids_tpm *tpm) {
     uint64_t left = tpm->deadline_ms - now;
     dids_p_Esys_SetTimeout(tpm->esys, left > INT32_MAX ? INT32_MAX : (int32_t)left);
     return 0;
+}
+
+int dids_tpm_fail_command(dids_tpm *tpm, struct dids_tpm_failure *failure, int stage, uint32_t rc) {
+    if (now_ms() >= tpm->deadline_ms) {
+        tpm->stuck = 1;
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, rc, 0);
+    }
+    return dids_tpm_fail(failure, stage, rc, 0);
+}
+
+// The descriptors open now, as a sorted list read from /proc/self/fd (NULL where it cannot be read).
+static int *open_descriptors(size_t *count) {
+    *count = 0;
+    DIR *directory = opendir("/proc/self/fd");
+    if (!directory) return NULL;
+    size_t capacity = 64;
+    int *fds = malloc(capacity * sizeof *fds);
+    struct dirent *entry;
+    while (fds && (entry = readdir(directory)) != NULL) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+        if (*count == capacity) {
+            int *grown = realloc(fds, (capacity *= 2) * sizeof *fds);
+            if (!grown) { free(fds); fds = NULL; break; }
+            fds = grown;
+        }
+        fds[(*count)++] = atoi(entry->d_name);
+    }
+    closedir(directory);
+    return fds;
+}
+
+static int listed(const int *fds, size_t count, int fd) {
+    for (size_t i = 0; i < count; i++)
+        if (fds[i] == fd) return 1;
+    return 0;
+}
+
+// The device TCTI opens /dev/tpmrm0 without O_CLOEXEC: a program that forks and executes while a
+// conversation is open would hand the TPM connection (and its objects in the resource manager)
+// to the child. The descriptors that appeared during the TCTI's initialisation and are this
+// device are made close-on-exec; another thread's descriptor opened meanwhile is left alone.
+static void adopt_device(const char *config, const int *before, size_t before_count) {
+    struct stat device;
+    size_t after_count;
+    if (!before || stat(config, &device) != 0) return;
+    int *after = open_descriptors(&after_count);
+    for (size_t i = 0; after && i < after_count; i++) {
+        struct stat status;
+        int fd = after[i];
+        if (!listed(before, before_count, fd) && fstat(fd, &status) == 0 && S_ISCHR(status.st_mode)
+            && status.st_rdev == device.st_rdev)
+            (void)fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+    }
+    free(after);
+}
+
+int dids_tpm_needs_interrupt(const dids_tpm *tpm) { return tpm->swtpm_socket[0] != '\0'; }
+
+void dids_tpm_interrupt(dids_tpm *tpm) {
+    if (!dids_tpm_needs_interrupt(tpm)) return;
+    size_t count;
+    int *fds = open_descriptors(&count);
+    for (size_t i = 0; fds && i < count; i++) {
+        struct stat status;
+        struct sockaddr_un peer;
+        socklen_t length = sizeof peer;
+        memset(&peer, 0, sizeof peer);
+        if (fstat(fds[i], &status) == 0 && S_ISSOCK(status.st_mode)
+            && getpeername(fds[i], (struct sockaddr *)&peer, &length) == 0 && peer.sun_family == AF_UNIX
+            && strncmp(peer.sun_path, tpm->swtpm_socket, sizeof peer.sun_path) == 0)
+            (void)shutdown(fds[i], SHUT_RDWR);
+    }
+    free(fds);
 }
 
 void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle) {
@@ -107,14 +183,6 @@ static TSS2_TCTI_INFO_FUNC tcti_info(const char *driver) {
     return info;
 }
 
-// tss2 logs its errors to stderr unless TSS2_LOG says otherwise; a library must not write into
-// its caller's stderr. As systemd does, "all+none" is set once, unless the caller chose a level.
-static void quiet_tss2(void) {
-    static int done;
-    if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
-    (void)setenv("TSS2_LOG", "all+none", 0);
-}
-
 // The swtpm TCTI's initialisation sets the locality over swtpm's control socket and reads the
 // answer with a blocking read(): a stopped swtpm would hold the caller there past any deadline.
 // So a swtpm reached by a Unix socket is asked first, on its control socket (<path>.ctrl, where the
@@ -125,12 +193,14 @@ static int swtpm_answers(const char *config, uint64_t deadline_ms) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     if (!path || strchr(path, ',') || strlen(path) + 5 >= sizeof address.sun_path) return 0;
     snprintf(address.sun_path, sizeof address.sun_path, "%s.ctrl", path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // Non-blocking: a stopped swtpm whose listen queue is full would hold a blocking connect().
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return 0;
     int answered = 0;
     const unsigned char get_capability[4] = {0, 0, 0, 1};  // swtpm's CMD_GET_CAPABILITY
-    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0
-        || send(fd, get_capability, sizeof get_capability, MSG_NOSIGNAL) != (ssize_t)sizeof get_capability) {
+    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        answered = errno != EAGAIN;  // EAGAIN: the queue is full, as behind a stopped swtpm
+    } else if (send(fd, get_capability, sizeof get_capability, MSG_NOSIGNAL) != (ssize_t)sizeof get_capability) {
         answered = 1;  // nothing to wait for: the TCTI says what is wrong
     } else {
         struct pollfd ready = {.fd = fd, .events = POLLIN};
@@ -153,7 +223,6 @@ static int swtpm_answers(const char *config, uint64_t deadline_ms) {
 
 dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
     dids_tpm_fail(failure, DIDS_TPM_STAGE_NONE, 0, 0);
-    quiet_tss2();
     if (strcmp(driver, "device") == 0) {
         // The device TCTI's own open() loses errno in its logging; asking first tells "no TPM"
         // (ENOENT) from "not allowed" (EACCES) exactly.
@@ -182,14 +251,21 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
         dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM);
         return NULL;
     }
+    size_t before_count = 0;
+    int *before = strcmp(driver, "device") == 0 ? open_descriptors(&before_count) : NULL;
     errno = 0;
     if ((rc = module->init(tcti, &size, config)) != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, rc, errno);
+        free(before);
         free(tcti);
         free(tpm);
         return NULL;
     }
     tpm->tcti = tcti;
+    if (strcmp(driver, "device") == 0) adopt_device(config, before, before_count);
+    else if (strncmp(config, "path=", 5) == 0 && strlen(config + 5) < sizeof tpm->swtpm_socket)
+        strcpy(tpm->swtpm_socket, config + 5);
+    free(before);
     tpm->deadline_ms = deadline_ms;
     if ((rc = dids_p_Esys_Initialize(&tpm->esys, tcti, NULL)) != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_ESYS, rc, 0);
@@ -210,9 +286,28 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
     return tpm;
 }
 
-void dids_tpm_close(dids_tpm *tpm) {
-    if (!tpm) return;
+static void *finalize(void *argument) {
+    dids_tpm *tpm = argument;
     if (tpm->esys) dids_p_Esys_Finalize(&tpm->esys);
     finalize_tcti(tpm->tcti);
     free(tpm);
+    return NULL;
+}
+
+void dids_tpm_close(dids_tpm *tpm) {
+    if (!tpm) return;
+    // A command abandoned at the deadline may still be running in the TPM: closing /dev/tpmrm0
+    // then waits in the kernel for it (tpm_common_release flushes the pending work). The caller
+    // has its answer (TIMED_OUT) now; the connection is closed on a thread of its own.
+    if (tpm->stuck) {
+        pthread_attr_t attributes;
+        pthread_t thread;
+        if (pthread_attr_init(&attributes) == 0) {
+            int started = pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED) == 0
+                       && pthread_create(&thread, &attributes, finalize, tpm) == 0;
+            pthread_attr_destroy(&attributes);
+            if (started) return;
+        }
+    }
+    finalize(tpm);
 }

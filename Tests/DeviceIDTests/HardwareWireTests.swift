@@ -44,13 +44,28 @@ final class HardwareWireTests: XCTestCase {
         }
     }
 
+    /// EK certificates as TPMs store them: bare, padded to the NV index's size, after the TCG PC
+    /// Client header; anything that is not DER is passed on for the CA to refuse.
+    func testEKCertificateIsTrimmedToItsDER() {
+        let der: [UInt8] = [0x30, 0x82, 0x01, 0x00] + [UInt8](repeating: 7, count: 256)
+        XCTAssertEqual(TPMAttestation.derCertificate(der), der)
+        XCTAssertEqual(TPMAttestation.derCertificate(der + [0, 0, 0xff, 0xff]), der)
+        XCTAssertEqual(TPMAttestation.derCertificate([0x10, 0x01, 0x00, 0x01, 0x04] + der + [0]), der)
+        let short: [UInt8] = [0x30, 0x03, 1, 2, 3, 0]
+        XCTAssertEqual(TPMAttestation.derCertificate(short), [0x30, 0x03, 1, 2, 3])
+        XCTAssertEqual(TPMAttestation.derCertificate([0x30, 0x82, 0x01]), [0x30, 0x82, 0x01])
+        XCTAssertEqual(TPMAttestation.derCertificate([0x04, 0x01, 0x00]), [0x04, 0x01, 0x00])
+        XCTAssertEqual(TPMAttestation.derCertificate([]), [])
+    }
+
     func testTCTIStrings() throws {
         XCTAssertEqual(try TPMAddress(parsing: "device").description, "device:/dev/tpmrm0")
         XCTAssertEqual(try TPMAddress(parsing: "device:/dev/tpmrm1").description, "device:/dev/tpmrm1")
         XCTAssertEqual(try TPMAddress(parsing: "swtpm:path=/run/t/tpm.sock").configuration, "path=/run/t/tpm.sock")
         for (text, code) in [("device:/dev/tpm0", DeviceIDError.Code.invalidArgument),
                              ("device:tpmrm0", .invalidArgument), ("mssim:host=localhost", .unsupported),
-                             ("tabrmd", .unsupported)] {
+                             ("tabrmd", .unsupported), ("swtpm", .unsupported), ("swtpm:host=localhost,port=2321", .unsupported),
+                             ("swtpm:path=relative.sock", .unsupported)] {
             XCTAssertThrowsError(try TPMAddress(parsing: text), text) { XCTAssertEqual(($0 as? DeviceIDError)?.code, code) }
         }
     }

@@ -50,9 +50,14 @@ def hardware_id(machine, app_id, **kw):
 
 
 def transient_handles(machine):
-    out = subprocess.run(["tpm2_getcap", "handles-transient"], env=dict(os.environ, TPM2TOOLS_TCTI=machine.tpm.tcti),
-                         capture_output=True, text=True, timeout=60, check=True).stdout
-    return [line for line in out.splitlines() if line.strip()]
+    """The transient objects and sessions left loaded in `machine`'s TPM (swtpm has no resource
+    manager: what a caller leaves stays, and three of either fill it)."""
+    left = []
+    for what in ("handles-transient", "handles-loaded-session"):
+        out = subprocess.run(["tpm2_getcap", what], env=dict(os.environ, TPM2TOOLS_TCTI=machine.tpm.tcti),
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        left += [line for line in out.splitlines() if line.strip()]
+    return left
 
 
 def enrol(machine, app_id, ca):
@@ -132,6 +137,20 @@ def test_stored_nowhere_and_the_same_after_every_store_is_wiped(machine_a, tmp_p
     home.mkdir()
     assert hardware_id(machine_a, APP_A, env=env) == first
     assert not list(home.rglob("*")) and not store.exists(), "the hardware ID writes nothing"
+
+
+def test_an_app_id_is_its_bytes_not_its_unicode_equivalence_class(machine_a):
+    """"café" in NFC and NFD are two app ids (the template hashes the UTF-8 bytes), though Swift
+    compares them as one String: the process's memory must keep them apart too."""
+    nfc, nfd = "com.example.caf\u00e9", "com.example.cafe\u0301"
+    fresh = {app: hardware_id(machine_a, app) for app in (nfc, nfd)}
+    assert fresh[nfc] != fresh[nfd]
+    out = subprocess.run([sys.executable, "-c", f"""
+import deviceid
+print(deviceid.hardware_id({nfc!r}), deviceid.hardware_id({nfd!r}))
+"""], env=dict(os.environ, DEVICEID_TPM_TCTI=machine_a.tpm.tcti), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [fresh[nfc], fresh[nfd]]
 
 
 def test_every_object_is_flushed(machine_a):
@@ -282,10 +301,11 @@ def test_a_silent_tpm_is_a_timeout_not_a_hang(machine_b):
 class RestartingProxy:
     """Stands between DeviceID and `machine`'s swtpm (its command and control sockets), passing
     every byte, until the client sends a TPM command with code `at` (TPM2_CC_*): then the swtpm
-    is killed and started again on its state — the TPM restarted in the middle of the call."""
+    is killed and started again on its state — the TPM restarted in the middle of the call — or,
+    with `hold`, the command is kept and nothing more is said: a TPM that stopped mid-command."""
 
-    def __init__(self, machine, directory, at):
-        self.machine, self.at, self.restarted = machine, at, threading.Event()
+    def __init__(self, machine, directory, at, hold=False):
+        self.machine, self.at, self.hold, self.restarted = machine, at, hold, threading.Event()
         self.path = str(directory / "proxy.sock")
         self.servers = []
         for suffix in ("", ".ctrl"):
@@ -318,6 +338,10 @@ class RestartingProxy:
                 if commands and len(data) >= 10 and int.from_bytes(data[6:10], "big") == self.at \
                         and not self.restarted.is_set():
                     self.restarted.set()
+                    if self.hold:
+                        while source.recv(65536):
+                            pass
+                        break
                     os.kill(self.machine.tpm.pid, signal.SIGKILL)
                     start_swtpm(self.machine)
                     break
@@ -355,6 +379,23 @@ def test_the_tpm_restarted_mid_call(machine_b, tmp_path):
     assert elapsed < 10
     assert hardware_id(machine_b, APP_A) == expected
     assert transient_handles(machine_b) == []
+
+
+def test_a_tpm_that_stops_mid_command_is_a_timeout(machine_b, tmp_path):
+    """The command reaches the TPM and no answer comes: TIMED_OUT at the deadline (the swtpm
+    TCTI's own receive would wait forever)."""
+    proxy = RestartingProxy(machine_b, tmp_path, TPM2_CC_CREATE_PRIMARY, hold=True)
+    try:
+        start = time.monotonic()
+        result = deviceid(None, "--timeout", "1500", "hardware-id", "com.example.held",
+                          env={"DEVICEID_TPM_TCTI": f"swtpm:path={proxy.path}"})
+        elapsed = time.monotonic() - start
+    finally:
+        proxy.close()
+    assert proxy.restarted.is_set(), "the proxy held the CreatePrimary command"
+    assert result.returncode == 16, result.stderr  # TIMED_OUT
+    assert "did not answer within 1500 ms" in result.stderr
+    assert 1.4 < elapsed < 8
 
 
 # -- every status the C functions return here is on their documented lists -------------------

@@ -5,7 +5,7 @@
 // them: docs/HARDWARE-ID.md. The structures are hand-declared with the sizes and offsets of
 // tpm2-tss 3.2.1 (Debian 12) and 4.0.1 (Debian 13), which are the same; with
 // DIDS_CHECK_AGAINST_REAL_HEADERS, <tss2/tss2_esys.h> declares them and
-// Tests/c/check_library_prototypes.c asserts the layouts are equal.
+// Tests/c/check_tpm_layout.c asserts the layouts and prototypes are equal.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -229,6 +229,12 @@ struct dids_tpm_bytes {
 typedef struct dids_tpm dids_tpm;
 dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure);
 void dids_tpm_close(dids_tpm *tpm);
+/// Ends a swtpm command that waits past the deadline, from another thread (a watchdog): the swtpm
+/// TCTI connects anew for each command and reads its answer with a blocking read() that ignores
+/// ESAPI's timeout, so its socket is shut down. Nothing for the device TCTI, which polls.
+void dids_tpm_interrupt(dids_tpm *tpm);
+/// Whether `tpm` needs dids_tpm_interrupt to keep its deadline.
+int dids_tpm_needs_interrupt(const dids_tpm *tpm);
 
 /// The Name (34 bytes: 0x000b ‖ SHA-256 of the public area) of the app key made from `unique`,
 /// and its public area, marshalled as the TPM marshals a TPMT_PUBLIC (may be NULL).

@@ -12,23 +12,41 @@ import CDeviceIDLibraries
 ///    app's key by the app's AK over the server's nonce, with the AK certificate.
 ///
 /// Each app has its own attestation key, derived, not stored: a primary of the owner hierarchy
-/// whose template's unique is a hash of the app id, the same on every call on one TPM. An app's
-/// server therefore sees nothing another app's server sees (only the CA sees every enrolment and
-/// the EK), and TPM2_Certify by an owner-hierarchy key has the TPM's reset and restart counts
-/// and firmware version obfuscated.
-extension DeviceIdentity {
-    static let attestationWireVersion = 1
+/// whose template's unique is a hash of the app id, the same on every call on one TPM: no key is
+/// common to two apps' servers (only the CA sees every enrolment and the EK), and TPM2_Certify by
+/// an owner-hierarchy key has the TPM's reset and restart counts and firmware version obfuscated.
+/// The TPM's clock stays visible in what it certifies.
+enum TPMAttestation {
+    static let wireVersion = 1
 
     /// Milliseconds for conversations that create the RSA EK: key generation takes seconds on
     /// some TPMs, so never less than a minute.
-    private func attestationMilliseconds(endorsementKey: Bool) throws(DeviceIDError) -> UInt32 {
-        let configured = try configuration().timeoutMilliseconds
-        return endorsementKey ? max(configured, 60_000) : configured
+    static func activationMilliseconds(_ configured: UInt32) -> UInt32 { max(configured, 60_000) }
+
+    /// The DER certificate inside an EK certificate NV index: some TPMs store it after the TCG PC
+    /// Client header (0x10 0x01, then a 16-bit length) or padded to the index's size.
+    static func derCertificate(_ stored: [UInt8]) -> [UInt8] {
+        var bytes = stored[...]
+        if bytes.count > 5, bytes[bytes.startIndex] == 0x10, bytes[bytes.startIndex + 1] == 0x01 {
+            bytes = bytes.dropFirst(5)
+        }
+        let start = bytes.startIndex
+        guard bytes.count >= 2, bytes[start] == 0x30 else { return Array(bytes) }
+        var length = Int(bytes[start + 1]), header = 2
+        if length & 0x80 != 0 {
+            let digits = length & 0x7f
+            guard (1...3).contains(digits), bytes.count >= 2 + digits else { return Array(bytes) }
+            length = 0
+            for k in 0..<digits { length = length << 8 | Int(bytes[start + 2 + k]) }
+            header += digits
+        }
+        guard header + length <= bytes.count else { return Array(bytes) }
+        return Array(bytes[start..<start + header + length])
     }
 
     private static func message(_ type: String) -> FlatJSON {
         var json = FlatJSON()
-        json.set("v", attestationWireVersion)
+        json.set("v", wireVersion)
         json.set("type", type)
         return json
     }
@@ -37,8 +55,8 @@ extension DeviceIdentity {
         guard let json = FlatJSON(parsing: text) else {
             throw DeviceIDError(.invalidArgument, "not a DeviceID message: a JSON object of strings and integers is expected")
         }
-        guard json.integer("v") == attestationWireVersion else {
-            throw DeviceIDError(.unsupported, "the message is not of wire format version \(attestationWireVersion)")
+        guard json.integer("v") == wireVersion else {
+            throw DeviceIDError(.unsupported, "the message is not of wire format version \(wireVersion)")
         }
         guard json.string("type") == type else {
             throw DeviceIDError(.invalidArgument, "the message is not a \(type)")
@@ -55,13 +73,10 @@ extension DeviceIdentity {
 
     /// The enrolment request for `appID`'s attestation key:
     /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_certificate":…,"ak_public":…}`.
-    public func attestationEnrolment(for appID: String) throws(DeviceIDError) -> String {
-        try Names.validate(appID, "app id")
-        let address = try TPMAddress.resolved()
+    static func enrolment(for appID: String, address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> String {
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
-        let (certificate, akPublic): ([UInt8], [UInt8]) = try TPMConversation.run(
-            address, milliseconds: try attestationMilliseconds(endorsementKey: false)
-        ) { tpm, failure in
+        let (certificate, akPublic): ([UInt8], [UInt8]) = try TPMConversation.run(address, milliseconds: milliseconds) {
+            tpm, failure in
             var akPublic = [UInt8]()
             let (ok, certificate) = TPMConversation.withBuffer(capacity: 8192) { certificate in
                 let (ok, ak) = TPMConversation.withBuffer(capacity: 512) { ak in
@@ -74,7 +89,7 @@ extension DeviceIdentity {
         }
         var json = Self.message("deviceid.enrolment-request")
         json.set("app_id", appID)
-        json.set("ek_certificate", Base64.encode(certificate))
+        json.set("ek_certificate", Base64.encode(derCertificate(certificate)))
         json.set("ak_public", Base64.encode(akPublic))
         return json.text
     }
@@ -82,16 +97,13 @@ extension DeviceIdentity {
     /// The response to the enrolment challenge for `appID`'s attestation key
     /// (`"type":"deviceid.enrolment-challenge"`, with `id`, `credential_blob`,
     /// `encrypted_secret`): the credential the TPM recovered.
-    public func attestationActivation(for appID: String, challenge: String) throws(DeviceIDError) -> String {
-        try Names.validate(appID, "app id")
+    static func activation(for appID: String, challenge: String, address: TPMAddress,
+                           milliseconds: UInt32) throws(DeviceIDError) -> String {
         let json = try Self.parse(challenge, type: "deviceid.enrolment-challenge")
         guard let id = json.string("id") else { throw DeviceIDError(.invalidArgument, "the challenge has no \"id\"") }
         let blob = try Self.bytes(json, "credential_blob"), secret = try Self.bytes(json, "encrypted_secret")
-        let address = try TPMAddress.resolved()
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
-        let credential: [UInt8] = try TPMConversation.run(
-            address, milliseconds: try attestationMilliseconds(endorsementKey: true)
-        ) { tpm, failure in
+        let credential: [UInt8] = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             let (ok, credential) = TPMConversation.withBuffer(capacity: 64) { out in
                 unique.withUnsafeBufferPointer { u in
                     blob.withUnsafeBufferPointer { b in
@@ -114,20 +126,17 @@ extension DeviceIdentity {
     /// attestation key over `nonce` (1 to 64 bytes the server chose), with the AK certificate message the
     /// CA issued (`"type":"deviceid.ak-certificate"`) when given. The `hardware_id` in it is
     /// `hardwareID(for: appID)`.
-    public func attestation(for appID: String, nonce: [UInt8], akCertificate: String? = nil) throws(DeviceIDError) -> String {
-        try Names.validate(appID, "app id")
+    static func evidence(for appID: String, nonce: [UInt8], akCertificate: String?, address: TPMAddress,
+                         milliseconds: UInt32) throws(DeviceIDError) -> String {
         guard (1...64).contains(nonce.count) else {
             throw DeviceIDError(.invalidArgument, "the nonce must be 1 to 64 bytes (32 random bytes are usual)")
         }
         let certificate = try akCertificate.map { (text) throws(DeviceIDError) -> [UInt8] in
             try Self.bytes(try Self.parse(text, type: "deviceid.ak-certificate"), "certificate")
         }
-        let address = try TPMAddress.resolved()
         let akUnique = HardwareIdentity.attestationKeyUnique(appID: appID), appUnique = HardwareIdentity.unique(appID: appID)
         typealias Certified = (attest: [UInt8], signature: [UInt8], appPublic: [UInt8], akPublic: [UInt8])
-        let certified: Certified = try TPMConversation.run(
-            address, milliseconds: try attestationMilliseconds(endorsementKey: false)
-        ) { tpm, failure in
+        let certified: Certified = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             var signature = [UInt8](), appPublic = [UInt8](), akPublic = [UInt8]()
             let (ok, attest) = TPMConversation.withBuffer(capacity: 1024) { attest in
                 let (ok, s) = TPMConversation.withBuffer(capacity: 512) { s in

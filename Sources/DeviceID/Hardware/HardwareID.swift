@@ -34,14 +34,16 @@ enum HardwareIdentity {
         return ID128(bytes: h)!
     }
 
-    /// Answers already computed in this process, per TPM and app id. Memory only: a copy on
-    /// disk could have come from another machine with a cloned disk.
-    private static let cache = Locked<[String: ID128]>([:])
+    /// Answers already computed in this process, per TPM and template. Memory only: a copy on
+    /// disk could have come from another machine with a cloned disk. Keyed by the bytes the TPM
+    /// is given, not the app id as a String, whose equality is Unicode canonical equivalence:
+    /// "café" in NFC and NFD are one String but two app ids, and two IDs.
+    private static let cache = Locked<[[UInt8]: ID128]>([:])
 
     static func id(appID: String, address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> ID128 {
-        let key = address.description + "\n" + appID
-        if let known = cache.withLock({ $0[key] }) { return known }
         let unique = Self.unique(appID: appID)
+        let key = Array(address.description.utf8) + [0] + unique
+        if let known = cache.withLock({ $0[key] }) { return known }
         let name: [UInt8] = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             let (ok, name) = TPMConversation.withBuffer(capacity: 68) { buffer in
                 unique.withUnsafeBufferPointer { dids_tpm_app_key(tpm, $0.baseAddress, &buffer, nil, &failure) }
@@ -51,21 +53,5 @@ enum HardwareIdentity {
         let id = id(fromName: name)
         cache.withLock { $0[key] = id }
         return id
-    }
-}
-
-extension DeviceIdentity {
-    /// This device's hardware-bound identifier for `appID`, from its TPM 2.0: the same on every
-    /// call, process, reinstall and after every store is wiped; another for each app id, with no
-    /// link between them; a new one only when the TPM is cleared or replaced. Stored nowhere
-    /// (kept in memory for the process). The TPM is `/dev/tpmrm0` unless `DEVICEID_TPM_TCTI`
-    /// names another. Throws `.unavailable` without a TPM, `.permission` when this user may not
-    /// use it (the `tss` group), `.locked` in dictionary-attack lockout, `.timedOut` past the
-    /// configured deadline.
-    public func hardwareID(for appID: String) throws(DeviceIDError) -> ID128 {
-        try Names.validate(appID, "app id")
-        let address = try TPMAddress.resolved()
-        return try HardwareIdentity.id(appID: appID, address: address,
-                                       milliseconds: try configuration().timeoutMilliseconds)
     }
 }

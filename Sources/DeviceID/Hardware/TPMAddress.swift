@@ -3,7 +3,8 @@
 ///
 /// Two drivers are accepted: `device` (a `/dev/tpmrm*` resource manager only: `/dev/tpm0` is
 /// refused, because a program holding it bypasses the resource manager every other TPM user on
-/// the machine relies on) and `swtpm` (a software TPM, for tests: `swtpm:path=/run/t/tpm.sock`).
+/// the machine relies on) and `swtpm` (a software TPM reached by its Unix socket, for tests:
+/// `swtpm:path=/run/t/tpm.sock`).
 public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
     /// The TCTI module: `libtss2-tcti-<driver>.so.0`.
     public let driver: String
@@ -41,7 +42,13 @@ public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
             }
             self.init(driver: "device", configuration: path)
         case "swtpm":
-            guard !rest.contains("\0") else { throw DeviceIDError(.invalidArgument, "\(Environment.tpmTCTI) contains a NUL") }
+            // Only a Unix socket: DeviceID bounds a swtpm conversation through its sockets' timeouts
+            // and asks the control socket (<path>.ctrl) first, which it finds only from a path.
+            guard rest.hasPrefix("path=/"), !rest.contains(","), !rest.contains("\0") else {
+                throw DeviceIDError(.unsupported,
+                                    "\(Environment.tpmTCTI)=\(text): a software TPM is reached by its Unix socket only "
+                                        + "(\"swtpm:path=/absolute/tpm.sock\")")
+            }
             self.init(driver: "swtpm", configuration: String(rest))
         default:
             throw DeviceIDError(.unsupported,

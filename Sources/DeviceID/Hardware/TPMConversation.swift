@@ -20,6 +20,15 @@ enum TPMConversation {
             throw error(failure, address, milliseconds)
         }
         defer { dids_tpm_close(tpm) }
+        // A swtpm command's answer is read with a blocking read() that ignores ESAPI's timeout:
+        // at the deadline, a watchdog shuts its socket down (declared after the close, so it ends
+        // first). The device TCTI polls within the timeout and needs none.
+        let watchdog = dids_tpm_needs_interrupt(tpm) != 0
+            ? Watchdog(milliseconds: UInt32(clamping: max(Int(deadline) - Monotonic.milliseconds(), 1))) {
+                dids_tpm_interrupt(tpm)
+            }
+            : nil
+        defer { watchdog?.finish() }
         guard let result = body(tpm, &failure) else { throw error(failure, address, milliseconds) }
         return result
     }
@@ -76,6 +85,10 @@ enum TPMConversation {
                 return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
             case ENOMEM: return DeviceIDError(.noMemory, "out of memory opening the TPM at \(at)")
             case EMFILE, ENFILE: return DeviceIDError(.noMemory, "no file descriptor left to open the TPM at \(at)")
+            case 0 where address.driver == "device":
+                // The device TCTI opens with a probe command it waits about a second for.
+                return DeviceIDError(.timedOut, "the TPM at \(at) did not answer tpm2-tss's opening probe in time "
+                                         + "(busy with another program's command, or not working; TSS2 \(hex(rc)))")
             case 0: return DeviceIDError(.unavailable, "cannot reach the TPM at \(at) (TSS2 \(hex(rc)))")
             default: return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
             }
@@ -111,7 +124,7 @@ enum TPMConversation {
             return DeviceIDError(.permission,
                                  "the TPM refused \(what): a hierarchy has a password (DeviceID uses the empty owner "
                                      + "and endorsement authorisation)")
-        case 0x08b, 0x18b:  // TPM2_RC_HANDLE: no such object or NV index
+        case 0x08b:  // TPM2_RC_HANDLE: no such object or NV index
             if stage == Int32(DIDS_TPM_STAGE_EK_CERTIFICATE.rawValue) {
                 return DeviceIDError(.notFound, "the TPM at \(at) has no RSA EK certificate at NV index 0x01c00002")
             }

@@ -1,0 +1,45 @@
+/// The hardware-bound ID and attestation (Sources/DeviceID/Hardware, docs/HARDWARE-ID.md): each
+/// call is one conversation with the TPM that `DEVICEID_TPM_TCTI` names (the kernel's resource
+/// manager by default), bounded by the configured deadline.
+extension DeviceIdentity {
+    /// This device's hardware-bound identifier for `appID`, from its TPM 2.0: the same on every
+    /// call, process, reinstall and after every store is wiped; another for each app id, with no
+    /// link between them; a new one only when the TPM is cleared or replaced. Stored nowhere
+    /// (kept in memory for the process). The TPM is `/dev/tpmrm0` unless `DEVICEID_TPM_TCTI`
+    /// names another. Throws `.unavailable` without a TPM, `.permission` when this user may not
+    /// use it (the `tss` group), `.locked` in dictionary-attack lockout, `.timedOut` past the
+    /// configured deadline.
+    public func hardwareID(for appID: String) throws(DeviceIDError) -> ID128 {
+        try Names.validate(appID, "app id")
+        let address = try TPMAddress.resolved()
+        return try HardwareIdentity.id(appID: appID, address: address,
+                                       milliseconds: try configuration().timeoutMilliseconds)
+    }
+
+    /// The enrolment request for `appID`'s attestation key (docs/HARDWARE-ID.md, wire format v1):
+    /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_certificate":…,"ak_public":…}`.
+    public func attestationEnrolment(for appID: String) throws(DeviceIDError) -> String {
+        try Names.validate(appID, "app id")
+        return try TPMAttestation.enrolment(for: appID, address: try TPMAddress.resolved(),
+                                            milliseconds: try configuration().timeoutMilliseconds)
+    }
+
+    /// The response to the attestation CA's challenge for `appID`'s attestation key
+    /// (TPM2_ActivateCredential). Bounded by at least 60 s: it creates the RSA endorsement key.
+    public func attestationActivation(for appID: String, challenge: String) throws(DeviceIDError) -> String {
+        try Names.validate(appID, "app id")
+        return try TPMAttestation.activation(
+            for: appID, challenge: challenge, address: try TPMAddress.resolved(),
+            milliseconds: TPMAttestation.activationMilliseconds(try configuration().timeoutMilliseconds))
+    }
+
+    /// Evidence for `appID`'s server: TPM2_Certify of the app key by the app's attestation key
+    /// over `nonce` (1 to 64 bytes the server chose), with the CA's AK certificate message when
+    /// given. Its `hardware_id` is `hardwareID(for: appID)`.
+    public func attestation(for appID: String, nonce: [UInt8], akCertificate: String? = nil) throws(DeviceIDError) -> String {
+        try Names.validate(appID, "app id")
+        return try TPMAttestation.evidence(for: appID, nonce: nonce, akCertificate: akCertificate,
+                                           address: try TPMAddress.resolved(),
+                                           milliseconds: try configuration().timeoutMilliseconds)
+    }
+}
