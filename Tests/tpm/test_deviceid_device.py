@@ -277,7 +277,7 @@ def start_swtpm(machine):
                     "--flags", "startup-clear", "--daemon", "--pid", f"file={tpm.pidfile}"],
                    check=True, capture_output=True, timeout=60)
     deadline = time.monotonic() + 10
-    while not (tpm.pidfile.exists() and tpm.pidfile.read_text().strip()):
+    while not (tpm.pidfile.exists() and tpm.pidfile.read_text().strip() and tpm.socket.is_socket()):
         assert time.monotonic() < deadline, "swtpm did not start again"
         time.sleep(0.02)
     tpm.pid = int(tpm.pidfile.read_text().strip())
@@ -306,6 +306,7 @@ class RestartingProxy:
 
     def __init__(self, machine, directory, at, hold=False):
         self.machine, self.at, self.hold, self.restarted = machine, at, hold, threading.Event()
+        self.back = threading.Event()  # the swtpm serves again
         self.path = str(directory / "proxy.sock")
         self.servers = []
         for suffix in ("", ".ctrl"):
@@ -344,6 +345,7 @@ class RestartingProxy:
                         break
                     os.kill(self.machine.tpm.pid, signal.SIGKILL)
                     start_swtpm(self.machine)
+                    self.back.set()
                     break
                 sink.sendall(data)
         except OSError:
@@ -377,6 +379,7 @@ def test_the_tpm_restarted_mid_call(machine_b, tmp_path):
     assert result.returncode == 15, result.stderr  # UNAVAILABLE: the connection failed
     assert result.stdout == "" and "connection to the TPM" in result.stderr and "TPM2_CreatePrimary" in result.stderr
     assert elapsed < 10
+    assert proxy.back.wait(20), "swtpm started again"
     assert hardware_id(machine_b, APP_A) == expected
     assert transient_handles(machine_b) == []
 
