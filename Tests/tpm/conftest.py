@@ -172,7 +172,7 @@ def make_ca_certificate(common_name: str, *, days: int = 3650):
     """A self-signed ECDSA P-256 CA (key, certificate) for a Privacy CA of the tests."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = datetime.datetime.utcnow()
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     certificate = (
         x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
         .serial_number(x509.random_serial_number())

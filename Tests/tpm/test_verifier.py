@@ -83,7 +83,7 @@ def san_uris(certificate: x509.Certificate):
 
 def bare_ak_certificate(ca_key, ca_certificate, ak_key, uris=()) -> bytes:
     """An AK certificate (DER) from a trusted CA's key, with only the AIK usage and `uris`."""
-    now = datetime.datetime.utcnow()
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     builder = (
         x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ak")]))
         .issuer_name(ca_certificate.subject).public_key(ak_key).serial_number(x509.random_serial_number())
@@ -563,7 +563,7 @@ def test_software_key_with_a_self_made_ak_certificate(enrolled_a, verifier):
     nonce = verifier.new_nonce()
     attest = tpms_attest_certify(qualified(0x40000001, ak_name), nonce, app_name, qualified(0x40000001, app_name))
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "deviceid attestation key")])
-    now = datetime.datetime.utcnow()
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     certificate = (
         x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(ak.public_key())
         .serial_number(1).not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=1))
@@ -748,7 +748,7 @@ def test_every_reason_is_documented():
 # -- X.509 paths (verify_chain on its own) ---------------------------------------------------
 
 def _certificate(subject, issuer_name, issuer_key, public_key, *, ca, path_length=None, days=(-1, 1), extra=()):
-    now = datetime.datetime.utcnow()
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     builder = (
         x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
         .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer_name)])).public_key(public_key)
@@ -802,7 +802,7 @@ def test_chain_path_length(pki):
 def test_chain_validity(pki):
     keys, root, mid, leaf = pki
     with pytest.raises(ChainError, match="not valid at"):
-        verify_chain(leaf, [root], [mid], at=datetime.datetime.utcnow() + datetime.timedelta(days=2))
+        verify_chain(leaf, [root], [mid], at=datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) + datetime.timedelta(days=2))
     expired = _certificate("leaf", "mid", keys["mid"], keys["leaf"].public_key(), ca=False, days=(-3, -2))
     with pytest.raises(ChainError, match="not valid at"):
         verify_chain(expired, [root], [mid])

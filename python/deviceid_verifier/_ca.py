@@ -271,7 +271,7 @@ class PrivacyCA:
     def _issue(self, ak_public: bytes, app_id: str, now: datetime.datetime) -> x509.Certificate:
         ak_key = ak_key_from_public(ak_public, "ak-template")
         ak_name = _tpm.name_of(ak_public)
-        not_after = min(now + self._certificate_lifetime, self._certificate.not_valid_after)
+        not_after = min(now + self._certificate_lifetime, _chain.not_after(self._certificate))
         builder = (
             x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, AK_SUBJECT)]))

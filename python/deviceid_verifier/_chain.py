@@ -50,6 +50,19 @@ def utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
+def not_before(cert: x509.Certificate) -> datetime.datetime:
+    """The start of validity, naive UTC: through not_valid_before_utc where cryptography has it
+    (42 and later deprecate the naive property, Debian 13), not_valid_before before (Debian 12)."""
+    aware: datetime.datetime | None = getattr(cert, "not_valid_before_utc", None)
+    return aware.replace(tzinfo=None) if aware is not None else cert.not_valid_before
+
+
+def not_after(cert: x509.Certificate) -> datetime.datetime:
+    """The end of validity, naive UTC (see not_before)."""
+    aware: datetime.datetime | None = getattr(cert, "not_valid_after_utc", None)
+    return aware.replace(tzinfo=None) if aware is not None else cert.not_valid_after
+
+
 def _describe(cert: x509.Certificate) -> str:
     return cert.subject.rfc4514_string() or "(empty subject)"
 
@@ -63,9 +76,9 @@ def _extensions(cert: x509.Certificate) -> x509.Extensions:
 
 def check_certificate(cert: x509.Certificate, at: datetime.datetime) -> None:
     """Checks of one certificate on its own: validity at `at` and critical extensions."""
-    if not cert.not_valid_before <= at <= cert.not_valid_after:
+    if not not_before(cert) <= at <= not_after(cert):
         raise ChainError(f"{_describe(cert)}: not valid at {at.isoformat()}Z "
-                         f"(valid {cert.not_valid_before.isoformat()}Z to {cert.not_valid_after.isoformat()}Z)")
+                         f"(valid {not_before(cert).isoformat()}Z to {not_after(cert).isoformat()}Z)")
     for extension in _extensions(cert):
         if extension.critical and extension.oid not in TOLERATED_CRITICAL:
             raise ChainError(f"{_describe(cert)}: unsupported critical extension {extension.oid.dotted_string}")
