@@ -1,30 +1,10 @@
 #include "CDeviceIDLibraries.h"
 #include "loader.h"
 
-#define POINTER(ret, name, params, args) static ret(*p_##name) params;
-#define POINTER_VOID(name, params, args) static void(*p_##name) params;
-DIDS_CRYPTO_FUNCTIONS(POINTER, POINTER_VOID)
-
-#define NAME(ret, name, params, args) #name,
-#define NAME_VOID(name, params, args) #name,
-static const char *const names[] = {DIDS_CRYPTO_FUNCTIONS(NAME, NAME_VOID)};
-#define SLOT(ret, name, params, args) DIDS_SLOT(p_##name),
-#define SLOT_VOID(name, params, args) DIDS_SLOT(p_##name),
-static void **const slots[] = {DIDS_CRYPTO_FUNCTIONS(SLOT, SLOT_VOID)};
-
-struct dids_loadable dids_crypto_loadable = {
-    .soname = "libcrypto.so.3",
-    .package = "libssl3 (libssl3t64 on Debian 13)",
-    .oldest = "OpenSSL 3.0",
-    .names = names,
-    .slots = slots,
-    .count = sizeof names / sizeof names[0],
-    .status = DIDS_LIBRARY_FAILED,
-};
-
-#define CALL(ret, name, params, args) ret dids_##name params { return p_##name args; }
-#define CALL_VOID(name, params, args) void dids_##name params { p_##name args; }
-DIDS_CRYPTO_FUNCTIONS(CALL, CALL_VOID)
+DIDS_STATIC_POINTERS(DIDS_CRYPTO_FUNCTIONS)
+DIDS_LOADABLE(dids_crypto_loadable, DIDS_CRYPTO_FUNCTIONS, "libcrypto.so.3",
+              "libssl3 (libssl3t64 on Debian 13)", "OpenSSL 3.0");
+DIDS_WRAPPERS(DIDS_CRYPTO_FUNCTIONS)
 
 // The digests users ask for (dids_crypto_digest in dids_crypto.h).
 #include <pthread.h>
@@ -43,13 +23,13 @@ static struct fetched sha256 = {"SHA256", 32, PTHREAD_ONCE_INIT, NULL, 0};
 
 static void fetch(struct fetched *f) {
     // A refusal queues an error on this thread's OpenSSL error queue, which is the caller's: dropped.
-    p_ERR_set_mark();
-    f->md = p_EVP_MD_fetch(NULL, f->name, NULL);
-    p_ERR_pop_to_mark();
+    dids_p_ERR_set_mark();
+    f->md = dids_p_EVP_MD_fetch(NULL, f->name, NULL);
+    dids_p_ERR_pop_to_mark();
     if (f->md == NULL || f != &md5) return;
     // SHA256() is not one: in OpenSSL 3 it is EVP_Q_digest, a fetch and a context per call.
-    const OSSL_PROVIDER *provider = p_EVP_MD_get0_provider(f->md);
-    const char *name = provider != NULL ? p_OSSL_PROVIDER_get0_name(provider) : NULL;
+    const OSSL_PROVIDER *provider = dids_p_EVP_MD_get0_provider(f->md);
+    const char *name = provider != NULL ? dids_p_OSSL_PROVIDER_get0_name(provider) : NULL;
     f->direct = name != NULL && strcmp(name, "default") == 0;
 }
 
@@ -62,15 +42,15 @@ static void fetch_sha256(void) { fetch(&sha256); }
 static pthread_key_t context_key;
 static int have_context_key;
 static pthread_once_t context_once = PTHREAD_ONCE_INIT;
-static void free_context(void *context) { p_EVP_MD_CTX_free(context); }
+static void free_context(void *context) { dids_p_EVP_MD_CTX_free(context); }
 static void make_context_key(void) { have_context_key = pthread_key_create(&context_key, free_context) == 0; }
 
 static EVP_MD_CTX *thread_context(void) {
     pthread_once(&context_once, make_context_key);
     if (!have_context_key) return NULL;
     EVP_MD_CTX *context = pthread_getspecific(context_key);
-    if (context == NULL && (context = p_EVP_MD_CTX_new()) != NULL && pthread_setspecific(context_key, context) != 0) {
-        p_EVP_MD_CTX_free(context);
+    if (context == NULL && (context = dids_p_EVP_MD_CTX_new()) != NULL && pthread_setspecific(context_key, context) != 0) {
+        dids_p_EVP_MD_CTX_free(context);
         context = NULL;
     }
     return context;
@@ -82,14 +62,14 @@ int dids_crypto_digest(int algorithm, const void *data, size_t size, unsigned ch
     if (f->md == NULL) return DIDS_DIGEST_REFUSED;
     static const unsigned char empty = 0;
     const unsigned char *bytes = size == 0 ? &empty : data;
-    if (f->direct) return p_MD5(bytes, size, out) != NULL ? DIDS_DIGEST_OK : DIDS_DIGEST_FAILED;
+    if (f->direct) return dids_p_MD5(bytes, size, out) != NULL ? DIDS_DIGEST_OK : DIDS_DIGEST_FAILED;
     EVP_MD_CTX *kept = thread_context();
-    EVP_MD_CTX *context = kept != NULL ? kept : p_EVP_MD_CTX_new();
+    EVP_MD_CTX *context = kept != NULL ? kept : dids_p_EVP_MD_CTX_new();
     if (context == NULL) return DIDS_DIGEST_NO_MEMORY;
     unsigned int length = 0;
-    int ok = p_EVP_DigestInit_ex2(context, f->md, NULL) == 1 && p_EVP_DigestUpdate(context, bytes, size) == 1
-        && p_EVP_DigestFinal_ex(context, out, &length) == 1 && length == f->size;
-    if (kept == NULL) p_EVP_MD_CTX_free(context);
+    int ok = dids_p_EVP_DigestInit_ex2(context, f->md, NULL) == 1 && dids_p_EVP_DigestUpdate(context, bytes, size) == 1
+        && dids_p_EVP_DigestFinal_ex(context, out, &length) == 1 && length == f->size;
+    if (kept == NULL) dids_p_EVP_MD_CTX_free(context);
     return ok ? DIDS_DIGEST_OK : DIDS_DIGEST_FAILED;
 }
 

@@ -1,27 +1,7 @@
 #include "CDeviceIDLibraries.h"
 #include "loader.h"
 
-#define POINTER(ret, name, params, args) static ret(*p_##name) params;
-#define POINTER_VOID(name, params, args) static void(*p_##name) params;
-DIDS_GLIB_FUNCTIONS(POINTER, POINTER_VOID)
-
-#define NAME(ret, name, params, args) #name,
-#define NAME_VOID(name, params, args) #name,
-static const char *const names[] = {DIDS_GLIB_FUNCTIONS(NAME, NAME_VOID)};
-#define SLOT(ret, name, params, args) DIDS_SLOT(p_##name),
-#define SLOT_VOID(name, params, args) DIDS_SLOT(p_##name),
-static void **const slots[] = {DIDS_GLIB_FUNCTIONS(SLOT, SLOT_VOID)};
-
-struct dids_loadable dids_glib_loadable = {
-    .soname = "libgio-2.0.so.0",
-    .package = "libglib2.0-0, libglib2.0-0t64 on Debian 13",
-    .oldest = "GLib 2.74",
-    .names = names,
-    .slots = slots,
-    .count = sizeof names / sizeof names[0],
-    .status = DIDS_LIBRARY_FAILED,
-};
-
-#define CALL(ret, name, params, args) ret dids_##name params { return p_##name args; }
-#define CALL_VOID(name, params, args) void dids_##name params { p_##name args; }
-DIDS_GLIB_FUNCTIONS(CALL, CALL_VOID)
+DIDS_STATIC_POINTERS(DIDS_GLIB_FUNCTIONS)
+DIDS_LOADABLE(dids_glib_loadable, DIDS_GLIB_FUNCTIONS, "libgio-2.0.so.0",
+              "libglib2.0-0, libglib2.0-0t64 on Debian 13", "GLib 2.74");
+DIDS_WRAPPERS(DIDS_GLIB_FUNCTIONS)

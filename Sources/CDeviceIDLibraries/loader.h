@@ -18,6 +18,42 @@ struct dids_loadable {
 /// Every slot's value is a function pointer; POSIX dlsym requires that a void * can hold one.
 #define DIDS_SLOT(pointer) ((void **)(void *)&(pointer))
 
+// Each library's functions are one X-macro list, LIST(F, F_VOID), with F(ret, name, params, args)
+// and F_VOID(name, params, args) (the dids_*.h headers). From it come a pointer per function,
+// dids_p_NAME, which the loader fills; the loadable naming them; and, where callers outside the
+// file need them, a wrapper dids_NAME per function.
+#define DIDS_POINTER_(ret, name, params, args) ret(*dids_p_##name) params;
+#define DIDS_POINTER_VOID_(name, params, args) void(*dids_p_##name) params;
+#define DIDS_STATIC_POINTER_(ret, name, params, args) static DIDS_POINTER_(ret, name, params, args)
+#define DIDS_STATIC_POINTER_VOID_(name, params, args) static DIDS_POINTER_VOID_(name, params, args)
+#define DIDS_NAME_(ret, name, params, args) #name,
+#define DIDS_NAME_VOID_(name, params, args) #name,
+#define DIDS_SLOT_(ret, name, params, args) DIDS_SLOT(dids_p_##name),
+#define DIDS_SLOT_VOID_(name, params, args) DIDS_SLOT(dids_p_##name),
+#define DIDS_CALL_(ret, name, params, args) ret dids_##name params { return dids_p_##name args; }
+#define DIDS_CALL_VOID_(name, params, args) void dids_##name params { dids_p_##name args; }
+
+/// The pointers, visible to this file only (a library whose pointers several files share defines
+/// them with DIDS_POINTERS and declares them extern in its internal header).
+#define DIDS_STATIC_POINTERS(LIST) LIST(DIDS_STATIC_POINTER_, DIDS_STATIC_POINTER_VOID_)
+#define DIDS_POINTERS(LIST) LIST(DIDS_POINTER_, DIDS_POINTER_VOID_)
+#define DIDS_WRAPPERS(LIST) LIST(DIDS_CALL_, DIDS_CALL_VOID_)
+
+/// The loadable `variable` for LIST's functions, in soname_, which package_ installs and which has
+/// every function since oldest_.
+#define DIDS_LOADABLE(variable, LIST, soname_, package_, oldest_)                               \
+    static const char *const variable##_names[] = {LIST(DIDS_NAME_, DIDS_NAME_VOID_)};          \
+    static void **const variable##_slots[] = {LIST(DIDS_SLOT_, DIDS_SLOT_VOID_)};               \
+    struct dids_loadable variable = {                                                           \
+        .soname = soname_,                                                                      \
+        .package = package_,                                                                    \
+        .oldest = oldest_,                                                                      \
+        .names = variable##_names,                                                              \
+        .slots = variable##_slots,                                                              \
+        .count = sizeof variable##_names / sizeof variable##_names[0],                          \
+        .status = DIDS_LIBRARY_FAILED,                                                          \
+    }
+
 extern struct dids_loadable dids_glib_loadable;
 extern struct dids_loadable dids_secret_loadable;
 extern struct dids_loadable dids_crypto_loadable;

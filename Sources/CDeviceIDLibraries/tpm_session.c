@@ -19,26 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define POINTER(ret, name, params, args) ret(*dids_p_##name) params;
-#define POINTER_VOID(name, params, args) void(*dids_p_##name) params;
-DIDS_TPM_FUNCTIONS(POINTER, POINTER_VOID)
-
-#define NAME(ret, name, params, args) #name,
-#define NAME_VOID(name, params, args) #name,
-static const char *const names[] = {DIDS_TPM_FUNCTIONS(NAME, NAME_VOID)};
-#define SLOT(ret, name, params, args) DIDS_SLOT(dids_p_##name),
-#define SLOT_VOID(name, params, args) DIDS_SLOT(dids_p_##name),
-static void **const slots[] = {DIDS_TPM_FUNCTIONS(SLOT, SLOT_VOID)};
-
-struct dids_loadable dids_tpm_loadable = {
-    .soname = "libtss2-esys.so.0",
-    .package = "libtss2-esys-3.0.2-0, libtss2-esys-3.0.2-0t64 on Debian 13",
-    .oldest = "tpm2-tss 3.2.1",
-    .names = names,
-    .slots = slots,
-    .count = sizeof names / sizeof names[0],
-    .status = DIDS_LIBRARY_FAILED,
-};
+DIDS_POINTERS(DIDS_TPM_FUNCTIONS)
+DIDS_LOADABLE(dids_tpm_loadable, DIDS_TPM_FUNCTIONS, "libtss2-esys.so.0",
+              "libtss2-esys-3.0.2-0, libtss2-esys-3.0.2-0t64 on Debian 13", "tpm2-tss 3.2.1");
 
 int dids_tpm_fail(struct dids_tpm_failure *failure, int stage, uint32_t rc, int error_number) {
     failure->stage = stage;
