@@ -230,7 +230,7 @@ print(json.dumps({{"first": first, "warm": warm}}))
     nonce = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
     ak_attributes = "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|sign"
     # swtpm has no resource manager and three object slots: each step flushes what it left loaded.
-    certify = (f"{primary} && tpm2_flushcontext -t && tpm2_createprimary -Q -C e -g sha256 -G ecc256:ecdsa-sha256:null -a '{ak_attributes}' "
+    certify = (f"{primary} && tpm2_flushcontext -t && tpm2_createprimary -Q -C o -g sha256 -G ecc256:ecdsa-sha256:null -a '{ak_attributes}' "
                f"-c {scratch}/ak.ctx && tpm2_flushcontext -t && tpm2_certify -Q -c {scratch}/app.ctx -C {scratch}/ak.ctx -g sha256 "
                f"-o {scratch}/attest.bin -s {scratch}/sig.bin && tpm2_flushcontext -t")
     ours, theirs = hyperfine([f"{CLI} attest certify {APP} --nonce {nonce}", f"bash -c \"{certify}\""], runs=20, env=tpm)
