@@ -65,11 +65,13 @@ set_store_dir = _declare("deviceid_set_store_dir", c_int, [c_char_p], check=True
 
 # The stable identifier.
 get = _declare("deviceid_get", c_int, [c_char_p, ctypes.c_char_p, c_size_t], check=True)
-# The same function without errcheck, for get()'s hot path (which checks the status itself):
-# lib[name] makes a separate function object, so the declaration above is untouched.
+# The same function for get()'s hot path, which checks the status itself and passes only bytes,
+# a c_char array and a c_size_t: ctypes hands those over as char *, char * and size_t on its own,
+# so there are no argtypes to convert through (a third of the call's cost: 1,800 of 5,500
+# instructions, counted with callgrind). lib[name] makes a separate function object, so the
+# declaration above is untouched.
 get_unchecked = lib["deviceid_get"]
 get_unchecked.restype = c_int
-get_unchecked.argtypes = [c_char_p, ctypes.c_char_p, c_size_t]
 get_ex = _declare("deviceid_get_ex", c_int,
                   [c_char_p, c_char_p, c_size_t, POINTER(c_int), POINTER(c_uint)], check=True)
 reset = _declare("deviceid_reset", c_int, [c_char_p], check=True)
