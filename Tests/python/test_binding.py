@@ -135,6 +135,31 @@ def test_get_is_stable_and_per_app(store):
     assert again.id != first.id and again.source == "created"
 
 
+def test_get_answers_each_app_id_for_itself_past_its_encoding_cache(store):
+    """get() keeps the app ids it has checked encoded (at most 64, exact str only): many ids,
+    asked twice, and str subclasses whose equality lies, each get their own app's ID."""
+    deviceid.set_backend("file")
+    ids = [f"com.example.many{i}" for i in range(150)]
+    expected = {app: deviceid.get_info(app).id for app in ids}   # not through get()'s cache
+    assert len(set(expected.values())) == len(ids)
+    for _ in range(2):
+        assert [deviceid.get(app) for app in ids] == [expected[app] for app in ids]
+
+    class Liar(str):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        def __hash__(self) -> int:
+            return hash("com.example.many0")
+
+    assert deviceid.get("com.example.many0") == expected["com.example.many0"]
+    assert deviceid.get(Liar("com.example.many1")) == expected["com.example.many1"]
+    assert deviceid.get("com.example.many0") == expected["com.example.many0"]
+    assert deviceid.get(Liar("com.example.many2")) == expected["com.example.many2"]
+    with pytest.raises(deviceid.InvalidArgumentError):
+        deviceid.get(Liar("bad\0id"))
+
+
 @pytest.mark.parametrize("bad", ["", "a" * 256, "a\0b", "new\nline", "\udc80", "del\x7f", "c1\x85control", "c1\x9f"])
 def test_bad_app_ids_raise_invalid_argument(store, bad):
     with pytest.raises(deviceid.InvalidArgumentError) as caught:
