@@ -16,12 +16,16 @@ final class SurroundingsTests: XCTestCase {
         604 600 8:2 / /mnt/disk rw - xfs /dev/sdb rw
         605 600 8:1 /srv/first /over rw - ext4 /dev/sda1 rw
         606 600 8:1 /srv/second /over rw - ext4 /dev/sda1 rw
+        607 600 0:61 /ids /srv/hosttmp rw - tmpfs tmpfs rw
+        608 600 0:60 /deviceid /var/cache/ids rw - tmpfs tmpfs rw
+        609 600 0:50 /data /var/lib/app rw - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w
+        610 600 0:70 /var/lib/ids /var/lib/nested rw - overlay overlay rw,lowerdir=/l2,upperdir=/u2,workdir=/w2
         """
 
     func testMountinfoLinesAreParsedWithTheirEscapes() {
         let table = MountTable(parsing: mountinfo)
-        XCTAssertEqual(table.mounts.count, 8)
-        XCTAssertEqual(table.mounts[0], .init(root: "/mnt1", mountPoint: "/mnt2", fileSystem: "ext3", source: "/dev/root"))
+        XCTAssertEqual(table.mounts.count, 12)
+        XCTAssertEqual(table.mounts[0], .init(device: "98:0", root: "/mnt1", mountPoint: "/mnt2", fileSystem: "ext3", source: "/dev/root"))
         XCTAssertEqual(table.mount(at: "/data")?.root, "/srv/keep me")
         XCTAssertEqual(MountTable(parsing: "garbage\n1 2 3\n").mounts, [])
     }
@@ -41,6 +45,11 @@ final class SurroundingsTests: XCTestCase {
         let cases: [(String, StorageLocation)] = [
             ("/var/lib/deviceid", .volume), ("/data/ids", .bindMount), ("/run/deviceid", .container),
             ("/root/.local/share/deviceid", .container), ("/mnt/disk/ids", .volume),
+            // tmpfs and overlay: the container's own where it has them whole (0:60 at /run, 0:50 at
+            // /), the host's where only a directory of one is bound in (the host's /tmp, the root
+            // of the container the engine itself runs in).
+            ("/srv/hosttmp/x", .bindMount), ("/var/cache/ids", .container), ("/var/lib/app/x", .container),
+            ("/var/lib/nested", .bindMount),
         ]
         for (path, expected) in cases {
             XCTAssertEqual(StorageLocation.ofFiles(in: path, docker, mounts: table), expected, path)

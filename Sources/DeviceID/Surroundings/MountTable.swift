@@ -4,6 +4,9 @@ import CDeviceIDLibc
 /// it is — the container's own root, a tmpfs, a volume, a directory of the host bound in.
 struct MountTable {
     struct Mount: Equatable {
+        /// The file system's device ("major:minor"; 0:N for a tmpfs or an overlay, one per
+        /// instance): every mount of one file system shows the same.
+        var device: String = ""
         /// The path inside the mounted file system that appears at `mountPoint` ("/" for all of
         /// it; a bind mount's source directory, as the host's file system knows it).
         let root: String
@@ -24,7 +27,7 @@ struct MountTable {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
             // id parent major:minor root mount-point options [optional…] - type source super-options
             guard fields.count >= 10, let dash = fields[6...].firstIndex(of: "-"), dash + 2 < fields.count else { continue }
-            mounts.append(Mount(root: Self.unescaped(fields[3]), mountPoint: Self.unescaped(fields[4]),
+            mounts.append(Mount(device: fields[2], root: Self.unescaped(fields[3]), mountPoint: Self.unescaped(fields[4]),
                                 fileSystem: fields[dash + 1], source: Self.unescaped(fields[dash + 2])))
         }
         self.mounts = mounts
@@ -44,6 +47,11 @@ struct MountTable {
     static func contains(_ directory: String, _ path: String) -> Bool {
         if directory == "/" { return path.hasPrefix("/") }
         return path == directory || path.hasPrefix(directory + "/")
+    }
+
+    /// Whether the file system `mount` is a part of is also mounted whole (its root, "/") here.
+    func showsWhole(_ mount: Mount) -> Bool {
+        mounts.contains { $0.device == mount.device && $0.root == "/" }
     }
 
     /// The mount at exactly `path`, if `path` is a mount point.
