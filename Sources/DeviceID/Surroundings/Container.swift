@@ -3,13 +3,16 @@ import CDeviceIDLibc
 /// The container this process runs in, if any, and what that means for the machine ID.
 /// Detection follows systemd's `systemd-detect-virt --container`: `/run/systemd/container` (which
 /// systemd writes from PID 1's `container=`), Docker's `/.dockerenv`, Podman's
-/// `/run/.containerenv`, and PID 1's `container=` itself.
+/// `/run/.containerenv`, PID 1's `container=` itself, and last (systemd 256 and later) a PID
+/// namespace other than the kernel's first: "container-other".
 public struct Container: Sendable, Equatable {
     /// The container manager in systemd's words: "docker", "podman", "systemd-nspawn", "lxc",
     /// "lxc-libvirt", "wsl", "proot", "pouch", "rkt", or "container-other".
     public let manager: String
 
-    static func detect() -> Container? {
+    /// `pidNamespace`: whether a PID namespace without any manager's marker counts. Not inside a
+    /// Flatpak or Snap sandbox, whose own namespaces they are (the sandbox is what matters there).
+    static func detect(pidNamespace: Bool = true) -> Container? {
         if let text = SystemFile.text("/run/systemd/container", limit: 256) {
             let name = text.split(separator: "\n").first.map { String($0).trimmingSpaces() } ?? ""
             if !name.isEmpty { return Container(manager: name) }
@@ -23,7 +26,17 @@ public struct Container: Sendable, Equatable {
                 if !name.isEmpty { return Container(manager: name == "oci" ? "container-other" : name) }
             }
         }
+        if pidNamespace, inOtherPIDNamespace() { return Container(manager: "container-other") }
         return nil
+    }
+
+    /// The kernel's first PID namespace has a fixed inode, PROC_PID_INIT_INO (linux/proc_ns.h);
+    /// systemd's namespace_is_init() compares /proc/self/ns/pid's with it. Unknown (no /proc,
+    /// no such link) is not a container.
+    static func inOtherPIDNamespace() -> Bool {
+        var st = stat()
+        guard stat("/proc/self/ns/pid", &st) == 0 else { return false }
+        return st.st_ino != 0xEFFF_FFFC
     }
 
     /// When the container started: the start of PID 1 of this PID namespace, in seconds since
