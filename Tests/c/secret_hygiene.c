@@ -1,16 +1,29 @@
 /* Stores, looks up and frees one secret, wipes its own copies, then waits to be dumped (gcore):
  * the test searches the core for the secret, which must appear nowhere.
  *
- *   secret_hygiene file|keyring  < SECRET      prints "ready" once done, then waits for a signal
+ *   secret_hygiene file|keyring CANARY  < SECRET    prints "ready" once done, then waits for a signal
+ *
+ * CANARY, reversed, is kept on the heap: the test finds it in the dump, which shows that the dump
+ * holds the heap, where the library's copies of the secret would be (reversed, it matches nowhere
+ * else, not argv).
  */
 #include <deviceid.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+static char *volatile kept_canary;
+
 int main(int argc, char **argv) {
-    if (argc != 2) return 2;
+    if (argc != 3) return 2;
+    size_t canary_length = strlen(argv[2]);
+    char *canary = malloc(canary_length + 1);
+    if (canary == NULL) return 2;
+    for (size_t i = 0; i < canary_length; i++) canary[i] = argv[2][canary_length - 1 - i];
+    canary[canary_length] = '\0';
+    kept_canary = canary;
     int backend = strcmp(argv[1], "file") == 0 ? DEVICEID_BACKEND_FILE : DEVICEID_BACKEND_SECRET_SERVICE;
     char secret[256];
     ssize_t n = read(STDIN_FILENO, secret, sizeof secret);

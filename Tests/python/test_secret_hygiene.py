@@ -14,7 +14,8 @@ from conftest import run
 @pytest.mark.parametrize("backend", ["file", "keyring"])
 def test_no_copy_of_a_secret_survives_in_memory(backend, store, keyring, tmp_path):
     secret = secrets.token_hex(24).encode()  # 48 random hex digits: found only where it was copied
-    process = subprocess.Popen([os.environ["DEVICEID_TEST_HYGIENE"], backend], stdin=subprocess.PIPE,
+    canary = secrets.token_hex(24)             # the program keeps it reversed on its heap
+    process = subprocess.Popen([os.environ["DEVICEID_TEST_HYGIENE"], backend, canary], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         process.stdin.write(secret)
@@ -24,7 +25,7 @@ def test_no_copy_of_a_secret_survives_in_memory(backend, store, keyring, tmp_pat
         dump = run(["gcore", "-o", str(core), str(process.pid)], timeout=120)
         assert dump.returncode == 0, dump.stderr
         image = (tmp_path / f"core.{process.pid}").read_bytes()
-        assert len(image) > 1_000_000, "a real dump"
+        assert image.count(canary[::-1].encode()) == 1, "the dump holds the process's heap"
         assert image.count(secret) == 0, f"{image.count(secret)} copies of the secret in memory"
     finally:
         process.send_signal(signal.SIGKILL)
