@@ -57,6 +57,19 @@ final class SurroundingsTests: XCTestCase {
         }
     }
 
+    func testAPIDNamespaceIsAContainerOnlyOverAnImagesLayers() {
+        // The root a container runtime gives (overlay), rootless (fuse-overlayfs), the host's own
+        // root under `unshare --pid` (ext4, btrfs subvolume), a directory pivoted into.
+        XCTAssertTrue(Container.hasImageRoot(MountTable(parsing: mountinfo)))
+        XCTAssertTrue(Container.hasImageRoot(MountTable(parsing: "1 0 0:9 / / rw - fuse.fuse-overlayfs fuse-overlayfs rw\n")))
+        XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n")))
+        XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: "1 0 0:30 /@ / rw - btrfs /dev/nvme0n1p2 rw\n")))
+        XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: "1 0 8:1 /srv/tree / rw - ext4 /dev/sda1 rw\n")))
+        // The last mount at "/" is the one that shows.
+        XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: mountinfo + "\n700 600 8:1 / / rw - ext4 /dev/sda1 rw\n")))
+        XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: "")))
+    }
+
     func testAFlatpakAppsDataIsAppData() throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("surroundings-\(getpid())").path
         setenv("HOME", home, 1)

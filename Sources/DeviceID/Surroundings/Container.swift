@@ -3,16 +3,21 @@ import CDeviceIDLibc
 /// The container this process runs in, if any, and what that means for the machine ID.
 /// Detection follows systemd's `systemd-detect-virt --container`: `/run/systemd/container` (which
 /// systemd writes from PID 1's `container=`), Docker's `/.dockerenv`, Podman's
-/// `/run/.containerenv`, PID 1's `container=` itself, and last (systemd 256 and later) a PID
-/// namespace other than the kernel's first: "container-other".
+/// `/run/.containerenv`, PID 1's `container=` itself, and last a PID namespace other than the
+/// kernel's first over an overlay root: "container-other" (Kubernetes and containerd leave no
+/// marker). systemd 256 and later call any such PID namespace "container-other"; DeviceID also
+/// wants the image's layers, because what a container implies here (an image's machine ID, files
+/// gone with it) is not true of a PID namespace over the host's own root (`unshare --pid`, a
+/// service's `PrivatePIDs=`).
 public struct Container: Sendable, Equatable {
     /// The container manager in systemd's words: "docker", "podman", "systemd-nspawn", "lxc",
     /// "lxc-libvirt", "wsl", "proot", "pouch", "rkt", or "container-other".
     public let manager: String
 
-    /// `pidNamespace`: whether a PID namespace without any manager's marker counts. Not inside a
-    /// Flatpak or Snap sandbox, whose own namespaces they are (the sandbox is what matters there).
-    static func detect(pidNamespace: Bool = true) -> Container? {
+    /// `pidNamespace`: whether a PID namespace over an overlay root, without any manager's marker,
+    /// counts. Not inside a Flatpak or Snap sandbox, whose own namespaces they are (the sandbox is
+    /// what matters there).
+    static func detect(pidNamespace: Bool = true, mounts: () -> MountTable = MountTable.current) -> Container? {
         if let text = SystemFile.text("/run/systemd/container", limit: 256) {
             let name = text.split(separator: "\n").first.map { String($0).trimmingSpaces() } ?? ""
             if !name.isEmpty { return Container(manager: name) }
@@ -26,8 +31,14 @@ public struct Container: Sendable, Equatable {
                 if !name.isEmpty { return Container(manager: name == "oci" ? "container-other" : name) }
             }
         }
-        if pidNamespace, inOtherPIDNamespace() { return Container(manager: "container-other") }
+        if pidNamespace, inOtherPIDNamespace(), hasImageRoot(mounts()) { return Container(manager: "container-other") }
         return nil
+    }
+
+    /// Whether "/" is an overlay: an image's layers under the container's own writable one.
+    static func hasImageRoot(_ mounts: MountTable) -> Bool {
+        guard let root = mounts.mount(at: "/") else { return false }
+        return root.fileSystem == "overlay" || root.fileSystem == "fuse.fuse-overlayfs"
     }
 
     /// The kernel's first PID namespace has a fixed inode, PROC_PID_INIT_INO (linux/proc_ns.h);
