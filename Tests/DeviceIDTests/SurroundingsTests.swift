@@ -25,7 +25,8 @@ final class SurroundingsTests: XCTestCase {
     func testMountinfoLinesAreParsedWithTheirEscapes() {
         let table = MountTable(parsing: mountinfo)
         XCTAssertEqual(table.mounts.count, 12)
-        XCTAssertEqual(table.mounts[0], .init(device: "98:0", root: "/mnt1", mountPoint: "/mnt2", fileSystem: "ext3", source: "/dev/root"))
+        XCTAssertEqual(table.mounts[0], .init(device: "98:0", root: "/mnt1", mountPoint: "/mnt2", fileSystem: "ext3", source: "/dev/root",
+                                              superOptions: "rw,errors=continue"))
         XCTAssertEqual(table.mount(at: "/data")?.root, "/srv/keep me")
         XCTAssertEqual(MountTable(parsing: "garbage\n1 2 3\n").mounts, [])
     }
@@ -58,16 +59,27 @@ final class SurroundingsTests: XCTestCase {
     }
 
     func testAPIDNamespaceIsAContainerOnlyOverAnImagesLayers() {
-        // The root a container runtime gives (overlay), rootless (fuse-overlayfs), the host's own
-        // root under `unshare --pid` (ext4, btrfs subvolume), a directory pivoted into.
+        // The root a container runtime gives (an overlay with a writable layer); the host's own
+        // root under `unshare --pid` (ext4, a btrfs subvolume, composefs: an overlay without one),
+        // a directory pivoted into.
         XCTAssertTrue(Container.hasImageRoot(MountTable(parsing: mountinfo)))
-        XCTAssertTrue(Container.hasImageRoot(MountTable(parsing: "1 0 0:9 / / rw - fuse.fuse-overlayfs fuse-overlayfs rw\n")))
+        XCTAssertFalse(Container.hasImageRoot(MountTable(parsing:
+            "1 0 0:27 / / ro,relatime - overlay composefs ro,lowerdir+=/run/ostree/.private/cfsroot-lower,datadir+=/sysroot/ostree/repo/objects\n")))
         XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n")))
         XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: "1 0 0:30 /@ / rw - btrfs /dev/nvme0n1p2 rw\n")))
         XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: "1 0 8:1 /srv/tree / rw - ext4 /dev/sda1 rw\n")))
         // The last mount at "/" is the one that shows.
         XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: mountinfo + "\n700 600 8:1 / / rw - ext4 /dev/sda1 rw\n")))
         XCTAssertFalse(Container.hasImageRoot(MountTable(parsing: "")))
+    }
+
+    func testACgroupNamespaceOfItsOwnShowsEveryHierarchyAtItsRoot() {
+        XCTAssertTrue(Container.inOwnCgroupNamespace("0::/\n"))
+        XCTAssertTrue(Container.inOwnCgroupNamespace("12:pids:/\n11:memory:/\n0::/\n"))
+        XCTAssertFalse(Container.inOwnCgroupNamespace("0::/system.slice/deviceid-demo.service\n"))
+        XCTAssertFalse(Container.inOwnCgroupNamespace("0::/user.slice/user-1000.slice/session-2.scope\n"))
+        XCTAssertFalse(Container.inOwnCgroupNamespace("12:pids:/\n0::/init.scope\n"))
+        XCTAssertFalse(Container.inOwnCgroupNamespace(""))
     }
 
     func testAFlatpakAppsDataIsAppData() throws {

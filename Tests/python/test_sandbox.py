@@ -364,19 +364,29 @@ SYSTEMD_CONTAINER_NAMES = {"docker": "docker", "podman": "podman", "systemd-nspa
 
 
 def in_first_pid_namespace():
-    """The kernel's first PID namespace has the inode PROC_PID_INIT_INO (linux/proc_ns.h)."""
-    return os.stat("/proc/self/ns/pid").st_ino == 0xEFFFFFFC
+    """The kernel's first PID namespace has the inode PROC_PID_INIT_INO (linux/proc_ns.h); without
+    the link nothing can be told, and DeviceID takes it for the first."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino == 0xEFFFFFFC
+    except FileNotFoundError:
+        return True
 
 
-def root_file_system():
-    """The type of the last mount at "/" in /proc/self/mountinfo."""
-    kind = ""
+def root_is_an_image():
+    """Whether the last mount at "/" in /proc/self/mountinfo is an overlay with a writable layer."""
+    image = False
     with open("/proc/self/mountinfo") as f:
         for line in f:
             fields = line.split()
             if fields[4] == "/":
-                kind = fields[fields.index("-", 6) + 1]
-    return kind
+                dash = fields.index("-", 6)
+                image = fields[dash + 1] == "overlay" and "upperdir=" in fields[dash + 3]
+    return image
+
+
+def in_own_cgroup_namespace():
+    with open("/proc/self/cgroup") as f:
+        return all(line.rstrip("\n").endswith(":/") for line in f)
 
 
 def has_container_marker():
@@ -391,10 +401,11 @@ def has_container_marker():
 
 def test_host_environment_matches_systemd_detect_virt(cli, keyring, store):
     """DeviceID says what systemd-detect-virt -c says, but for one rule of systemd 256 and later: a
-    PID namespace without a manager's marker is a container only over an overlay root."""
+    PID namespace without a manager's marker is a container only with a cgroup namespace of its
+    own over an image's layers (README "Containers")."""
     virt = subprocess.run(["systemd-detect-virt", "-c"], capture_output=True, text=True).stdout.strip()
     if not has_container_marker() and not in_first_pid_namespace():
-        virt = "container-other" if root_file_system() in ("overlay", "fuse.fuse-overlayfs") else "none"
+        virt = "container-other" if in_own_cgroup_namespace() and root_is_an_image() else "none"
     doctor = run([cli, "--json", "doctor"])
     env = environment(json.loads(doctor.stdout))
     if virt == "none":

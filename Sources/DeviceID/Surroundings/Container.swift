@@ -3,19 +3,20 @@ import CDeviceIDLibc
 /// The container this process runs in, if any, and what that means for the machine ID.
 /// Detection follows systemd's `systemd-detect-virt --container`: `/run/systemd/container` (which
 /// systemd writes from PID 1's `container=`), Docker's `/.dockerenv`, Podman's
-/// `/run/.containerenv`, PID 1's `container=` itself, and last a PID namespace other than the
-/// kernel's first over an overlay root: "container-other" (Kubernetes and containerd leave no
-/// marker). systemd 256 and later call any such PID namespace "container-other"; DeviceID also
-/// wants the image's layers, because what a container implies here (an image's machine ID, files
-/// gone with it) is not true of a PID namespace over the host's own root (`unshare --pid`, a
-/// service's `PrivatePIDs=`).
+/// `/run/.containerenv`, PID 1's `container=` itself, and last "container-other": PID and cgroup
+/// namespaces of its own over an image's layers (an overlay with a writable upper layer at "/"),
+/// which is what Kubernetes and containerd, leaving no marker, give. systemd 256 and later call
+/// any PID namespace "container-other"; DeviceID wants the rest too, because what a container
+/// implies here (an image's machine ID, files gone with it) is not true of a PID namespace over
+/// the host's own root (`unshare --pid`, a service's `PrivatePIDs=`), even where that root is an
+/// overlay (composefs on Fedora Atomic and bootc hosts, a live system).
 public struct Container: Sendable, Equatable {
     /// The container manager in systemd's words: "docker", "podman", "systemd-nspawn", "lxc",
     /// "lxc-libvirt", "wsl", "proot", "pouch", "rkt", or "container-other".
     public let manager: String
 
-    /// `pidNamespace`: whether a PID namespace over an overlay root, without any manager's marker,
-    /// counts. Not inside a Flatpak or Snap sandbox, whose own namespaces they are (the sandbox is
+    /// `pidNamespace`: whether namespaces over an image's layers, without any manager's marker,
+    /// count. Not inside a Flatpak or Snap sandbox, whose own namespaces they are (the sandbox is
     /// what matters there).
     static func detect(pidNamespace: Bool = true, mounts: () -> MountTable = MountTable.current) -> Container? {
         if let text = SystemFile.text("/run/systemd/container", limit: 256) {
@@ -31,14 +32,26 @@ public struct Container: Sendable, Equatable {
                 if !name.isEmpty { return Container(manager: name == "oci" ? "container-other" : name) }
             }
         }
-        if pidNamespace, inOtherPIDNamespace(), hasImageRoot(mounts()) { return Container(manager: "container-other") }
+        if pidNamespace, inOtherPIDNamespace(), inOwnCgroupNamespace(SystemFile.text("/proc/self/cgroup", limit: 65536) ?? ""),
+           hasImageRoot(mounts()) {
+            return Container(manager: "container-other")
+        }
         return nil
     }
 
-    /// Whether "/" is an overlay: an image's layers under the container's own writable one.
+    /// Whether "/" is an image's layers under a writable one: an overlay with `upperdir=` (a
+    /// composefs root has lower layers only).
     static func hasImageRoot(_ mounts: MountTable) -> Bool {
-        guard let root = mounts.mount(at: "/") else { return false }
-        return root.fileSystem == "overlay" || root.fileSystem == "fuse.fuse-overlayfs"
+        guard let root = mounts.mount(at: "/"), root.fileSystem == "overlay" else { return false }
+        return root.superOptions.split(separator: ",").contains { $0.hasPrefix("upperdir=") }
+    }
+
+    /// Whether `/proc/self/cgroup` (its text given) shows every hierarchy at its root: a cgroup
+    /// namespace of its own, as container runtimes make on cgroup v2. On a host even a service
+    /// sits below the root ("0::/system.slice/x.service").
+    static func inOwnCgroupNamespace(_ cgroups: String) -> Bool {
+        let lines = cgroups.split(separator: "\n")
+        return !lines.isEmpty && lines.allSatisfy { $0.hasSuffix(":/") }
     }
 
     /// The kernel's first PID namespace has a fixed inode, PROC_PID_INIT_INO (linux/proc_ns.h);

@@ -13,6 +13,8 @@ struct MountTable {
         let mountPoint: String
         let fileSystem: String
         let source: String
+        /// The file system's own options (an overlay's `lowerdir=…,upperdir=…`).
+        var superOptions: String = ""
     }
 
     let mounts: [Mount]
@@ -28,7 +30,8 @@ struct MountTable {
             // id parent major:minor root mount-point options [optional…] - type source super-options
             guard fields.count >= 10, let dash = fields[6...].firstIndex(of: "-"), dash + 2 < fields.count else { continue }
             mounts.append(Mount(device: fields[2], root: Self.unescaped(fields[3]), mountPoint: Self.unescaped(fields[4]),
-                                fileSystem: fields[dash + 1], source: Self.unescaped(fields[dash + 2])))
+                                fileSystem: fields[dash + 1], source: Self.unescaped(fields[dash + 2]),
+                                superOptions: dash + 3 < fields.count ? fields[dash + 3] : ""))
         }
         self.mounts = mounts
     }

@@ -47,7 +47,7 @@ public struct Surroundings: Sendable, Equatable {
     public static func current() -> Surroundings {
         if let known = detected.withLock({ $0 }) { return known }
         let sandbox = Sandbox.detect()
-        let container = Container.detect(pidNamespace: sandbox == nil)
+        let container = Container.detect(pidNamespace: sandbox == nil, mounts: Self.mounts)
         let kind: Kind = switch sandbox {
         case .flatpak: .flatpak
         case .snap: .snap
