@@ -53,7 +53,8 @@ public enum StorageLocation: Int32, Sendable, CaseIterable, CustomStringConverti
         // when the container has it whole (its root, its --tmpfs, or a directory of either bound
         // elsewhere inside). A directory of one it does not have whole came from the host (its
         // /tmp or /run, a nested container's root) and outlives the container like any bind mount.
-        if mount.fileSystem == "tmpfs" || mount.fileSystem == "overlay", mounts.showsWhole(mount) { return .container }
+        let memoryOrLayers = ["tmpfs", "overlay", "fuse.fuse-overlayfs"].contains(mount.fileSystem)
+        if memoryOrLayers, mounts.showsWhole(mount) { return .container }
         // Docker's and Podman's named volumes are directories `…/volumes/NAME/_data` of the host.
         if mount.root.includes("/volumes/") && mount.root.hasSuffix("/_data") { return .volume }
         // A whole file system (a block device, a volume driver's) rather than a directory of one.
