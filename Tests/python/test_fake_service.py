@@ -64,15 +64,37 @@ def test_fault(cli, tmp_path, mode):
 
 
 def test_service_vanishing_mid_call_is_not_none(cli, tmp_path):
+    """A provider that exits (or crashes) mid-call: the bus answers NoReply at once. That is
+    UNAVAILABLE with words that say so, not TIMED_OUT, and never "none": nothing is minted."""
     out, _ = with_fake("vanish", f"""
-        timeout 60 {cli} --timeout 2000 get app >/dev/null 2>&1; echo first=$?
+        start=$(date +%s%N)
+        timeout 60 {cli} --timeout 4000 get app >/dev/null 2>"$TMPDIR_FAKE/first.err"; echo first=$?
+        echo ms=$(( ($(date +%s%N) - start) / 1000000 ))
         ls "$DEVICEID_STORE_DIR" 2>/dev/null | grep -c '^id-' | sed 's/^/files=/'
         timeout 60 {cli} --timeout 2000 --backend secret-service get app >/dev/null 2>&1; echo gone=$?
-    """, tmp_path)
+    """.replace("$TMPDIR_FAKE", str(tmp_path)), tmp_path)
     got = statuses(out)
-    assert got["first"] == "16", "no answer mid-call is TIMED_OUT: silence is not 'none'"
+    assert got["first"] == "15", ("a provider gone mid-call is UNAVAILABLE", got, (tmp_path / "first.err").read_text())
+    assert "the Secret Service provider went away" in (tmp_path / "first.err").read_text()
+    assert int(got["ms"]) < 2000, f"{got['ms']} ms: nothing is waited for once the provider is gone"
     assert got["files"] == "0", "nothing minted"
     assert got["gone"] == "15", "once gone, the service is unavailable"
+
+
+def test_service_vanishing_while_its_prompt_is_open_is_unavailable_at_once(cli, tmp_path):
+    """The provider exits while DeviceID waits for its prompt's Completed signal (KeePassXC asks a
+    prompt for every write): the wait ends when its bus name goes, not at the deadline."""
+    out, _ = with_fake("vanish-in-prompt", f"""
+        start=$(date +%s%N)
+        printf v | timeout 60 {cli} --timeout 5000 --backend secret-service secret store svc acct \
+            >/dev/null 2>"$TMPDIR_FAKE/store.err"; echo store=$?
+        echo ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    """.replace("$TMPDIR_FAKE", str(tmp_path)), tmp_path)
+    got = statuses(out)
+    words = (tmp_path / "store.err").read_text()
+    assert got["store"] == "15", (got, words)
+    assert "the Secret Service provider went away (the prompt was open)" in words, words
+    assert int(got["ms"]) < 2500, f"{got['ms']} ms: the wait ended at the deadline, not when the provider left"
 
 
 def test_a_keyring_that_refuses_the_write_is_reported_and_tried_again(cli, tmp_path):

@@ -12,6 +12,8 @@ extension SecretService {
         /// How item values cross the bus (`Transfer`); the transport may only ever downgrade
         /// `.encrypted` where it cannot encrypt (libdbus, no libsecret).
         let transfer: Transfer
+        /// Whether KeePassXC serves the Secret Service here; asked before the first write.
+        private var keePassXC: Bool?
 
         init(_ transport: any SecretServiceTransport, busName: String, deadline: Deadline, end: Int,
              transfer: Transfer) {
@@ -34,7 +36,14 @@ extension SecretService {
                   _ context: String, destination: String? = nil, secretLimit: Int? = nil) throws(DeviceIDError) -> [DBusValue] {
             let message = MethodCall(destination: destination ?? busName, path: path, interface: interface,
                                      member: member, arguments: arguments, context: context)
-            return try transport.call(message, timeout: try remaining(), secretLimit: secretLimit)
+            do throws(DeviceIDError) {
+                return try transport.call(message, timeout: try remaining(), secretLimit: secretLimit)
+            } catch where error.code == .timedOut && destination == nil && Monotonic.milliseconds() < end
+                && nameOwner(busName) == nil {
+                // No reply with time left, and nobody owns the name any more: the bus said the
+                // provider disconnected without replying (NoReply), not that time ran out.
+                throw SecretService.providerWentAway(context)
+            }
         }
 
         /// A property of an object of the Secret Service, unwrapped from its variant.
@@ -168,6 +177,7 @@ extension SecretService {
                 (.string("org.freedesktop.Secret.Item.Label"), .variant(.string(label))),
                 (.string("org.freedesktop.Secret.Item.Attributes"), .variant(DBusValue.attributes(attributes))),
             ])
+            try beforeWrite()
             let reply = try call(collection, Spec.collection, "CreateItem", [properties, .secret(secret), .boolean(true)],
                                  "cannot store the item")
             guard let item = reply[safe: 0]?.objectPath, let prompt = reply[safe: 1]?.objectPath else {
@@ -186,6 +196,7 @@ extension SecretService {
 
         /// Deletes one item by path. A prompt (KeePassXC confirms deletions) is run.
         func deleteItem(_ path: String) throws(DeviceIDError) {
+            try beforeWrite()
             let reply = try call(path, Spec.item, "Delete", [], "cannot delete the item")
             guard let prompt = reply[safe: 0]?.objectPath else { throw SecretService.malformed("Delete") }
             if prompt != "/" {
@@ -194,6 +205,16 @@ extension SecretService {
         }
 
         // MARK: Providers
+
+        /// Every write (an item created or deleted) waits where KeePassXC could be saving an
+        /// earlier one, which a write during its save crashes (`KeePassXCSaves`).
+        private func beforeWrite() throws(DeviceIDError) {
+            if keePassXC == nil {
+                let owner = nameOwner(busName)
+                keePassXC = owner != nil && nameOwner("org.keepassxc.KeePassXC.MainWindow") == owner
+            }
+            if keePassXC == true { try KeePassXCSaves.beforeWrite(end: end) }
+        }
 
         /// KWallet keeps a collection "locked" for each client until it asks to unlock it, and
         /// answers with a prompt that completes without a dialog when kwalletd has the wallet open

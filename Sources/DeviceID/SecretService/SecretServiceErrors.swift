@@ -69,6 +69,14 @@ extension SecretService {
         DeviceIDError(.timedOut, "the Secret Service did not answer within \(deadline.session) ms")
     }
 
+    /// The words for a provider that left the bus while DeviceID waited for it (it exited or
+    /// crashed mid-call): the bus answered NoReply at once, or the provider's name changed hands
+    /// while a prompt was open. Not a timeout: nothing is left to wait for. What it was doing is
+    /// unknown, so nothing is concluded from it (never "none").
+    static func providerWentAway(_ context: String) -> DeviceIDError {
+        DeviceIDError(.unavailable, "the Secret Service provider went away (\(context)): it left the bus without answering")
+    }
+
     /// An unlocked item whose secret did not come back: not "none", but worth one new session.
     static let secretNotLoaded = "an item's secret could not be loaded"
 

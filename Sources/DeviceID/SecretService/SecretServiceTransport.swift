@@ -27,8 +27,10 @@ protocol SecretServiceTransport: AnyObject {
     func send(_ call: MethodCall)
 
     /// Watches for the signal `member` of `interface` from `path`, runs `start`, and waits until
-    /// the signal arrives (its arguments) or the monotonic clock reaches `end` ms (nil).
-    func awaitSignal(path: String, interface: String, member: String, end: Int,
+    /// the signal arrives (its arguments) or the monotonic clock reaches `end` ms (nil). The bus
+    /// name `owner` is watched too: when it changes hands (the provider exited or crashed), the
+    /// signal will never come, and the wait ends at once with `SecretService.providerWentAway`.
+    func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
                      start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]?
 
     /// The object path of the session secrets travel in, opened (through `conversation`) on first use.

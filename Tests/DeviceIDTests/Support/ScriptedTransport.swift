@@ -39,7 +39,7 @@ final class ScriptedTransport: SecretServiceTransport {
         sent.append("\(call.interface).\(call.member) \(call.path)")
     }
 
-    func awaitSignal(path: String, interface: String, member: String, end: Int,
+    func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
                      start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
         try start()
         return promptCompletion

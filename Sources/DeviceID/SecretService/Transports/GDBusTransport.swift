@@ -202,12 +202,14 @@ final class GDBusTransport: SecretServiceTransport {
     /// What the signal handler fills in, on this thread's private main context.
     private final class Arrival {
         var arguments: OpaquePointer?
+        /// NameOwnerChanged came for the watched name: whoever answers now is not who was asked.
+        var ownerChanged = false
         deinit { if let arguments { dids_g_variant_unref(arguments) } }
     }
 
-    func awaitSignal(path: String, interface: String, member: String, end: Int,
+    func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
                      start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
-        guard DBusSyntax.isObjectPath(path) else { throw SecretService.malformed("a prompt path") }
+        guard DBusSyntax.isObjectPath(path), DBusSyntax.isBusName(owner) else { throw SecretService.malformed("a prompt path") }
         let arrival = Arrival()
         guard let context = dids_g_main_context_new() else { throw DeviceIDError(.noMemory) }
         defer { dids_g_main_context_unref(context) }
@@ -215,20 +217,29 @@ final class GDBusTransport: SecretServiceTransport {
         // thread's private context only.
         dids_g_main_context_push_thread_default(context)
         defer { dids_g_main_context_pop_thread_default(context) }
+        let data = Unmanaged.passUnretained(arrival).toOpaque()
         let subscription = dids_g_dbus_connection_signal_subscribe(
             connection, nil, interface, member, path, nil, GDBusSignalFlags(DIDS_G_DBUS_SIGNAL_FLAGS_NONE),
             { _, _, _, _, _, parameters, data in
                 let arrival = Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue()
                 if arrival.arguments == nil, let parameters { arrival.arguments = dids_g_variant_ref(parameters) }
-            }, Unmanaged.passUnretained(arrival).toOpaque(), nil)
+            }, data, nil)
+        let ownership = dids_g_dbus_connection_signal_subscribe(
+            connection, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", "/org/freedesktop/DBus",
+            owner, GDBusSignalFlags(DIDS_G_DBUS_SIGNAL_FLAGS_NONE),
+            { _, _, _, _, _, _, data in
+                Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue().ownerChanged = true
+            }, data, nil)
         defer {
             dids_g_dbus_connection_signal_unsubscribe(connection, subscription)
+            dids_g_dbus_connection_signal_unsubscribe(connection, ownership)
             // A signal that arrived after the last wait holds the subscription's reference on the
             // context until it is dispatched (then dropped, unsubscribed): dispatched here.
             while dids_g_main_context_iteration(context, 0) != 0 {}
         }
         try start()
         while arrival.arguments == nil {
+            if arrival.ownerChanged { throw SecretService.providerWentAway("the prompt was open") }
             let left = end - Monotonic.milliseconds()
             guard left > 0 else { return nil }
             // Wakes the wait at the deadline at the latest.

@@ -162,23 +162,32 @@ final class LibDBusTransport: SecretServiceTransport {
         _ = dids_dbus_connection_read_write(connection, 100)
     }
 
-    func awaitSignal(path: String, interface: String, member: String, end: Int,
+    func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
                      start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
-        guard DBusSyntax.isObjectPath(path), DBusSyntax.isInterface(interface), DBusSyntax.isMember(member) else {
+        guard DBusSyntax.isObjectPath(path), DBusSyntax.isInterface(interface), DBusSyntax.isMember(member),
+              DBusSyntax.isBusName(owner)
+        else {
             throw SecretService.malformed("a signal to watch")
         }
-        // The names are checked, so the rule cannot be broken out of by a quote.
-        let rule = DBusValue.string("type='signal',interface='\(interface)',member='\(member)',path='\(path)'")
-        func bus(_ member: String) -> MethodCall {
+        // The names are checked, so the rules cannot be broken out of by a quote. The second
+        // watches the provider's name: a provider that exits never sends the signal.
+        let rules = [DBusValue.string("type='signal',interface='\(interface)',member='\(member)',path='\(path)'"),
+                     DBusValue.string("type='signal',sender='\(Self.bus.name)',interface='\(Self.bus.name)',"
+                        + "member='NameOwnerChanged',path='\(Self.bus.path)',arg0='\(owner)'")]
+        func bus(_ member: String, _ rule: DBusValue) -> MethodCall {
             MethodCall(destination: Self.bus.name, path: Self.bus.path, interface: Self.bus.name, member: member,
                        arguments: [rule], context: "cannot watch the prompt")
         }
-        _ = try call(bus("AddMatch"), timeout: Self.remaining(until: end), secretLimit: nil)
-        defer { send(bus("RemoveMatch")) }
+        for rule in rules { _ = try call(bus("AddMatch", rule), timeout: Self.remaining(until: end), secretLimit: nil) }
+        defer { for rule in rules { send(bus("RemoveMatch", rule)) } }
         try start()
         while true {
             while let message = dids_dbus_connection_pop_message(connection) {
                 defer { dids_dbus_message_unref(message) }
+                if dids_dbus_message_is_signal(message, Self.bus.name, "NameOwnerChanged") != 0,
+                   try LibDBusCoding.arguments(of: message, secretLimit: nil).first?.string == owner {
+                    throw SecretService.providerWentAway("the prompt was open")
+                }
                 guard dids_dbus_message_is_signal(message, interface, member) != 0,
                       dids_dbus_message_get_path(message).map({ String(cString: $0) }) == path
                 else { continue }
