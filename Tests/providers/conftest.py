@@ -21,6 +21,7 @@ OWNERS = {"gnome-keyring": ({"gnome-keyring-d"}, None), "keepassxc": ({"keepassx
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "no_collection: needs a provider started with no default collection")
+    config.addinivalue_line("markers", "rapid_writes: writes in a row, also run against a large KeePassXC database")
 
 
 @pytest.fixture(scope="session")

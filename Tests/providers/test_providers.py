@@ -1,4 +1,5 @@
 """One set of cases for GNOME Keyring, KeePassXC and KWallet (see conftest.py)."""
+import fcntl
 import json
 import os
 import re
@@ -21,6 +22,32 @@ def secret_tool_lookup(service, account):
     return result.stdout if result.returncode == 0 else None
 
 
+def keepassxc_write_slot():
+    """The harness's own writes (secret-tool's) keep DeviceID's write discipline on KeePassXC
+    (Sources/DeviceID/SecretService/KeePassXCSaves.swift): KeePassXC 2.7 crashes when a write
+    reaches it while it saves the database after an earlier one, from 150 ms to about 150 ms plus
+    its key derivation after that write. So a write goes within 50 ms of the current burst's
+    first write, or once 2 s have passed since it, and counts in the same record DeviceID keeps
+    ($XDG_RUNTIME_DIR/deviceid-keepassxc, the CLOCK_MONOTONIC millisecond the burst began)."""
+    if os.environ.get("DEVICEID_TEST_PROVIDER") != "keepassxc":
+        return
+    record = os.path.join(os.environ["XDG_RUNTIME_DIR"], "deviceid-keepassxc")
+    fd = os.open(record, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX)
+        text = os.pread(fd, 24, 0).decode()
+        start = int(text) if text.isdigit() else None
+        now = int(time.monotonic() * 1000)
+        if start is not None and start <= now and 50 <= now - start < 2000:
+            time.sleep((start + 2000 - now) / 1000)
+            start = None
+        if start is None or start > now or int(time.monotonic() * 1000) - start >= 2000:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(int(time.monotonic() * 1000)).encode(), 0)
+    finally:
+        os.close(fd)
+
+
 def secret_tool(*args, input=None):
     """secret-tool, again (twice at most) when KWallet refused libsecret's Diffie-Hellman key: it
     rejects a public key whose leading byte is zero, which libsecret sends one byte short
@@ -28,6 +55,8 @@ def secret_tool(*args, input=None):
     fails with no word at all (measured: 7 lookups in 400). DeviceID retries such a session itself. A real "not found"
     is only asked again, never turned into an answer."""
     for _ in range(3):
+        if args[0] in ("store", "clear"):
+            keepassxc_write_slot()
         result = run(["secret-tool", *args], input=input)
         refused = ("public key size is invalid" in result.stderr or "Can't find session" in result.stderr
                    or (args[0] == "lookup" and result.stderr == ""))
@@ -214,3 +243,25 @@ def test_a_forked_child_reaches_the_provider_too(store):
     assert secret_tool_lookup("deviceid.app", app) == minted
     assert secret_tool_lookup(service, "acct") is None
     assert deviceid.get(app) == minted
+
+
+@pytest.mark.rapid_writes
+def test_writes_in_a_row_from_separate_processes_leave_the_provider_running(cli, store, provider, secret_service):
+    """KeePassXC 2.7 crashes (SIGSEGV in QUuid::toRfc4122 on its saving thread) when a write
+    reaches it while it saves the database after an earlier write; DeviceID's writes wait the
+    save out (KeePassXCSaves.swift). A store, then a delete 0.25 s later (inside the save of a
+    large database), five times over, each from its own process: the provider still serves,
+    under the same PID, and each write did what it was asked."""
+    pid = secret_service[0]
+    for i in range(5):
+        service = unique("example.rapid")
+        stored = run([cli, "secret", "store", service, "acct"], input="v")
+        assert stored.returncode == 0, stored.stderr
+        time.sleep(0.25)
+        deleted = run([cli, "secret", "delete", service, "acct"])
+        assert deleted.returncode == 0, deleted.stderr
+        owner = secret_service_owner()
+        assert owner[0] == pid, f"{NAMES[provider]} (PID {pid}) is gone after write pair {i + 1}: {owner}"
+        assert secret_tool_lookup(service, "acct") is None, "deleted"
+    minted = run([cli, "get", unique("com.example.rapid")])
+    assert minted.returncode == 0 and UUID.match(minted.stdout.strip()), minted.stderr
