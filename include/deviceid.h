@@ -207,8 +207,8 @@ int deviceid_get_interactive(void);
  * DEVICEID_E_TIMED_OUT instead, and so does a keyring the file store says this user keeps IDs in
  * but that cannot be reached from here (no session bus: an ssh login, cron): DEVICEID_E_UNAVAILABLE.
  * The keyring is the authority; a reset anywhere is never undone by an older copy. The rules are
- * the README's "How it keeps the ID" (docs/STATE.md). After the first answer the process answers
- * from memory.
+ * in docs/STATE.md, "The merge rule (get)". After the first answer the process answers from
+ * memory (rule 6).
  *
  * app_id:   1 to 255 bytes of UTF-8 without control characters, e.g. "com.example.app".
  * out:      receives the NUL-terminated identifier; untouched on failure.
@@ -248,11 +248,11 @@ int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE o
  * - DEVICEID_FLAG_MIRRORED: in the auto backend, answered by the file mirror without asking the
  *   keyring over D-Bus, because the keyring was seen holding the same ID less than the re-check
  *   interval ago (DEVICEID_MIRROR_RECHECK_S, a day by default; the source is then
- *   DEVICEID_SOURCE_KEYRING). See the README's "Mirror-first answers".
+ *   DEVICEID_SOURCE_KEYRING). See docs/STATE.md, rule 5.
  * - DEVICEID_FLAG_PROVISIONAL: in the auto backend, the ID is kept only in the file store while no
  *   keyring could be asked, and no keyring ever confirmed it: if a keyring that answers later holds
  *   another ID for the same key, that one wins. Choose the file backend where no keyring will
- *   ever be. See the README's "How it keeps the ID".
+ *   ever be. See docs/STATE.md, rules 3 and 4.
  * - DEVICEID_FLAG_APP_DATA_ONLY: in a Flatpak or Snap, the ID is kept only in the app's own data
  *   (~/.var/app/ID, SNAP_USER_DATA), which removing the app's data removes: no Secret portal
  *   gave the app its secret (see deviceid_environment_portal()). Where the portal answers, the
@@ -355,7 +355,7 @@ const char *DEVICEID_NONNULL deviceid_portal_state_name(int state);
  * Where the file store's files live (a DEVICEID_LOCATION_* value: host, app data, container,
  * volume or bind mount, from /proc/self/mountinfo). `path` (nullable, PATH_MAX bytes) receives
  * the store's directory. `docker run -v ids:/var/lib/deviceid` makes it a volume, which outlives
- * the container (README "Containers").
+ * the container (docs/ENVIRONMENTS.md "Containers").
  *
  * Returns that value (1 or more), or DEVICEID_E_INVALID_ARGUMENT (an invalid configuration),
  * DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_PERMISSION (no store directory can be named: no home).

@@ -1,4 +1,4 @@
-"""Mirror-first answers (README "Mirror-first answers"): in auto, a mirror record the keyring
+"""Mirror-first answers (docs/STATE.md, rule 5): in auto, a mirror record the keyring
 confirmed within the re-check interval answers a process's first lookup without D-Bus; the
 keyring is asked otherwise, on reset and on every write. Real keyring, real processes."""
 import json

@@ -189,7 +189,7 @@ print(data.hex())
 
 
 def derived_id(secret_hex, app_id):
-    """README "Sandboxes and containers": HMAC-SHA256(HMAC-SHA256(S, label), app id), first 16
+    """docs/ENVIRONMENTS.md "Sandboxes and containers": HMAC-SHA256(HMAC-SHA256(S, label), app id), first 16
     bytes, made a version-4 UUID (RFC 9562), as systemd's app-specific derivation."""
     import hashlib
     import hmac
@@ -402,7 +402,7 @@ def has_container_marker():
 def test_host_environment_matches_systemd_detect_virt(cli, keyring, store):
     """DeviceID says what systemd-detect-virt -c says, but for one rule of systemd 256 and later: a
     PID namespace without a manager's marker is a container only with a cgroup namespace of its
-    own over an image's layers (README "Containers")."""
+    own over an image's layers (docs/ENVIRONMENTS.md "Containers")."""
     virt = subprocess.run(["systemd-detect-virt", "-c"], capture_output=True, text=True).stdout.strip()
     if not has_container_marker() and not in_first_pid_namespace():
         virt = "container-other" if in_own_cgroup_namespace() and root_is_an_image() else "none"
@@ -440,7 +440,7 @@ def test_snap_is_detected_and_its_data_is_app_data(cli, tmp_path):
     """A snap's command (SNAP_NAME; HOME and the store under SNAP_USER_DATA): with the Secret Service
     reachable (the password-manager-service plug) the keyring keeps the ID; with no bus, no portal:
     kind snap, the ID kept in the snap's data and flagged so. (snapd does not run here: the
-    portal's answer to a real snap is not measured; README "Sandboxes and containers".)"""
+    portal's answer to a real snap is not measured; docs/ENVIRONMENTS.md "Sandboxes and containers".)"""
     data = tmp_path / "snap" / "example-snap" / "x1"
     env = {"SNAP_NAME": "example-snap", "SNAP": "/snap/example-snap/x1", "SNAP_USER_DATA": str(data),
            "SNAP_USER_COMMON": str(tmp_path / "snap" / "example-snap" / "common"), "HOME": str(data),

@@ -1,4 +1,4 @@
-"""System services (README "System services"): no login session, no keyring, a state directory
+"""System services (docs/ENVIRONMENTS.md "System services"): no login session, no keyring, a state directory
 from systemd. systemd is not PID 1 here, so each test builds the environment a unit gives its
 process — the user, $STATE_DIRECTORY, the DynamicUser= directory layout — and runs the real CLI."""
 import json

@@ -21,8 +21,8 @@ provisional: kept in the file store while no keyring could be asked and never co
 a keyring that later answers with another ID wins (use the file backend where none ever will).
 app_data_only: in a Flatpak or Snap, kept only in the app's own data, which removing it removes.
 location: where the ID lives — "keyring", "portal" (derived from the Secret portal's secret for
-the sandboxed app), "app-data", "host", "container", "volume" or "bind-mount" (README "What
-survives what").
+the sandboxed app), "app-data", "host", "container", "volume" or "bind-mount"
+(docs/ENVIRONMENTS.md "What survives what").
 """
 
 _ENVIRONMENT_DOC = """Where this process runs and what survives what there (deviceid doctor's "environment").
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     Algorithm = Literal["md5", "sha256"]
     #: Where an identifier came from.
     Source = Literal["keyring", "file", "created", "portal"]
-    #: Where an identifier lives (README "What survives what").
+    #: Where an identifier lives (docs/ENVIRONMENTS.md "What survives what").
     Location = Literal["keyring", "portal", "app-data", "host", "container", "volume", "bind-mount"]
     #: Where this process runs.
     EnvironmentKind = Literal["host", "flatpak", "snap", "container"]

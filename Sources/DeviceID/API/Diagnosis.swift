@@ -84,7 +84,7 @@ extension DeviceIdentity {
         if surroundings.machineID.weak { words += "; machine ID weak: \(surroundings.machineID.detail)" }
         if environment.portal != .notAsked { words += "; Secret portal: \(environment.portal) (\(environment.portalDetail))" }
         if !environment.stableIDLocation.survivesContainerRemoval {
-            words += "; mount a volume at \(environment.storePath) to keep IDs past the container (README \"Containers\")"
+            words += "; mount a volume at \(environment.storePath) to keep IDs past the container (docs/ENVIRONMENTS.md \"Containers\")"
         }
         let ok = environment.portal != .failed && environment.stableIDLocation.survivesAppDataRemoval
             && environment.stableIDLocation.survivesContainerRemoval

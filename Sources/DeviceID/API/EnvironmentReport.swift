@@ -1,6 +1,6 @@
-/// Where this process runs and what survives what there (README "Sandboxes and containers"): what
-/// `deviceid doctor` prints under "environment", `deviceid_environment_*()` in C and
-/// `deviceid.environment()` in Python.
+/// Where this process runs and what survives what there (docs/ENVIRONMENTS.md "Sandboxes and
+/// containers"): what `deviceid doctor` prints under "environment", `deviceid_environment_*()`
+/// in C and `deviceid.environment()` in Python.
 public struct EnvironmentReport: Sendable {
     /// What the Secret portal said. The raw values are the C ABI's `DEVICEID_PORTAL_*`.
     public enum PortalState: Int32, Sendable, CustomStringConvertible {

@@ -79,7 +79,7 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
     public let flags: Flags
     /// Why the keyring does not hold the ID, when `flags` has `.fileOnly`.
     public let keyringFailure: DeviceIDError?
-    /// Where the ID lives, and so what takes it away (README "What survives what").
+    /// Where the ID lives, and so what takes it away (docs/ENVIRONMENTS.md "What survives what").
     public let location: StorageLocation
 
     public init(id: ID128, source: Source, flags: Flags = [], keyringFailure: DeviceIDError? = nil,

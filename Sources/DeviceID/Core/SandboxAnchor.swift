@@ -1,6 +1,7 @@
 /// What anchors identifiers and secrets inside a sandbox (Flatpak, Snap), where the app's own
 /// files go with the app: the Secret portal's secret for the app, which the host's keyring keeps
-/// (README "Sandboxes"). From it, with HMAC-SHA256 as systemd derives app-specific machine IDs:
+/// (docs/ENVIRONMENTS.md "Sandboxes and containers"). From it, with HMAC-SHA256 as systemd
+/// derives app-specific machine IDs:
 ///
 /// - the stable ID of each app id asked for: HMAC(HMAC(S, "deviceid.portal.stable-id.v1"), app id),
 ///   first 16 bytes, made a version-4 UUID — the same after `flatpak uninstall --delete-data`,

@@ -72,5 +72,5 @@ struct SandboxKeeper {
 
     static let refusal = DeviceIDError(.unsupported, "in this sandbox the app's ID is derived from the Secret "
         + "portal's secret for the app, which the host's keyring keeps and the app cannot change; a reset kept in "
-        + "the app's files would be undone by removing them (README \"Sandboxes and containers\")")
+        + "the app's files would be undone by removing them (docs/ENVIRONMENTS.md \"Sandboxes and containers\")")
 }

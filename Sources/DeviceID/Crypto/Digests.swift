@@ -1,5 +1,6 @@
-/// Hex digests for callers, and hashing a token with a bundle id (README, "Every technique of the
-/// iOS playbook"); MD5 of a MAC address is in API/Digests+MAC.swift, above the network layer.
+/// Hex digests for callers, and hashing a token with a bundle id (docs/TECHNIQUES.md, "Every
+/// technique of the iOS playbook"); MD5 of a MAC address is in API/Digests+MAC.swift, above the
+/// network layer.
 public enum Digests {
     /// A digest algorithm. The raw values are the C ABI's `DEVICEID_HASH_*`.
     public enum Algorithm: Int32, Sendable, CaseIterable {

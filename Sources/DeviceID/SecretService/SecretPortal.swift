@@ -3,8 +3,8 @@
 /// app's master secret — 64 bytes that gnome-keyring creates once per app id and keeps in the
 /// user's login collection on the host — to a descriptor the caller passes. The portal learns the
 /// app id from the caller's `/.flatpak-info`, so an app can read only its own secret, and the
-/// secret outlives `flatpak uninstall --delete-data` (README "Sandboxes"). libsecret's file
-/// backend keys its keyring with the same secret.
+/// secret outlives `flatpak uninstall --delete-data` (docs/ENVIRONMENTS.md "Sandboxes and
+/// containers"). libsecret's file backend keys its keyring with the same secret.
 ///
 /// What the answer means (docs/STATE.md, "How each store answers"): only "no portal on the bus"
 /// and "a portal without the Secret interface" are a positive "none". A back end that is

@@ -2,7 +2,7 @@
 /// talks to it: this folder owns the deadline, the collection state, the choice of transport,
 /// the error table, the prompt policy and their words. The transports only move messages.
 ///
-/// Rules learned on real gnome-keyring, KeePassXC and KWallet (README "Backends"):
+/// Rules learned on real gnome-keyring, KeePassXC and KWallet (docs/ENVIRONMENTS.md "Backends"):
 /// - the lock state of the default collection is asked first, and a path that could show an
 ///   unlock dialog is started only in interactive mode, or where the provider says no dialog
 ///   will appear (`Conversation.usableDefaultCollection`): KeePassXC's search on a locked
@@ -24,7 +24,7 @@ enum SecretService {
         /// non-pageable memory: a caller's secret (`secret store`), which then never appears in
         /// the clear in a bus message, a bus monitor's log or the bus daemon's buffers. Where
         /// libsecret cannot be loaded, or in a process forked after GLib's D-Bus ran (libdbus
-        /// carries the conversation), "plain" (README "Loaded on first use").
+        /// carries the conversation), "plain" (docs/ENVIRONMENTS.md "Loaded on first use").
         case encrypted
     }
 

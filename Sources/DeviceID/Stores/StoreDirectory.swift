@@ -15,8 +15,9 @@ final class StoreDirectory {
     /// 3. effective user root: `/var/lib/deviceid`, machine-wide — a root service, a root login
     ///    and root in a session are one user with one store;
     /// 4. `~/.local/share/deviceid`, the home from `$HOME` or else the password database.
-    /// include/deviceid.h (deviceid_set_store_dir) and README list the same, in this order
-    /// (Tests/python/test_services.py checks both against what the library does).
+    /// include/deviceid.h (deviceid_set_store_dir), docs/STATE.md "Stores" and docs/ENVIRONMENTS.md
+    /// "System services" list the same, in this order (Tests/python/test_services.py checks the
+    /// header's against what the library does).
     static func defaultLocation() throws(DeviceIDError) -> (path: String, legacy: String?) {
         if let state = Environment.value("STATE_DIRECTORY"),
            let first = state.split(separator: ":").first, first.hasPrefix("/") {

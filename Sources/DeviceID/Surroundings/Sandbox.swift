@@ -3,7 +3,7 @@
 /// command of a snap). Inside one, the Secret Service is usually out of reach (Flathub refuses
 /// `--talk-name=org.freedesktop.secrets`; Snap needs the `password-manager-service` plug
 /// connected), the app's files are removed with it, and the Secret portal keeps one secret per
-/// app on the host (README "Sandboxes").
+/// app on the host (docs/ENVIRONMENTS.md "Sandboxes and containers").
 public enum Sandbox: Sendable, Equatable {
     /// A Flatpak app, with its app id (`[Application] name=` of `/.flatpak-info`).
     case flatpak(appID: String)

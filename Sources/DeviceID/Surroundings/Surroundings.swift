@@ -1,6 +1,6 @@
 /// Where this process runs — a host session, a Flatpak or Snap sandbox, a container — and what
-/// that means for the identifiers it keeps (README "Sandboxes and containers"). Detected once per
-/// process: none of it changes while a process runs.
+/// that means for the identifiers it keeps (docs/ENVIRONMENTS.md "Sandboxes and containers").
+/// Detected once per process: none of it changes while a process runs.
 public struct Surroundings: Sendable, Equatable {
     /// The raw values are the C ABI's `DEVICEID_ENVIRONMENT_*`.
     public enum Kind: Int32, Sendable, CustomStringConvertible {
