@@ -149,6 +149,9 @@ def _new_ca(args: argparse.Namespace) -> None:
         if os.path.lexists(path):
             raise _Failure(f"{path} exists; new-ca writes new files only")
     key = ec.generate_private_key(ec.SECP256R1())
+    # One class since cryptography 3.4; the stale stubs that `apt install mypy` brings (python3-typeshed's
+    # types-cryptography 3.3) keep serialization in a subclass. True at run time either way.
+    assert isinstance(key, ec.EllipticCurvePrivateKeyWithSerialization)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, args.name)])
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     certificate = (

@@ -17,7 +17,8 @@ from typing import Any, Dict, Optional, Sequence, Union
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID, ObjectIdentifier
+from cryptography.x509 import ObjectIdentifier
+from cryptography.x509.oid import NameOID
 
 from . import _chain, _credential, _tpm, _wire
 from ._errors import Rejected
