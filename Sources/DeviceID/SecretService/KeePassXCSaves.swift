@@ -63,7 +63,7 @@ enum KeePassXCSaves {
 
         init?(until end: Int) {
             guard let runtime = Environment.value("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"),
-                  let directory = try? TrustedPath.openDirectory(runtime, create: false),
+                  case .success(let directory) = FileDescriptor.open(runtime, O_RDONLY | O_DIRECTORY | O_NOFOLLOW),
                   case .success(let st) = directory.status(), st.st_uid == geteuid(), st.st_mode & 0o077 == 0,
                   case .success(let file) = directory.open(KeePassXCSaves.fileName, O_RDWR | O_CREAT | O_NOFOLLOW,
                                                            mode: 0o600)
