@@ -1,5 +1,5 @@
 // SHA-256 as FIPS 180-4 specifies it, and HMAC-SHA256 as RFC 2104 does. Checked against the
-// FIPS 180-2 examples, RFC 4231's HMAC vectors and OpenSSL (Tests/DeviceIDTests/KnownAnswerTests.swift:
+// FIPS 180-2 examples, RFC 4231's HMAC vectors and OpenSSL (Tests/DeviceIDTests/Crypto/KnownAnswerTests.swift:
 // testSHA256FIPS180Examples, testOwnSHA256AgreesWithOpenSSL, testHMACSHA256RFC4231). What it hashes
 // may be secret (HMAC keys are machine IDs), so its working state is wiped with explicit_bzero, which
 // the optimizer may not drop as it drops a memset of memory about to die (Tests/c/test_sha256_wipe.c).

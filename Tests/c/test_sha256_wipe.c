@@ -2,7 +2,7 @@
  * with explicit_bzero, which the optimizer may not remove; a memset of memory about to die it may.
  * Built at -O2 together with Sources/CDeviceIDPrimitives/sha256.c, this program defines explicit_bzero
  * itself, so the calls land here and are counted. The digests are checked too (FIPS 180-2 "abc",
- * RFC 4231 test case 1); the full vectors are in Tests/DeviceIDTests/KnownAnswerTests.swift.
+ * RFC 4231 test case 1); the full vectors are in Tests/DeviceIDTests/Crypto/KnownAnswerTests.swift.
  *
  *   cc -O2 -U_FORTIFY_SOURCE -ISources/CDeviceIDPrimitives/include Tests/c/test_sha256_wipe.c \
  *       Sources/CDeviceIDPrimitives/sha256.c -o test_sha256_wipe && ./test_sha256_wipe
