@@ -17,6 +17,39 @@ if os.environ.get("DEVICEID_TEST_CLI"):
     os.environ["DEVICEID_CLI"] = os.environ["DEVICEID_TEST_CLI"]
 KEYRING_CONTROL = str(ROOT / "scripts" / "keyring-control")
 
+# Markers, for a quick local loop (`-m "not slow"`, `-m "not root"`): `slow` is set by hand on the
+# cases that take seconds (measured with --durations); `keyring` and `root` are derived from what a
+# case uses, so that they cannot drift from it.
+MARKERS = {
+    "keyring": "needs the private keyring of scripts/with-keyring (scripts/test python runs the suite in it)",
+    "root": "needs root: network namespaces, mounts, another user, files owned by others",
+    "slow": "takes seconds: soaks, sandboxes, forks of many processes",
+}
+# Module fixtures that take seconds to set up (a Flatpak-style sandbox with its portal).
+SLOW_FIXTURES = {"portal_runs"}
+# What makes a case need root, as it appears in the case's source.
+ROOT_ONLY = ("as_nobody(", "unshare", "netns", "setpriv", "os.chown", "mount ", "/var/lib", "in_flatpak(",
+             "in_container(", "portal_runs")
+
+
+def pytest_configure(config):
+    for name, meaning in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+
+
+def pytest_collection_modifyitems(config, items):
+    import inspect
+
+    for item in items:
+        function = getattr(item, "function", None)
+        source = inspect.getsource(function) if function else ""
+        if "keyring" in item.fixturenames or "keyring-control" in source or "KEYRING_CONTROL" in source:
+            item.add_marker("keyring")
+        if SLOW_FIXTURES & set(item.fixturenames):
+            item.add_marker("slow")
+        if any(word in source for word in ROOT_ONLY):
+            item.add_marker("root")
+
 
 @pytest.fixture(scope="session")
 def cli():

@@ -142,8 +142,9 @@ def test_statuses_with_broken_file_stores_and_machine_ids(tmp_path):
     assert {-9, -16, -3} <= seen, "PERMISSION, INVALID_MACHINE_ID and NOT_FOUND were provoked"
 
 
-@pytest.mark.parametrize("mode", ["locked-error", "slow", "error:SearchItems", "error:GetSecrets",
-                                  "error:CreateItem", "prompt", "vanish"])
+@pytest.mark.parametrize("mode", ["locked-error", pytest.param("slow", marks=pytest.mark.slow), "error:SearchItems",
+                                  "error:GetSecrets", "error:CreateItem", pytest.param("prompt", marks=pytest.mark.slow),
+                                  "vanish"])
 def test_statuses_against_injected_faults(tmp_path, mode):
     body = f"""
         {FAKE} org.example.FakeSecrets '{mode}' >/dev/null 2>"{tmp_path}/fake.err" &

@@ -6,6 +6,8 @@ import pathlib
 import re
 import sys
 
+import pytest
+
 from harness import ROOT, run
 
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -29,6 +31,7 @@ def python_target(commands):
     return line.split()[-1].rstrip("/")
 
 
+@pytest.mark.slow
 def test_a_staged_prefix_install_writes_only_under_the_prefix(tmp_path):
     stage, prefix = tmp_path / "stage", "/opt/deviceid-test"
     make("install", f"DESTDIR={stage}", f"PREFIX={prefix}")
@@ -48,6 +51,7 @@ def test_a_staged_prefix_install_writes_only_under_the_prefix(tmp_path):
     assert files(stage) == [], "make uninstall left files behind"
 
 
+@pytest.mark.slow
 def test_a_prefix_install_without_destdir_leaves_the_system_alone(tmp_path):
     prefix = tmp_path / "prefix"
     # Dry run first: with a Python directory outside the prefix, the real run below would write
