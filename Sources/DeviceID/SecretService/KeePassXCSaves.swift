@@ -56,6 +56,15 @@ enum KeePassXCSaves {
         }
     }
 
+    /// Forgets every burst, this process's and the user's record (tests that write to a scripted
+    /// KeePassXC one after another, each starting from quiet).
+    static func forgetBursts() {
+        threads.withLock {
+            burstStart = nil
+            if let shared = SharedBurst(until: Monotonic.milliseconds() + 1000) { shared.clear() }
+        }
+    }
+
     /// The user's record of the burst, locked while it is open; nil without a runtime directory
     /// of the user's own (then the process's record alone counts).
     private struct SharedBurst {
@@ -87,6 +96,8 @@ enum KeePassXCSaves {
             }
             return value
         }
+
+        func clear() { _ = ftruncate(file.rawValue, 0) }
 
         func write(_ value: Int) {
             let bytes = Array(String(value).utf8)

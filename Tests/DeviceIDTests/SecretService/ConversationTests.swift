@@ -9,6 +9,11 @@ final class ConversationTests: XCTestCase {
     private let prompt = "/org/freedesktop/secrets/prompt/p1"
     private let item = "/org/freedesktop/secrets/collection/login/7"
 
+    override func setUp() {
+        // Each case writes to a scripted KeePassXC from quiet (KeePassXCSavesTests tests the wait).
+        KeePassXCSaves.forgetBursts()
+    }
+
     private func creatingThroughAPrompt(owner: String?) -> ScriptedTransport {
         let transport = ScriptedTransport()
         transport.replies["org.freedesktop.Secret.Collection.CreateItem"] = .success([.objectPath("/"), .objectPath(prompt)])
