@@ -22,13 +22,15 @@ def secret_tool_lookup(service, account):
     return result.stdout if result.returncode == 0 else None
 
 
-def keepassxc_write_slot():
+def keepassxc_write_slot(after=False):
     """The harness's own writes (secret-tool's) keep DeviceID's write discipline on KeePassXC
     (Sources/DeviceID/SecretService/KeePassXCSaves.swift): KeePassXC 2.7 crashes when a write
     reaches it while it saves the database after an earlier one, from 150 ms to about 150 ms plus
     its key derivation after that write. So a write goes within 50 ms of the current burst's
     first write, or once 2 s have passed since it, and counts in the same record DeviceID keeps
-    ($XDG_RUNTIME_DIR/deviceid-keepassxc, the CLOCK_MONOTONIC millisecond the burst began)."""
+    ($XDG_RUNTIME_DIR/deviceid-keepassxc, the CLOCK_MONOTONIC millisecond the burst began).
+    With after=True, once the write returned: a change later than the burst's 50 ms begins a
+    burst of its own, as KeePassXCSaves.afterWrite does."""
     if os.environ.get("DEVICEID_TEST_PROVIDER") != "keepassxc":
         return
     record = os.path.join(os.environ["XDG_RUNTIME_DIR"], "deviceid-keepassxc")
@@ -38,6 +40,11 @@ def keepassxc_write_slot():
         text = os.pread(fd, 24, 0).decode()
         start = int(text) if text.isdigit() else None
         now = int(time.monotonic() * 1000)
+        if after:
+            if start is None or now - start >= 50:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, str(now).encode(), 0)
+            return
         if start is not None and start <= now and 50 <= now - start < 2000:
             time.sleep((start + 2000 - now) / 1000)
             start = None
@@ -58,6 +65,8 @@ def secret_tool(*args, input=None):
         if args[0] in ("store", "clear"):
             keepassxc_write_slot()
         result = run(["secret-tool", *args], input=input)
+        if args[0] in ("store", "clear"):
+            keepassxc_write_slot(after=True)
         refused = ("public key size is invalid" in result.stderr or "Can't find session" in result.stderr
                    or (args[0] == "lookup" and result.stderr == ""))
         if result.returncode == 0 or not refused:

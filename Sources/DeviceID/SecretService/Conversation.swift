@@ -39,7 +39,7 @@ extension SecretService {
             do throws(DeviceIDError) {
                 return try transport.call(message, timeout: try remaining(), secretLimit: secretLimit)
             } catch where error.code == .timedOut && destination == nil && Monotonic.milliseconds() < end
-                && nameOwner(busName) == nil {
+                && nameHasNoOwner(busName) {
                 // No reply with time left, and nobody owns the name any more: the bus said the
                 // provider disconnected without replying (NoReply), not that time ran out.
                 throw SecretService.providerWentAway(context)
@@ -59,6 +59,13 @@ extension SecretService {
                                  "cannot read the \(name) collection")
             guard let path = reply[safe: 0]?.objectPath else { throw SecretService.malformed("ReadAlias") }
             return path
+        }
+
+        /// Whether the bus daemon positively says nobody owns `name` (a failed question is not that).
+        func nameHasNoOwner(_ name: String) -> Bool {
+            let reply = try? call("/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", [.string(name)],
+                                  "NameHasOwner", destination: "org.freedesktop.DBus")
+            return reply?[safe: 0]?.boolean == false
         }
 
         /// The unique name owning `name`, or nil.
@@ -178,6 +185,7 @@ extension SecretService {
                 (.string("org.freedesktop.Secret.Item.Attributes"), .variant(DBusValue.attributes(attributes))),
             ])
             try beforeWrite()
+            defer { afterWrite() }
             let reply = try call(collection, Spec.collection, "CreateItem", [properties, .secret(secret), .boolean(true)],
                                  "cannot store the item")
             guard let item = reply[safe: 0]?.objectPath, let prompt = reply[safe: 1]?.objectPath else {
@@ -197,6 +205,7 @@ extension SecretService {
         /// Deletes one item by path. A prompt (KeePassXC confirms deletions) is run.
         func deleteItem(_ path: String) throws(DeviceIDError) {
             try beforeWrite()
+            defer { afterWrite() }
             let reply = try call(path, Spec.item, "Delete", [], "cannot delete the item")
             guard let prompt = reply[safe: 0]?.objectPath else { throw SecretService.malformed("Delete") }
             if prompt != "/" {
@@ -214,6 +223,11 @@ extension SecretService {
                 keePassXC = owner != nil && nameOwner("org.keepassxc.KeePassXC.MainWindow") == owner
             }
             if keePassXC == true { try KeePassXCSaves.beforeWrite(end: end) }
+        }
+
+        /// After a write's reply or prompt: when KeePassXC changed its database (`KeePassXCSaves`).
+        private func afterWrite() {
+            if keePassXC == true { KeePassXCSaves.afterWrite() }
         }
 
         /// KWallet keeps a collection "locked" for each client until it asks to unlock it, and

@@ -30,29 +30,58 @@ enum KeePassXCSaves {
     nonisolated(unsafe) private static var burstStart: Int?
     private static let fileName = "deviceid-keepassxc"
 
+    /// The least time a write needs after its wait: a wait that leaves less is refused.
+    static let writeBudgetMilliseconds = 100
+
     /// Waits, if a write now could land in KeePassXC's save of an earlier one, and counts this
     /// write in its burst. A wait that would pass `end` is `.timedOut`, before anything is sent.
+    /// The locks are held only to decide: a writer that must wait records the moment it will
+    /// write as the next burst's start (others then join that burst or wait for it), and sleeps
+    /// without them.
     static func beforeWrite(end: Int) throws(DeviceIDError) {
-        try threads.withLock { () throws(DeviceIDError) in
+        let ready = try threads.withLock(until: end, "waiting for another write to KeePassXC") { () throws(DeviceIDError) -> Int in
             let shared = SharedBurst(until: end)
-            var start = max(burstStart ?? Int.min, shared?.read() ?? Int.min)
             let now = Monotonic.milliseconds()
-            if start > now { start = Int.min }  // another boot's, or another clock's: not a burst
-            if start != Int.min && now - start >= burstMilliseconds && now - start < settleMilliseconds {
-                let ready = start + settleMilliseconds
-                guard ready <= end else {
-                    throw DeviceIDError(.timedOut, "KeePassXC may still be saving a change made \(now - start) ms ago, "
-                        + "and a write during its save crashes it: the write would have to wait "
-                        + "\(ready - now) ms, past the deadline")
-                }
-                while Monotonic.milliseconds() < ready { usleep(UInt32(min(ready - Monotonic.milliseconds(), 100) * 1000)) }
-                start = Int.min
+            var start = max(burstStart ?? Int.min, shared?.read() ?? Int.min)
+            // A start further ahead than any wait is another boot's or another clock's: no burst.
+            if start != Int.min && start > now + settleMilliseconds { start = Int.min }
+            let ready: Int
+            if start == Int.min || now - start >= settleMilliseconds {
+                ready = now                               // quiet: this write begins a burst
+            } else if start >= now {
+                ready = start                             // a burst about to begin: join it then
+            } else if now - start < burstMilliseconds {
+                return now                                // inside the burst: KeePassXC has not begun saving
+            } else {
+                ready = start + settleMilliseconds        // inside the save window: after it
             }
-            if start == Int.min || Monotonic.milliseconds() - start >= settleMilliseconds {
-                start = Monotonic.milliseconds()
-                shared?.write(start)
+            guard ready + writeBudgetMilliseconds <= end else {
+                throw DeviceIDError(.timedOut, "KeePassXC may still be saving a change made \(max(now - start, 0)) ms "
+                    + "ago, and a write during its save crashes it: the write would have to wait "
+                    + "\(ready - now) ms, past the deadline")
             }
-            burstStart = start
+            burstStart = ready
+            shared?.write(ready)
+            return ready
+        }
+        while true {
+            let left = ready - Monotonic.milliseconds()
+            guard left > 0 else { break }
+            usleep(UInt32(min(left, 100)) * 1000)
+        }
+    }
+
+    /// After a write's reply (or its prompt's end): KeePassXC changed the database then, not when
+    /// the request was sent (its prompts may wait for a person). A change later than the burst's
+    /// window begins a burst of its own, whose save is then waited for.
+    static func afterWrite() {
+        threads.withLock {
+            let shared = SharedBurst(until: Monotonic.milliseconds() + 1000)
+            let now = Monotonic.milliseconds()
+            let start = max(burstStart ?? Int.min, shared?.read() ?? Int.min)
+            guard start == Int.min || start > now + settleMilliseconds || now - start >= burstMilliseconds else { return }
+            burstStart = now
+            shared?.write(now)
         }
     }
 

@@ -185,7 +185,7 @@ final class LibDBusTransport: SecretServiceTransport {
             while let message = dids_dbus_connection_pop_message(connection) {
                 defer { dids_dbus_message_unref(message) }
                 if dids_dbus_message_is_signal(message, Self.bus.name, "NameOwnerChanged") != 0,
-                   try LibDBusCoding.arguments(of: message, secretLimit: nil).first?.string == owner {
+                   (try? LibDBusCoding.arguments(of: message, secretLimit: nil))?.first?.string == owner {
                     throw SecretService.providerWentAway("the prompt was open")
                 }
                 guard dids_dbus_message_is_signal(message, interface, member) != 0,
