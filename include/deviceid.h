@@ -106,7 +106,7 @@ size_t deviceid_sha256_hex_max(void);
 #define DEVICEID_E_NO_MEMORY        (-10)  /* memory or descriptors ran out (also loading a library); retry later */
 #define DEVICEID_E_TOO_LARGE        (-11)  /* data over DEVICEID_SECRET_MAX */
 #define DEVICEID_E_UNSUPPORTED      (-12)  /* not available here (e.g. MD5 refused in FIPS mode) */
-#define DEVICEID_E_KEYRING          (-13)  /* the Secret Service answered with an error */
+#define DEVICEID_E_KEYRING          (-13)  /* the keyring (Secret Service or Secret portal) answered with an error */
 #define DEVICEID_E_OPTED_OUT        (-14)  /* the caller opted out of this identifier */
 #define DEVICEID_E_INTERNAL         (-15)  /* a bug in DeviceID; please report it */
 #define DEVICEID_E_INVALID_MACHINE_ID (-16) /* the machine ID is empty, all zeros or malformed */

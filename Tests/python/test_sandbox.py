@@ -58,19 +58,22 @@ def _exit_code(name):
 
 
 # Runs in the sandbox: argv[1] is a JSON list of steps {"tag", "argv", "input"?}; "CLI" in argv is
-# the command. Prints {tag: {rc, out, err, json, error}} ("json" parses stdout, "error" stderr).
+# the command. Prints {tag: {rc, out, err, json, error, ms}} ("json" parses stdout, "error" stderr,
+# "ms" the step's wall-clock time).
 DRIVER = r"""
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 cli = os.environ["DEVICEID_TEST_CLI"]
 results = {}
 for step in json.loads(sys.argv[1]):
     argv = [cli if a == "CLI" else a for a in step["argv"]]
+    started = time.monotonic()
     try:
         p = subprocess.run(argv, input=step.get("input", ""), capture_output=True, text=True, timeout=60)
         rc, out, err = p.returncode, p.stdout, p.stderr
     except Exception as e:  # noqa: BLE001 (report, do not stop the other steps)
         rc, out, err = -1, "", repr(e)
-    entry = {"rc": rc, "out": out, "err": err, "json": None, "error": None}
+    entry = {"rc": rc, "out": out, "err": err, "json": None, "error": None,
+             "ms": round((time.monotonic() - started) * 1000)}
     for key, text in (("json", out), ("error", err)):
         try:
             entry[key] = json.loads(text.strip().splitlines()[-1]) if text.strip() else None
@@ -105,9 +108,12 @@ def drive(wrapper, steps, env, timeout=120):
     return json.loads(lines[-1])
 
 
-def in_flatpak(cli, app, steps, fp_home, portal=True, secrets_backend=True):
+def in_flatpak(cli, app, steps, fp_home, portal=True, secrets_backend=True, portal_command=None, host_hook=None):
+    """portal_command: a fake portal (Tests/fakes/fake-secret-portal) in place of xdg-desktop-portal;
+    host_hook: a command run on the sandbox's bus, outside it, before the steps."""
     env = {"DEVICEID_TEST_CLI": cli, "FP_HOME": str(fp_home), "FP_BIND": f"{prefix_of(cli)}:{prefix_of(cli)}",
-           "FP_PORTAL": "1" if portal else "0", "FP_SECRETS": "1" if secrets_backend else "0"}
+           "FP_PORTAL": "1" if portal else "0", "FP_SECRETS": "1" if secrets_backend else "0",
+           "FP_PORTAL_COMMAND": portal_command, "FP_HOST_HOOK": host_hook}
     return drive([FLATPAK, app], steps, env)
 
 

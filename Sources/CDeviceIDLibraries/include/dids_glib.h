@@ -106,6 +106,7 @@ typedef DIDS_GDBUSSIGNALCALLBACK(GDBusSignalCallback);
       (value, n_elements, element_size)) \
     X(const gchar *, g_variant_get_string, (GVariant *value, gsize *length), (value, length)) \
     X(const gchar *, g_variant_get_type_string, (GVariant *value), (value)) \
+    X(guint32, g_variant_get_uint32, (GVariant *value), (value)) \
     X(guint64, g_variant_get_uint64, (GVariant *value), (value)) \
     X(GVariant *, g_variant_get_variant, (GVariant *value), (value)) \
     X(gboolean, g_variant_is_container, (GVariant *value), (value)) \
@@ -119,6 +120,7 @@ typedef DIDS_GDBUSSIGNALCALLBACK(GDBusSignalCallback);
     X(GVariant *, g_variant_new_object_path, (const gchar *object_path), (object_path)) \
     X(GVariant *, g_variant_new_string, (const gchar *string), (string)) \
     X(GVariant *, g_variant_new_tuple, (GVariant *const *children, gsize n_children), (children, n_children)) \
+    X(GVariant *, g_variant_new_uint32, (guint32 value), (value)) \
     X(GVariant *, g_variant_new_uint64, (guint64 value), (value)) \
     X(GVariant *, g_variant_new_variant, (GVariant *value), (value)) \
     X(GVariant *, g_variant_ref, (GVariant *value), (value)) \
@@ -143,6 +145,7 @@ typedef DIDS_GDBUSSIGNALCALLBACK(GDBusSignalCallback);
        GError **error), \
       (connection, bus_name, object_path, interface_name, method_name, parameters, reply_type, flags, timeout_msec, \
        fd_list, out_fd_list, cancellable, error)) \
+    X(const gchar *, g_dbus_connection_get_unique_name, (GDBusConnection *connection), (connection)) \
     X(gboolean, g_dbus_connection_is_closed, (GDBusConnection *connection), (connection)) \
     XV(g_dbus_connection_set_exit_on_close, (GDBusConnection *connection, gboolean exit_on_close), \
        (connection, exit_on_close)) \

@@ -68,7 +68,8 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let tooLarge = Code(rawValue: -11)
         /// The operation is not available here (for example MD5 refused in FIPS mode).
         public static let unsupported = Code(rawValue: -12)
-        /// The Secret Service answered with an error of its own.
+        /// The keyring answered with an error of its own: the Secret Service, or in a sandbox the
+        /// Secret portal.
         public static let keyring = Code(rawValue: -13)
         /// The caller opted out of this identifier.
         public static let optedOut = Code(rawValue: -14)
@@ -132,7 +133,7 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
             case .noMemory: "out of memory"
             case .tooLarge: "data too large"
             case .unsupported: "operation not supported"
-            case .keyring: "the Secret Service reported an error"
+            case .keyring: "the keyring reported an error"
             case .optedOut: "opted out"
             case .internal: "internal error"
             case .invalidMachineID: "the machine ID is empty, all zeros or malformed"

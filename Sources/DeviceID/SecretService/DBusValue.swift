@@ -5,6 +5,8 @@ indirect enum DBusValue {
     case string(String)
     case objectPath(String)
     case boolean(Bool)
+    /// `u` (a portal's response code)
+    case uint32(UInt32)
     case uint64(UInt64)
     /// `ay`
     case bytes([UInt8])
@@ -31,6 +33,7 @@ indirect enum DBusValue {
         case .string: "s"
         case .objectPath: "o"
         case .boolean: "b"
+        case .uint32: "u"
         case .uint64: "t"
         case .bytes: "ay"
         case .array(let element, _): "a" + element
@@ -69,6 +72,11 @@ indirect enum DBusValue {
 
     var boolean: Bool? {
         if case .boolean(let flag) = self { return flag }
+        return nil
+    }
+
+    var uint32: UInt32? {
+        if case .uint32(let number) = self { return number }
         return nil
     }
 

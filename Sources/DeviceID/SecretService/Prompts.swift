@@ -15,7 +15,8 @@ extension SecretService.Conversation {
         let completed: [DBusValue]?
         do throws(DeviceIDError) {
             completed = try transport.awaitSignal(path: prompt, interface: SecretService.Spec.prompt,
-                                                  member: "Completed", owner: busName, end: end) { () throws(DeviceIDError) in
+                                                  member: "Completed", owner: busName, end: end,
+                                                  gone: SecretService.providerWentAway("the prompt was open")) { () throws(DeviceIDError) in
                 _ = try call(prompt, SecretService.Spec.prompt, "Prompt", [.string("")], "cannot run the prompt")
             }
         } catch where error.code == .timedOut && Monotonic.milliseconds() >= end {

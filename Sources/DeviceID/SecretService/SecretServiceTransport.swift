@@ -26,12 +26,16 @@ protocol SecretServiceTransport: AnyObject {
     /// Sends `call` without waiting for a reply (dismissing a prompt past the deadline).
     func send(_ call: MethodCall)
 
+    /// This process's unique name on the bus (":1.42"), which names the objects a portal makes
+    /// for its requests.
+    var uniqueName: String { get }
+
     /// Watches for the signal `member` of `interface` from `path`, runs `start`, and waits until
     /// the signal arrives (its arguments) or the monotonic clock reaches `end` ms (nil). The bus
     /// name `owner` is watched too: when it changes hands (the provider exited or crashed), the
-    /// signal will never come, and the wait ends at once with `SecretService.providerWentAway`.
+    /// signal will never come, and the wait ends at once with `gone`.
     func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
-                     start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]?
+                     gone: DeviceIDError, start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]?
 
     /// The object path of the session secrets travel in, opened (through `conversation`) on first use.
     func transferSession(_ conversation: SecretService.Conversation) throws(DeviceIDError) -> String

@@ -84,6 +84,13 @@ final class FileDescriptor {
         return .success(count)
     }
 
+    /// One read(2), for after `awaitReadable`: what is there now (0 at the end), without waiting
+    /// for more. On a pipe or socket whose readiness was just seen, it does not block.
+    func readSome(into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
+        let n = SystemCall.retrying { CDeviceIDLibc.read(rawValue, buffer.baseAddress!, buffer.count) }
+        return n < 0 ? .failure(.current) : .success(n)
+    }
+
     /// Writes every byte.
     func write(_ bytes: [UInt8]) -> Result<Void, Errno> {
         var offset = 0

@@ -39,8 +39,10 @@ final class ScriptedTransport: SecretServiceTransport {
         sent.append("\(call.interface).\(call.member) \(call.path)")
     }
 
+    var uniqueName: String { ":1.7" }
+
     func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
-                     start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
+                     gone: DeviceIDError, start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
         try start()
         return promptCompletion
     }

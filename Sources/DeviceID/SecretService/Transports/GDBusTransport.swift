@@ -207,9 +207,13 @@ final class GDBusTransport: SecretServiceTransport {
         deinit { if let arguments { dids_g_variant_unref(arguments) } }
     }
 
+    var uniqueName: String {
+        dids_g_dbus_connection_get_unique_name(connection).map { String(cString: $0) } ?? ""
+    }
+
     func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
-                     start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
-        guard DBusSyntax.isObjectPath(path), DBusSyntax.isBusName(owner) else { throw SecretService.malformed("a prompt path") }
+                     gone: DeviceIDError, start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
+        guard DBusSyntax.isObjectPath(path), DBusSyntax.isBusName(owner) else { throw SecretService.malformed("a signal's path") }
         let arrival = Arrival()
         guard let context = dids_g_main_context_new() else { throw DeviceIDError(.noMemory) }
         defer { dids_g_main_context_unref(context) }
@@ -239,7 +243,7 @@ final class GDBusTransport: SecretServiceTransport {
         }
         try start()
         while arrival.arguments == nil {
-            if arrival.ownerChanged { throw SecretService.providerWentAway("the prompt was open") }
+            if arrival.ownerChanged { throw gone }
             let left = end - Monotonic.milliseconds()
             guard left > 0 else { return nil }
             // Wakes the wait at the deadline at the latest.

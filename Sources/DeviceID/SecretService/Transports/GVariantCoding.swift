@@ -37,6 +37,8 @@ enum GVariantCoding {
             return dids_g_variant_new_object_path(path)
         case .boolean(let flag):
             return dids_g_variant_new_boolean(flag ? 1 : 0)
+        case .uint32(let number):
+            return dids_g_variant_new_uint32(guint32(number))
         case .uint64(let number):
             return dids_g_variant_new_uint64(guint64(number))
         case .bytes(let bytes):
@@ -136,6 +138,7 @@ enum GVariantCoding {
         case "s": return .string(String(cString: dids_g_variant_get_string(value, nil)))
         case "o": return .objectPath(String(cString: dids_g_variant_get_string(value, nil)))
         case "b": return .boolean(dids_g_variant_get_boolean(value) != 0)
+        case "u": return .uint32(UInt32(dids_g_variant_get_uint32(value)))
         case "t": return .uint64(UInt64(dids_g_variant_get_uint64(value)))
         case "ay":
             var count: gsize = 0

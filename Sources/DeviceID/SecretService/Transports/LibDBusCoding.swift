@@ -7,7 +7,7 @@ import CDeviceIDLibraries
 enum LibDBusCoding {
     private static func code(_ scalar: Unicode.Scalar) -> Int32 { Int32(scalar.value) }
     private static let stringType = code("s"), objectPathType = code("o"), booleanType = code("b")
-    private static let uint64Type = code("t"), byteType = code("y"), arrayType = code("a")
+    private static let uint32Type = code("u"), uint64Type = code("t"), byteType = code("y"), arrayType = code("a")
     private static let variantType = code("v"), structType = code("r"), dictEntryType = code("e")
     private static let unixFDType = code("h")
 
@@ -28,6 +28,9 @@ enum LibDBusCoding {
         case .boolean(let flag):
             var raw: dbus_bool_t = flag ? 1 : 0
             try check(dids_dbus_message_iter_append_basic(&iterator, booleanType, &raw))
+        case .uint32(let number):
+            var raw = number
+            try check(dids_dbus_message_iter_append_basic(&iterator, uint32Type, &raw))
         case .uint64(let number):
             var raw = number
             try check(dids_dbus_message_iter_append_basic(&iterator, uint64Type, &raw))
@@ -144,6 +147,10 @@ enum LibDBusCoding {
             var raw: dbus_bool_t = 0
             dids_dbus_message_iter_get_basic(&iterator, &raw)
             return .boolean(raw != 0)
+        case uint32Type:
+            var raw: UInt32 = 0
+            dids_dbus_message_iter_get_basic(&iterator, &raw)
+            return .uint32(raw)
         case uint64Type:
             var raw: UInt64 = 0
             dids_dbus_message_iter_get_basic(&iterator, &raw)

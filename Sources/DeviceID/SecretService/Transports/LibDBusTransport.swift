@@ -13,10 +13,11 @@ import CDeviceIDLibraries
 /// waits without one: > 35 s with the bus daemon stopped, measured).
 final class LibDBusTransport: SecretServiceTransport {
     private static let lock = PThreadMutex()
-    // Guarded by `lock`: this process's connection, the process that opened it, and the plain
-    // transfer session opened on it.
+    // Guarded by `lock`: this process's connection, the process that opened it, its unique name
+    // (Hello's answer), and the plain transfer session opened on it.
     nonisolated(unsafe) private static var connection: OpaquePointer?
     nonisolated(unsafe) private static var owner: pid_t = 0
+    nonisolated(unsafe) private static var name = ""
     nonisolated(unsafe) private static var session: String?
 
     private static let bus = (name: "org.freedesktop.DBus", path: "/org/freedesktop/DBus")
@@ -74,8 +75,10 @@ final class LibDBusTransport: SecretServiceTransport {
         let hello = MethodCall(destination: bus.name, path: bus.path, interface: bus.name, member: "Hello",
                                context: "cannot connect to the session bus")
         do throws(DeviceIDError) {
-            _ = try LibDBusTransport(connection: opened, end: end)
+            let reply = try LibDBusTransport(connection: opened, end: end)
                 .call(hello, timeout: remaining(until: end), secretLimit: nil, phase: .connecting)
+            guard let unique = reply[safe: 0]?.string else { throw SecretService.malformed("Hello") }
+            name = unique
         } catch {
             dids_dbus_connection_close(opened)
             dids_dbus_connection_unref(opened)
@@ -162,8 +165,10 @@ final class LibDBusTransport: SecretServiceTransport {
         _ = dids_dbus_connection_read_write(connection, 100)
     }
 
+    var uniqueName: String { Self.name }
+
     func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
-                     start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
+                     gone: DeviceIDError, start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
         guard DBusSyntax.isObjectPath(path), DBusSyntax.isInterface(interface), DBusSyntax.isMember(member),
               DBusSyntax.isBusName(owner)
         else {
@@ -176,7 +181,7 @@ final class LibDBusTransport: SecretServiceTransport {
                         + "member='NameOwnerChanged',path='\(Self.bus.path)',arg0='\(owner)'")]
         func bus(_ member: String, _ rule: DBusValue) -> MethodCall {
             MethodCall(destination: Self.bus.name, path: Self.bus.path, interface: Self.bus.name, member: member,
-                       arguments: [rule], context: "cannot watch the prompt")
+                       arguments: [rule], context: "cannot watch for \(member)")
         }
         for rule in rules { _ = try call(bus("AddMatch", rule), timeout: Self.remaining(until: end), secretLimit: nil) }
         defer { for rule in rules { send(bus("RemoveMatch", rule)) } }
@@ -186,7 +191,7 @@ final class LibDBusTransport: SecretServiceTransport {
                 defer { dids_dbus_message_unref(message) }
                 if dids_dbus_message_is_signal(message, Self.bus.name, "NameOwnerChanged") != 0,
                    (try? LibDBusCoding.arguments(of: message, secretLimit: nil))?.first?.string == owner {
-                    throw SecretService.providerWentAway("the prompt was open")
+                    throw gone
                 }
                 guard dids_dbus_message_is_signal(message, interface, member) != 0,
                       dids_dbus_message_get_path(message).map({ String(cString: $0) }) == path
@@ -196,7 +201,7 @@ final class LibDBusTransport: SecretServiceTransport {
             let left = end - Monotonic.milliseconds()
             guard left > 0 else { return nil }
             guard dids_dbus_connection_read_write(connection, Int32(clamping: left)) != 0 else {
-                throw DeviceIDError(.unavailable, "the session bus went away while a prompt was open")
+                throw DeviceIDError(.unavailable, "the session bus went away while \(member) was awaited")
             }
         }
     }
