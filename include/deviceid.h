@@ -162,7 +162,8 @@ int deviceid_set_timeout_ms(unsigned int milliseconds);
  * first that applies: $DEVICEID_STORE_DIR; $STATE_DIRECTORY/deviceid (a systemd service's
  * StateDirectory=, its first entry); $XDG_DATA_HOME/deviceid; for root, /var/lib/deviceid;
  * ~/.local/share/deviceid. Forgets cached answers. Nothing is created or checked until a call
- * uses the store.
+ * uses the store. A variable among these whose bytes are not UTF-8 is refused by that call
+ * (DEVICEID_E_INVALID_ARGUMENT, naming it), never read as another path.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (a relative or over-long path, not UTF-8).
  */

@@ -510,6 +510,17 @@ def test_container_store_location_and_what_survives_docker_rm(cli, tmp_path, sto
         assert b["id"] != a["id"] and b["source"] == "created", (a, b)
 
 
+def test_container_mount_table_is_read_whole(cli):
+    """Issue 35, case 4: a store on a tmpfs the container has whole, its mount listed after 1.4 MB of
+    others and under a bind mount at /var/lib. 0.3.0 read the table's first 1 MiB only, found the
+    /var/lib bind holding the store, and said bind-mount ("survives docker rm")."""
+    steps = [{"tag": "size", "argv": ["/usr/bin/wc", "-c", "/proc/self/mountinfo"]}, step("get", "get", ID_NAME)]
+    results = in_container(cli, steps, CT_STORE="tmpfs", CT_PAD_MOUNTS=200)
+    assert int(results["size"]["out"].split()[0]) > 1 << 20, results["size"]
+    got = answer(results, "get")
+    assert got["location"] == "container", got
+
+
 def test_container_bind_mount_of_a_chosen_host_directory(cli, tmp_path):
     host_dir = tmp_path / "srv-ids"
     first = answer(in_container(cli, [step("get", "get", ID_NAME)], CT_STORE="bind", CT_STORE_SRC=host_dir), "get")

@@ -136,7 +136,7 @@ public struct Configuration: Sendable, Equatable {
             }
             configuration.interactive = text == "1"
         }
-        if overrides.storeDirectory == nil, let directory = Environment.value(Environment.storeDirectory) {
+        if overrides.storeDirectory == nil, let directory = try Environment.path(Environment.storeDirectory) {
             guard directory.hasPrefix("/") else {
                 throw DeviceIDError(.invalidArgument, "\(Environment.storeDirectory)=\(directory) is not an absolute path")
             }

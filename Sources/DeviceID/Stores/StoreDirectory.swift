@@ -19,17 +19,17 @@ final class StoreDirectory {
     /// "System services" list the same, in this order (Tests/python/test_services.py checks the
     /// header's against what the library does).
     static func defaultLocation() throws(DeviceIDError) -> (path: String, legacy: String?) {
-        if let state = Environment.value("STATE_DIRECTORY"),
+        if let state = try Environment.path("STATE_DIRECTORY"),
            let first = state.split(separator: ":").first, first.hasPrefix("/") {
             return (first + "/deviceid", nil)
         }
-        if let data = Environment.value("XDG_DATA_HOME"), data.hasPrefix("/") {
+        if let data = try Environment.path("XDG_DATA_HOME"), data.hasPrefix("/") {
             return (data + "/deviceid", nil)
         }
         // Root's legacy store is in root's home as the password database has it: `sudo -E` keeps
         // the caller's $HOME, which is not root's and not where root's IDs were kept.
         if geteuid() == 0 { return (systemPath, passwordHome().map { $0 + "/.local/share/deviceid" }) }
-        if let inHome = home().map({ $0 + "/.local/share/deviceid" }) { return (inHome, nil) }
+        if let inHome = try home().map({ $0 + "/.local/share/deviceid" }) { return (inHome, nil) }
         throw DeviceIDError(.unavailable, "no home directory to keep the file store in; " + remedy)
     }
 
@@ -43,13 +43,13 @@ final class StoreDirectory {
     /// Why a store under the home directory cannot be made, when the cause is that there is no
     /// home: an account such as nobody has /nonexistent, and "Permission denied" would hide that.
     static func missingHome(under path: String) -> String? {
-        guard let home = home(), path.hasPrefix(home + "/"), access(home, F_OK) != 0 else { return nil }
+        guard let home = try? home(), path.hasPrefix(home + "/"), access(home, F_OK) != 0 else { return nil }
         return "the home directory \(home) of uid \(geteuid()) does not exist (an account without a home, "
             + "such as nobody)"
     }
 
-    private static func home() -> String? {
-        if let home = Environment.value("HOME"), home.hasPrefix("/") { return home }
+    private static func home() throws(DeviceIDError) -> String? {
+        if let home = try Environment.path("HOME"), home.hasPrefix("/") { return home }
         return passwordHome()
     }
 

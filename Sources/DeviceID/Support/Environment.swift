@@ -24,4 +24,19 @@ enum Environment {
         let value = String(cString: raw)
         return value.isEmpty ? nil : value
     }
+
+    /// A path from the environment (a store's directory or one it is found under), or nil when
+    /// unset or empty. Bytes that are not UTF-8 are refused with words, as `--store-dir` refuses
+    /// them: read as a String they would become U+FFFD, and `…/x\xfe` and `…/x\xff` would share one
+    /// store at a third path beside both.
+    static func path(_ name: String) throws(DeviceIDError) -> String? {
+        guard let raw = dids_secure_getenv(name) else { return nil }
+        let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
+        let value = String(decoding: bytes, as: UTF8.self)
+        guard value.utf8.elementsEqual(bytes) else {
+            throw DeviceIDError(.invalidArgument, "\(name) is not valid UTF-8: DeviceID keeps files only at paths it "
+                                + "can name exactly; set \(storeDirectory) to a directory whose name is UTF-8")
+        }
+        return value.isEmpty ? nil : value
+    }
 }

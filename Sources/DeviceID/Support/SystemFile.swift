@@ -26,18 +26,25 @@ enum SystemFile {
         }
     }
 
-    /// A kernel-made text file (/proc/self/mountinfo) whole, read until its end, at most `limit`
-    /// bytes; nil when absent or unreadable. A /proc file may answer one read with part of itself.
+    /// A kernel-made text file (/proc/stat) read until its end, at most `limit` bytes (cut there);
+    /// nil when absent or unreadable.
     static func text(_ path: String, limit: Int = 1 << 20) -> String? {
+        whole(path, limit: limit).map { String(decoding: $0.bytes, as: UTF8.self) }
+    }
+
+    /// A kernel-made file (/proc/self/mountinfo) read until its end: its bytes, at most `limit`,
+    /// and whether that was all of it; nil when absent or unreadable. A /proc file may answer one
+    /// read with part of itself.
+    static func whole(_ path: String, limit: Int) -> (bytes: [UInt8], complete: Bool)? {
         guard case .success(let file) = FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY) else { return nil }
         var out = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 16384)
-        while out.count < limit {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while out.count <= limit {
             guard case .success(let count) = chunk.withUnsafeMutableBytes({ file.read(into: $0) }) else { return nil }
-            if count == 0 { break }
+            if count == 0 { return (out, true) }
             out += chunk[0..<count]
         }
-        return String(decoding: out.prefix(limit), as: UTF8.self)
+        return (Array(out.prefix(limit)), false)
     }
 
     /// A sysfs attribute as text without its trailing newline, or nil when absent or unreadable.

@@ -29,8 +29,8 @@ public enum Sandbox: Sendable, Equatable {
         // snapd sets SNAP_NAME for every command of a snap, and a classic snap (an editor, a
         // terminal) passes it on to whatever it starts, unconfined. A strictly confined snap runs
         // with HOME set to its SNAP_USER_DATA; a classic one keeps the user's home.
-        if let name = Environment.value("SNAP_NAME"), let data = Environment.value("SNAP_USER_DATA"),
-           let home = Environment.value("HOME"), home == data {
+        if let name = Environment.value("SNAP_NAME"), let data = try? Environment.path("SNAP_USER_DATA"),
+           let home = try? Environment.path("HOME"), home.utf8.elementsEqual(data.utf8) {
             return .snap(name: name)
         }
         return nil
@@ -59,11 +59,12 @@ public enum Sandbox: Sendable, Equatable {
     var appDataDirectories: [String] {
         switch self {
         case .flatpak(let appID):
-            guard !appID.isEmpty, let home = Environment.value("HOME"), home.hasPrefix("/") else { return [] }
+            // A HOME that is not UTF-8 names no directory here (the store refuses it: `Environment.path`).
+            guard !appID.isEmpty, let home = try? Environment.path("HOME"), home.hasPrefix("/") else { return [] }
             return [home + "/.var/app/" + appID]
         case .snap:
             return ["SNAP_USER_DATA", "SNAP_USER_COMMON", "SNAP_DATA", "SNAP_COMMON"].compactMap { name in
-                guard let path = Environment.value(name), path.hasPrefix("/") else { return nil }
+                guard let path = try? Environment.path(name), path.hasPrefix("/") else { return nil }
                 return path
             }
         }

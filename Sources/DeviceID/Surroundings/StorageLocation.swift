@@ -48,7 +48,11 @@ public enum StorageLocation: Int32, Sendable, CaseIterable, CustomStringConverti
             return .appData
         }
         guard surroundings.container != nil else { return .host }
-        guard let mount = mounts.mount(holding: path), mount.mountPoint != "/" else { return .container }
+        // A table not read whole may list the mount that holds the path after where it was cut:
+        // then nothing says the files outlive the container, and the answer is the one that
+        // promises least.
+        guard mounts.complete else { return .container }
+        guard let mount = mounts.mount(holding: path), mount.mountPointBytes != MountTable.slash else { return .container }
         // A tmpfs or an overlay lives in memory or in the container's layers: the container's own
         // when the container has it whole (its root, its --tmpfs, or a directory of either bound
         // elsewhere inside). A directory of one it does not have whole came from the host (its
@@ -58,7 +62,7 @@ public enum StorageLocation: Int32, Sendable, CaseIterable, CustomStringConverti
         // Docker's and Podman's named volumes are directories `…/volumes/NAME/_data` of the host.
         if mount.root.includes("/volumes/") && mount.root.hasSuffix("/_data") { return .volume }
         // A whole file system (a block device, a volume driver's) rather than a directory of one.
-        if mount.root == "/" { return .volume }
+        if mount.isRoot { return .volume }
         return .bindMount
     }
 }

@@ -31,6 +31,29 @@ final class SurroundingsTests: XCTestCase {
         XCTAssertEqual(MountTable(parsing: "garbage\n1 2 3\n").mounts, [])
     }
 
+    func testMountPathsAreBytesComparedByteForByte() {
+        // 0xFE and 0xFF are two directories; as Strings both would be U+FFFD (issue 35, case 3).
+        let table = MountTable(parsing: "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
+            + "2 1 8:1 /srv/x\\376 /data/x\\376 rw - ext4 /dev/sda1 rw\n"
+            + "3 1 8:1 /srv/caf\u{E9} /data/caf\u{E9} rw - ext4 /dev/sda1 rw\n")
+        XCTAssertEqual(table.mounts[1].mountPointBytes, Array("/data/x".utf8) + [0xFE])
+        XCTAssertEqual(table.mount(holding: Array("/data/x".utf8) + [0xFE, 0x2F, 0x61])?.rootBytes, Array("/srv/x".utf8) + [0xFE])
+        XCTAssertEqual(table.mount(holding: Array("/data/x".utf8) + [0xFF])?.mountPoint, "/", "another directory")
+        XCTAssertEqual(table.mount(holding: "/data/x\u{FFFD}")?.mountPoint, "/", "not the folded name either")
+        // NFC café is a mount point; NFD café (e + U+0301) is another directory, though equal as Strings.
+        XCTAssertEqual(table.mount(holding: "/data/caf\u{E9}/ids")?.root, "/srv/caf\u{E9}")
+        XCTAssertEqual("/data/cafe\u{301}", "/data/caf\u{E9}", "Swift's String equality is canonical equivalence")
+        XCTAssertEqual(table.mount(holding: "/data/cafe\u{301}/ids")?.mountPoint, "/")
+    }
+
+    func testATableNotReadWholeCannotLabelAStore() {
+        let docker = Surroundings(kind: .container, sandbox: nil, container: Container(manager: "docker"))
+        let cut = MountTable(parsing: Array(mountinfo.utf8), complete: false)
+        XCTAssertEqual(StorageLocation.ofFiles(in: "/var/lib/deviceid", docker, mounts: cut), .container,
+                       "a table cut short may hide the mount that holds the store: the label that promises least")
+        XCTAssertEqual(StorageLocation.ofFiles(in: "/var/lib/deviceid", docker, mounts: MountTable(parsing: mountinfo)), .volume)
+    }
+
     func testThePathIsOnTheLongestMountPointAndTheLastMountThere() {
         let table = MountTable(parsing: mountinfo)
         XCTAssertEqual(table.mount(holding: "/var/lib/deviceid/x")?.mountPoint, "/var/lib/deviceid")
