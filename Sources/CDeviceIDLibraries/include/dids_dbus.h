@@ -53,6 +53,7 @@ typedef struct DBusMessageIter { DIDS_DBUS_MESSAGE_ITER_MEMBERS } DBusMessageIte
     XV(dbus_error_init, (DBusError *e), (e)) \
     XV(dbus_free, (void *memory), (memory)) \
     X(const char *, dbus_message_get_path, (DBusMessage *m), (m)) \
+    X(const char *, dbus_message_get_sender, (DBusMessage *m), (m)) \
     X(dbus_bool_t, dbus_message_is_signal, (DBusMessage *m, const char *iface, const char *name), (m, iface, name)) \
     X(dbus_bool_t, dbus_message_iter_append_basic, (DBusMessageIter *i, int type, const void *value), (i, type, value)) \
     XV(dbus_message_iter_abandon_container, (DBusMessageIter *i, DBusMessageIter *sub), (i, sub)) \

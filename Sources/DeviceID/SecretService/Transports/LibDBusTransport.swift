@@ -189,7 +189,9 @@ final class LibDBusTransport: SecretServiceTransport {
         while true {
             while let message = dids_dbus_connection_pop_message(connection) {
                 defer { dids_dbus_message_unref(message) }
+                // Only the bus daemon speaks for a name's owner: anyone can send a signal of that name.
                 if dids_dbus_message_is_signal(message, Self.bus.name, "NameOwnerChanged") != 0,
+                   dids_dbus_message_get_sender(message).map({ String(cString: $0) }) == Self.bus.name,
                    (try? LibDBusCoding.arguments(of: message, secretLimit: nil))?.first?.string == owner {
                     throw gone
                 }
