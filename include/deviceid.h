@@ -691,8 +691,10 @@ void deviceid_free(void *DEVICEID_NULLABLE p);
 /**
  * Writes this TPM's hardware-bound ID for `app_id` to `out`.
  *
- * `out` takes DEVICEID_UUID_STRING_MAX bytes: a version-8 UUID. It is kept in memory for the
- * process only, never on disk.
+ * `out` takes DEVICEID_UUID_STRING_MAX bytes: a version-8 UUID. It is kept nowhere, on disk or
+ * in memory: each call asks the TPM (one conversation, about 7 ms on swtpm), so the ID follows a
+ * cleared or replaced TPM, or a new owner password, at the next call, and the "hardware_id" of
+ * deviceid_attest() in the same process is always the same.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (a bad app id, or DEVICEID_TPM_TCTI naming /dev/tpm0),
  * DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_UNAVAILABLE (no TPM, no tpm2-tss, or a TPM in failure

@@ -4,8 +4,8 @@
 extension DeviceIdentity {
     /// This device's hardware-bound identifier for `appID`, from its TPM 2.0: the same on every
     /// call, process, reinstall and after every store is wiped; another for each app id, with no
-    /// link between them; a new one only when the TPM is cleared or replaced. Stored nowhere
-    /// (kept in memory for the process). The TPM is `/dev/tpmrm0` unless `DEVICEID_TPM_TCTI`
+    /// link between them; a new one only when the TPM is cleared or replaced. Stored nowhere, not
+    /// even in memory: each call asks the TPM, so it follows a clear at the next call. The TPM is `/dev/tpmrm0` unless `DEVICEID_TPM_TCTI`
     /// names another. Throws `.unavailable` without a TPM, `.permission` when this user may not
     /// use it (the `tss` group), `.locked` in dictionary-attack lockout, `.timedOut` past the
     /// configured deadline.

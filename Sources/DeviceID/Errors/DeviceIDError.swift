@@ -13,10 +13,21 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
     /// holds the ID (docs/STATE.md, "How each store answers").
     let keyringAbsent: Bool
 
+    /// What the failure is about, which chooses the words its description starts with: "store
+    /// unavailable" is right for a store and wrong for a TPM.
+    enum Subject: Hashable, Sendable { case stores, tpm }
+    let subject: Subject
+
     public init(_ code: Code, _ detail: String = "") {
         self.code = code
         self.detail = detail
         keyringAbsent = false
+        subject = .stores
+    }
+
+    /// The same failure, about `subject`.
+    func about(_ subject: Subject) -> DeviceIDError {
+        DeviceIDError(code: code, detail: detail, keyringAbsent: keyringAbsent, subject: subject)
     }
 
     /// `.unavailable`, saying that no Secret Service is there in this context.
@@ -24,14 +35,16 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
         DeviceIDError(code: .unavailable, detail: detail, keyringAbsent: true)
     }
 
-    private init(code: Code, detail: String, keyringAbsent: Bool) {
+    private init(code: Code, detail: String, keyringAbsent: Bool, subject: Subject = .stores) {
         self.code = code
         self.detail = detail
         self.keyringAbsent = keyringAbsent
+        self.subject = subject
     }
 
     public var description: String {
-        detail.isEmpty ? code.summary : "\(code.summary): \(detail)"
+        let summary = subject == .tpm ? code.tpmSummary : code.summary
+        return detail.isEmpty ? summary : "\(summary): \(detail)"
     }
 
     /// A status code. The raw values are part of the C ABI and never change.
@@ -143,5 +156,17 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
         }
 
         public var description: String { name }
+
+        /// The summary where the TPM failed: the same status, in words about a TPM.
+        var tpmSummary: String {
+            switch self {
+            case .unavailable: "TPM unavailable"
+            case .permission: "TPM access denied"
+            case .timedOut: "TPM timed out"
+            case .locked: "TPM locked out"
+            case .io: "TPM error"
+            default: summary
+            }
+        }
     }
 }

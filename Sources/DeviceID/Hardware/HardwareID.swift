@@ -34,24 +34,19 @@ enum HardwareIdentity {
         return ID128(bytes: h)!
     }
 
-    /// Answers already computed in this process, per TPM and template. Memory only: a copy on
-    /// disk could have come from another machine with a cloned disk. Keyed by the bytes the TPM
-    /// is given, not the app id as a String, whose equality is Unicode canonical equivalence:
-    /// "café" in NFC and NFD are one String but two app ids, and two IDs.
-    private static let cache = Locked<[[UInt8]: ID128]>([:])
-
+    /// Asks the TPM every time: nothing is kept, on disk (a copy could have come from another
+    /// machine with a cloned disk) or in memory (0.3.0's cache kept answering the old ID after a
+    /// `tpm2_clear`, and after an owner password was set, while `attest()` in the same process
+    /// certified the new key). So the ID follows a clear, a replaced TPM or a new owner password
+    /// at the next call, and `hardwareID` and the evidence's `hardware_id` never disagree.
     static func id(appID: String, address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> ID128 {
         let unique = Self.unique(appID: appID)
-        let key = Array(address.description.utf8) + [0] + unique
-        if let known = cache.withLock({ $0[key] }) { return known }
         let name: [UInt8] = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             let (ok, name) = TPMConversation.withBuffer(capacity: 68) { buffer in
                 unique.withUnsafeBufferPointer { dids_tpm_app_key(tpm, $0.baseAddress, &buffer, nil, &failure) }
             }
             return ok != 0 ? name : nil
         }
-        let id = id(fromName: name)
-        cache.withLock { $0[key] = id }
-        return id
+        return id(fromName: name)
     }
 }

@@ -13,7 +13,7 @@ enum TPMConversation {
     /// Runs `body` on a fresh conversation with the TPM at `address`, ending by `milliseconds`.
     static func run<T>(_ address: TPMAddress, milliseconds: UInt32,
                        _ body: (OpaquePointer, inout dids_tpm_failure) -> T?) throws(DeviceIDError) -> T {
-        try OnDemandLibrary.tpm.require()
+        do { try OnDemandLibrary.tpm.require() } catch { throw error.about(.tpm) }
         var failure = dids_tpm_failure()
         let deadline = UInt64(Monotonic.milliseconds()) + UInt64(milliseconds)
         guard let tpm = dids_tpm_open(address.driver, address.configuration, deadline, &failure) else {
@@ -62,7 +62,13 @@ enum TPMConversation {
         }
     }
 
+    /// The status and words for a failed conversation, worded as the TPM's (`DeviceIDError.Subject`).
     static func error(_ failure: dids_tpm_failure, _ address: TPMAddress, _ milliseconds: UInt32) -> DeviceIDError {
+        classified(failure, address, milliseconds).about(.tpm)
+    }
+
+    private static func classified(_ failure: dids_tpm_failure, _ address: TPMAddress,
+                                   _ milliseconds: UInt32) -> DeviceIDError {
         let stage = failure.stage, rc = failure.rc, errorNumber = failure.error_number
         let at = address.description
         switch stage {
