@@ -64,7 +64,7 @@ let package = Package(
         ),
         .target(
             name: "DeviceIDC",
-            dependencies: ["DeviceID", "CDeviceIDLibc", "CDeviceIDPrimitives", "CDeviceIDFastPaths"],
+            dependencies: ["DeviceID", "CDeviceIDLibc", "CDeviceIDPrimitives", "CDeviceIDFastPaths", "CDeviceIDSystem"],
             exclude: ["exports.map"],
             swiftSettings: swiftSettings,
             linkerSettings: (embedded ? [.linkedLibrary("m")] : []) + [

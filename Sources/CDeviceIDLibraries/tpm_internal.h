@@ -14,6 +14,8 @@ struct dids_tpm {
     uint64_t deadline_ms;
     int stuck;  // a command was abandoned at the deadline: ESAPI accepts no other until finalised
     char swtpm_socket[108];  // a swtpm's command socket (dids_tpm_interrupt), or ""
+    int descriptors[4];      // the device TCTI's descriptors, tracked for a fork; -1 where none
+    int path_slot;           // the swtpm socket's slot in the fork handler's list, or -1
 };
 
 /// Records a failure; returns 0 so that it can end a condition.

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -79,23 +80,125 @@ static int listed(const int *fds, size_t count, int fd) {
     return 0;
 }
 
+// What a child forked during a conversation must not keep. A child inherits the parent's
+// descriptors, and the thread that owns a conversation is not in it: on a swtpm, which serves one
+// connection at a time, a child's copy of the parent's command socket kept the connection open
+// after the parent was done, so every later call of either, the child's own first included,
+// waited for swtpm forever (issue 35, case 6). A pthread_atfork child handler therefore closes,
+// in the child:
+// - the descriptors the device TCTI opened for a conversation (tracked after its initialisation);
+// - every socket connected to a swtpm socket a conversation is using: the TCTI connects inside
+//   its initialisation, before any list could be told, so the child looks them up by their peer
+//   (as dids_tpm_interrupt does). The path is registered before the TCTI connects.
+// Slots are atomic: the handler runs in a child forked at any point of another thread's update.
+#define DIDS_TPM_TRACKED 64
+#define DIDS_TPM_PATHS 8
+static _Atomic int tracked[DIDS_TPM_TRACKED];  // fd + 1; 0: free
+static _Atomic int path_in_use[DIDS_TPM_PATHS];
+static char active_paths[DIDS_TPM_PATHS][108];
+static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
+
+static int is_swtpm_socket(int fd, const char *path);
+
+static void close_in_child(void) {
+    for (size_t i = 0; i < DIDS_TPM_TRACKED; i++) {
+        int slot = atomic_exchange(&tracked[i], 0);
+        if (slot > 0) (void)close(slot - 1);
+    }
+    for (size_t p = 0; p < DIDS_TPM_PATHS; p++) {
+        if (atomic_load(&path_in_use[p]) != 1) continue;
+        size_t count;
+        int *fds = open_descriptors(&count);
+        for (size_t i = 0; fds && i < count; i++)
+            if (is_swtpm_socket(fds[i], active_paths[p])) (void)close(fds[i]);
+        free(fds);
+        atomic_store(&path_in_use[p], 0);
+    }
+}
+
+static void install_fork_handler(void) { (void)pthread_atfork(NULL, NULL, close_in_child); }
+
+static void track(int fd) {
+    pthread_once(&fork_handler_once, install_fork_handler);
+    for (size_t i = 0; i < DIDS_TPM_TRACKED; i++) {
+        int free_slot = 0;
+        if (atomic_compare_exchange_strong(&tracked[i], &free_slot, fd + 1)) return;
+    }
+}
+
+static void untrack(int fd) {
+    for (size_t i = 0; i < DIDS_TPM_TRACKED; i++) {
+        int slot = fd + 1;
+        if (atomic_compare_exchange_strong(&tracked[i], &slot, 0)) return;
+    }
+}
+
+// A slot for `path` (2: being written, 1: in use), or -1 when all are taken.
+static int register_path(const char *path) {
+    pthread_once(&fork_handler_once, install_fork_handler);
+    for (int p = 0; p < DIDS_TPM_PATHS; p++) {
+        int free_slot = 0;
+        if (!atomic_compare_exchange_strong(&path_in_use[p], &free_slot, 2)) continue;
+        strncpy(active_paths[p], path, sizeof active_paths[p] - 1);
+        active_paths[p][sizeof active_paths[p] - 1] = '\0';
+        atomic_store(&path_in_use[p], 1);
+        return p;
+    }
+    return -1;
+}
+
+static void unregister_path(int slot) {
+    if (slot >= 0) atomic_store(&path_in_use[slot], 0);
+}
+
+// Whether `fd` is a Unix socket connected to the swtpm socket `path` or its control socket
+// `path.ctrl`.
+static int is_swtpm_socket(int fd, const char *path) {
+    struct stat status;
+    if (fstat(fd, &status) != 0 || !S_ISSOCK(status.st_mode)) return 0;
+    struct sockaddr_un peer;
+    socklen_t length = sizeof peer;
+    memset(&peer, 0, sizeof peer);
+    if (getpeername(fd, (struct sockaddr *)&peer, &length) != 0 || peer.sun_family != AF_UNIX) return 0;
+    size_t n = strlen(path);
+    return strncmp(peer.sun_path, path, n) == 0 && (peer.sun_path[n] == '\0' || strcmp(peer.sun_path + n, ".ctrl") == 0);
+}
+
 // The device TCTI opens /dev/tpmrm0 without O_CLOEXEC: a program that forks and executes while a
 // conversation is open would hand the TPM connection (and its objects in the resource manager)
 // to the child. The descriptors that appeared during the TCTI's initialisation and are this
-// device are made close-on-exec; another thread's descriptor opened meanwhile is left alone.
-static void adopt_device(const char *config, const int *before, size_t before_count) {
+// device are made close-on-exec, and tracked for a fork without exec; another thread's
+// descriptor opened meanwhile is left alone. (The swtpm TCTI's sockets: by their peer, above.)
+static void adopt_device(dids_tpm *tpm, const char *config, const int *before, size_t before_count) {
     struct stat device;
-    size_t after_count;
+    size_t after_count, kept = 0;
     if (!before || stat(config, &device) != 0) return;
     int *after = open_descriptors(&after_count);
     for (size_t i = 0; after && i < after_count; i++) {
         struct stat status;
         int fd = after[i];
-        if (!listed(before, before_count, fd) && fstat(fd, &status) == 0 && S_ISCHR(status.st_mode)
-            && status.st_rdev == device.st_rdev)
-            (void)fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+        if (listed(before, before_count, fd) || fstat(fd, &status) != 0 || !S_ISCHR(status.st_mode)
+            || status.st_rdev != device.st_rdev)
+            continue;
+        (void)fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+        if (kept < sizeof tpm->descriptors / sizeof tpm->descriptors[0]) {
+            tpm->descriptors[kept++] = fd;
+            track(fd);
+        }
     }
     free(after);
+}
+
+// The swtpm TCTI's sockets are opened without SOCK_CLOEXEC, and posix_spawn runs no fork handler:
+// a program spawned during a conversation would hold it open. Made close-on-exec.
+// Only those that appeared during the TCTI's initialisation: the program's own stay as they are.
+static void close_on_exec_swtpm_sockets(const char *path, const int *before, size_t before_count) {
+    size_t count;
+    int *fds = before ? open_descriptors(&count) : NULL;
+    for (size_t i = 0; fds && i < count; i++)
+        if (!listed(before, before_count, fds[i]) && is_swtpm_socket(fds[i], path))
+            (void)fcntl(fds[i], F_SETFD, fcntl(fds[i], F_GETFD) | FD_CLOEXEC);
+    free(fds);
 }
 
 int dids_tpm_needs_interrupt(const dids_tpm *tpm) { return tpm->swtpm_socket[0] != '\0'; }
@@ -204,7 +307,22 @@ static int swtpm_answers(const char *config, uint64_t deadline_ms) {
     return answered ? 0 : -1;
 }
 
+static dids_tpm *open_registered(const char *driver, const char *config, uint64_t deadline_ms,
+                                  struct dids_tpm_failure *failure, int path_slot);
+
+// A swtpm socket is registered for the fork handler before anything connects to it: the probe of
+// its control socket, the TCTI's own control command and its command socket.
 dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
+    int path_slot = strcmp(driver, "swtpm") == 0 && strncmp(config, "path=", 5) == 0 && strlen(config + 5) < 108
+                  ? register_path(config + 5) : -1;
+    dids_tpm *tpm = open_registered(driver, config, deadline_ms, failure, path_slot);
+    if (!tpm) unregister_path(path_slot);
+    return tpm;
+}
+
+// dids_tpm_open with the slot taken; on failure the slot is still the caller's.
+static dids_tpm *open_registered(const char *driver, const char *config, uint64_t deadline_ms,
+                                  struct dids_tpm_failure *failure, int path_slot) {
     dids_tpm_fail(failure, DIDS_TPM_STAGE_NONE, 0, 0);
     if (strcmp(driver, "device") == 0) {
         // The device TCTI's own open() loses errno in its logging; asking first tells "no TPM"
@@ -234,8 +352,12 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
         dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM);
         return NULL;
     }
+    for (size_t i = 0; i < sizeof tpm->descriptors / sizeof tpm->descriptors[0]; i++) tpm->descriptors[i] = -1;
+    tpm->path_slot = -1;
+    if (strcmp(driver, "swtpm") == 0 && strncmp(config, "path=", 5) == 0 && strlen(config + 5) < sizeof tpm->swtpm_socket)
+        strcpy(tpm->swtpm_socket, config + 5);
     size_t before_count = 0;
-    int *before = strcmp(driver, "device") == 0 ? open_descriptors(&before_count) : NULL;
+    int *before = open_descriptors(&before_count);
     errno = 0;
     if ((rc = module->init(tcti, &size, config)) != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, rc, errno);
@@ -245,13 +367,14 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
         return NULL;
     }
     tpm->tcti = tcti;
-    if (strcmp(driver, "device") == 0) adopt_device(config, before, before_count);
-    else if (strncmp(config, "path=", 5) == 0 && strlen(config + 5) < sizeof tpm->swtpm_socket)
-        strcpy(tpm->swtpm_socket, config + 5);
+    tpm->path_slot = path_slot;
+    if (strcmp(driver, "device") == 0) adopt_device(tpm, config, before, before_count);
+    if (tpm->swtpm_socket[0]) close_on_exec_swtpm_sockets(tpm->swtpm_socket, before, before_count);
     free(before);
     tpm->deadline_ms = deadline_ms;
     if ((rc = dids_p_Esys_Initialize(&tpm->esys, tcti, NULL)) != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_ESYS, rc, 0);
+        tpm->path_slot = -1;
         dids_tpm_close(tpm);
         return NULL;
     }
@@ -262,6 +385,7 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
                           dids_p_Esys_Startup_Finish(tpm->esys))
             && !(startup.stage == DIDS_TPM_STAGE_STARTUP && (startup.rc & 0xfffu) == DIDS_TPM2_RC_INITIALIZE)) {
             *failure = startup;
+            tpm->path_slot = -1;
             dids_tpm_close(tpm);
             return NULL;
         }
@@ -271,8 +395,13 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
 
 static void *finalize(void *argument) {
     dids_tpm *tpm = argument;
+    // Untracked before the TCTI closes them: a number closed and then reused by another part of
+    // the program must not be closed in a child.
+    for (size_t i = 0; i < sizeof tpm->descriptors / sizeof tpm->descriptors[0]; i++)
+        if (tpm->descriptors[i] >= 0) untrack(tpm->descriptors[i]);
     if (tpm->esys) dids_p_Esys_Finalize(&tpm->esys);
     finalize_tcti(tpm->tcti);
+    unregister_path(tpm->path_slot);
     free(tpm);
     return NULL;
 }

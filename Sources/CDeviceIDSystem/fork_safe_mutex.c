@@ -26,6 +26,25 @@ static void in_child(void) {
 }
 static void install_handlers(void) { pthread_atfork(before_fork, in_parent, in_child); }
 
+// Swift's lazy globals are initialised under swift_once: a child forked while another thread is
+// inside such an initialiser finds it in progress for good (measured: a child spinning in
+// swift_once for DeviceIdentity.shared, forked during another thread's first call). So the C entry
+// points register, once, a prepare handler that runs the initialisers they need before fork(),
+// waiting for another thread's to finish. Registered after the handlers above, so that it runs
+// before them (prepare handlers run last-registered first) and may still create mutexes.
+static void (*settle_initialisers)(void);
+static pthread_once_t settle_once = PTHREAD_ONCE_INIT;
+static void settle(void) { settle_initialisers(); }
+static void install_settle(void) {
+    pthread_once(&handlers_once, install_handlers);
+    pthread_atfork(settle, NULL, NULL);
+}
+
+void dids_fork_settle(void (*initialisers)(void)) {
+    if (!settle_initialisers) settle_initialisers = initialisers;
+    pthread_once(&settle_once, install_settle);
+}
+
 struct dids_mutex *dids_mutex_create(void) {
     pthread_once(&handlers_once, install_handlers);
     struct dids_mutex *m = calloc(1, sizeof *m);

@@ -1,4 +1,5 @@
 import CDeviceIDFastPaths
+import CDeviceIDSystem
 import DeviceID
 import CDeviceIDLibc
 
@@ -108,10 +109,17 @@ enum CArguments {
     }
 }
 
+/// Run before every fork (`dids_fork_settle`): the process-wide instance every entry point uses is
+/// initialised, or its initialisation by another thread waited for, so that a child forked during
+/// another thread's first call does not find it half-made.
+/// A function, not a closure in a global: a global is itself initialised lazily.
+private func settleBeforeFork() { _ = DeviceIdentity.shared }
+
 /// Runs a C entry point's body: every DeviceIDError becomes its status, with its detail kept for
 /// `deviceid_last_error()`.
 @inline(__always)
 func cStatus(_ body: () throws(DeviceIDError) -> Void) -> Int32 {
+    dids_fork_settle(settleBeforeFork)
     do {
         try body()
         dids_set_last_error(nil)

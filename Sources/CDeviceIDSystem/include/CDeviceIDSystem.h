@@ -6,7 +6,8 @@
 //   secure_environment.c  secure_getenv needs _GNU_SOURCE, which the Swift importer does not set;
 //   atomic_counter.c      C11 atomics: Embedded Swift on Linux has no Synchronization module;
 //   fork_safe_mutex.c     every mutex in one list a pthread_atfork child handler frees, with
-//                         prepare/parent handlers around it (three C function pointers).
+//                         prepare/parent handlers around it (three C function pointers), and
+//                         the prepare handler that settles Swift's lazy globals before a fork.
 // Internal to libdeviceid: the dids_ prefix keeps them out of the exported deviceid_* set.
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,11 @@ void dids_mutex_lock(dids_mutex *m);
 void dids_mutex_unlock(dids_mutex *m);
 /// pthread_mutex_timedlock: 0, or ETIMEDOUT at the CLOCK_REALTIME deadline.
 int dids_mutex_lock_until(dids_mutex *m, const struct timespec *realtime_deadline);
+
+/// Registers, once per process, a pthread_atfork prepare handler that calls `initialisers` (the
+/// Swift lazy globals the entry points use) before every fork: none is then mid-initialisation in
+/// a child. The first caller's function is kept.
+void dids_fork_settle(void (*initialisers)(void));
 
 /// secure_getenv(3): NULL in a set-user-ID, set-group-ID or capability-raised process.
 const char *dids_secure_getenv(const char *name);
