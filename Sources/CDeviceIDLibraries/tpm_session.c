@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -97,10 +98,15 @@ static _Atomic int tracked[DIDS_TPM_TRACKED];  // fd + 1; 0: free
 static _Atomic int path_in_use[DIDS_TPM_PATHS];
 static char active_paths[DIDS_TPM_PATHS][108];
 static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
+// One TCTI initialisation at a time: the descriptors that appear during one are then its own, not
+// another conversation's opened meanwhile (which would be tracked twice, and closed in a child
+// after their number was reused). Made free again in a child.
+static pthread_mutex_t initialising = PTHREAD_MUTEX_INITIALIZER;
 
 static int is_swtpm_socket(int fd, const char *path);
 
 static void close_in_child(void) {
+    pthread_mutex_init(&initialising, NULL);
     for (size_t i = 0; i < DIDS_TPM_TRACKED; i++) {
         int slot = atomic_exchange(&tracked[i], 0);
         if (slot > 0) (void)close(slot - 1);
@@ -160,8 +166,12 @@ static int is_swtpm_socket(int fd, const char *path) {
     socklen_t length = sizeof peer;
     memset(&peer, 0, sizeof peer);
     if (getpeername(fd, (struct sockaddr *)&peer, &length) != 0 || peer.sun_family != AF_UNIX) return 0;
-    size_t n = strlen(path);
-    return strncmp(peer.sun_path, path, n) == 0 && (peer.sun_path[n] == '\0' || strcmp(peer.sun_path + n, ".ctrl") == 0);
+    size_t n = strlen(path), room = length > offsetof(struct sockaddr_un, sun_path)
+                                   ? length - offsetof(struct sockaddr_un, sun_path) : 0;
+    if (room > sizeof peer.sun_path) room = sizeof peer.sun_path;
+    size_t peer_length = strnlen(peer.sun_path, room);
+    return peer_length >= n && memcmp(peer.sun_path, path, n) == 0
+        && (peer_length == n || (peer_length == n + 5 && memcmp(peer.sun_path + n, ".ctrl", 5) == 0));
 }
 
 // The device TCTI opens /dev/tpmrm0 without O_CLOEXEC: a program that forks and executes while a
@@ -308,21 +318,21 @@ static int swtpm_answers(const char *config, uint64_t deadline_ms) {
 }
 
 static dids_tpm *open_registered(const char *driver, const char *config, uint64_t deadline_ms,
-                                  struct dids_tpm_failure *failure, int path_slot);
+                                  struct dids_tpm_failure *failure, int *path_slot);
 
 // A swtpm socket is registered for the fork handler before anything connects to it: the probe of
 // its control socket, the TCTI's own control command and its command socket.
 dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
     int path_slot = strcmp(driver, "swtpm") == 0 && strncmp(config, "path=", 5) == 0 && strlen(config + 5) < 108
                   ? register_path(config + 5) : -1;
-    dids_tpm *tpm = open_registered(driver, config, deadline_ms, failure, path_slot);
-    if (!tpm) unregister_path(path_slot);
+    dids_tpm *tpm = open_registered(driver, config, deadline_ms, failure, &path_slot);
+    unregister_path(path_slot);  // -1 once a conversation took it
     return tpm;
 }
 
-// dids_tpm_open with the slot taken; on failure the slot is still the caller's.
+// dids_tpm_open with the slot taken: set to -1 once the conversation owns it.
 static dids_tpm *open_registered(const char *driver, const char *config, uint64_t deadline_ms,
-                                  struct dids_tpm_failure *failure, int path_slot) {
+                                  struct dids_tpm_failure *failure, int *path_slot) {
     dids_tpm_fail(failure, DIDS_TPM_STAGE_NONE, 0, 0);
     if (strcmp(driver, "device") == 0) {
         // The device TCTI's own open() loses errno in its logging; asking first tells "no TPM"
@@ -357,24 +367,43 @@ static dids_tpm *open_registered(const char *driver, const char *config, uint64_
     if (strcmp(driver, "swtpm") == 0 && strncmp(config, "path=", 5) == 0 && strlen(config + 5) < sizeof tpm->swtpm_socket)
         strcpy(tpm->swtpm_socket, config + 5);
     size_t before_count = 0;
+    pthread_once(&fork_handler_once, install_fork_handler);
+    // Another thread's initialisation (a swtpm busy with someone else's connection) is waited
+    // for only until this call's deadline.
+    uint64_t now = now_ms(), left = deadline_ms > now ? deadline_ms - now : 0;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(left / 1000u);
+    until.tv_nsec += (long)(left % 1000u) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) { until.tv_sec += 1; until.tv_nsec -= 1000000000L; }
+    if (pthread_mutex_timedlock(&initialising, &until) != 0) {
+        dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
+        free(tcti);
+        free(tpm);
+        return NULL;
+    }
     int *before = open_descriptors(&before_count);
     errno = 0;
     if ((rc = module->init(tcti, &size, config)) != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, rc, errno);
+        pthread_mutex_unlock(&initialising);
         free(before);
         free(tcti);
         free(tpm);
         return NULL;
     }
     tpm->tcti = tcti;
-    tpm->path_slot = path_slot;
+    // From here the conversation owns the slot: its finalisation releases it, perhaps later on a
+    // thread of its own, once its sockets are closed.
+    tpm->path_slot = *path_slot;
+    *path_slot = -1;
     if (strcmp(driver, "device") == 0) adopt_device(tpm, config, before, before_count);
     if (tpm->swtpm_socket[0]) close_on_exec_swtpm_sockets(tpm->swtpm_socket, before, before_count);
+    pthread_mutex_unlock(&initialising);
     free(before);
     tpm->deadline_ms = deadline_ms;
     if ((rc = dids_p_Esys_Initialize(&tpm->esys, tcti, NULL)) != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_ESYS, rc, 0);
-        tpm->path_slot = -1;
         dids_tpm_close(tpm);
         return NULL;
     }
@@ -385,7 +414,6 @@ static dids_tpm *open_registered(const char *driver, const char *config, uint64_
                           dids_p_Esys_Startup_Finish(tpm->esys))
             && !(startup.stage == DIDS_TPM_STAGE_STARTUP && (startup.rc & 0xfffu) == DIDS_TPM2_RC_INITIALIZE)) {
             *failure = startup;
-            tpm->path_slot = -1;
             dids_tpm_close(tpm);
             return NULL;
         }

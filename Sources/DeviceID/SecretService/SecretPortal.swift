@@ -150,7 +150,9 @@ enum SecretPortal {
         var ended = false
         // Until 64 bytes (or the end) have come; then once more without waiting, for a 65th.
         while !ended {
-            let waitUntil = secret.count < secretSize ? end : 0
+            // awaitReadable(until:) with a time already past asks nothing: the 65th byte is
+            // looked for with a poll that does not wait (`Monotonic` + 1 ms, at most).
+            let waitUntil = secret.count < secretSize ? end : Monotonic.milliseconds() + 1
             switch reader.awaitReadable(until: waitUntil) {
             case .success(true): break
             case .success(false):

@@ -23,7 +23,8 @@ final class StoreDirectory {
            let first = state.split(separator: ":").first, first.hasPrefix("/") {
             return (first + "/deviceid", nil)
         }
-        if let data = try Environment.path("XDG_DATA_HOME"), data.hasPrefix("/") {
+        // A relative one is ignored, as the XDG specification says, whatever its bytes.
+        if Environment.value("XDG_DATA_HOME")?.hasPrefix("/") == true, let data = try Environment.path("XDG_DATA_HOME") {
             return (data + "/deviceid", nil)
         }
         // Root's legacy store is in root's home as the password database has it: `sudo -E` keeps
