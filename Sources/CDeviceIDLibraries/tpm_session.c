@@ -103,7 +103,7 @@ static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
 // after their number was reused). Made free again in a child.
 static pthread_mutex_t initialising = PTHREAD_MUTEX_INITIALIZER;
 
-static int is_swtpm_socket(int fd, const char *path);
+static int is_swtpm_socket(int fd, const char *path, int with_control);
 
 static void close_in_child(void) {
     pthread_mutex_init(&initialising, NULL);
@@ -116,7 +116,7 @@ static void close_in_child(void) {
         size_t count;
         int *fds = open_descriptors(&count);
         for (size_t i = 0; fds && i < count; i++)
-            if (is_swtpm_socket(fds[i], active_paths[p])) (void)close(fds[i]);
+            if (is_swtpm_socket(fds[i], active_paths[p], 1)) (void)close(fds[i]);
         free(fds);
         atomic_store(&path_in_use[p], 0);
     }
@@ -157,9 +157,9 @@ static void unregister_path(int slot) {
     if (slot >= 0) atomic_store(&path_in_use[slot], 0);
 }
 
-// Whether `fd` is a Unix socket connected to the swtpm socket `path` or its control socket
-// `path.ctrl`.
-static int is_swtpm_socket(int fd, const char *path) {
+// Whether `fd` is a Unix socket connected to the swtpm socket `path` (or, `with_control`, its
+// control socket `path.ctrl`).
+static int is_swtpm_socket(int fd, const char *path, int with_control) {
     struct stat status;
     if (fstat(fd, &status) != 0 || !S_ISSOCK(status.st_mode)) return 0;
     struct sockaddr_un peer;
@@ -171,7 +171,7 @@ static int is_swtpm_socket(int fd, const char *path) {
     if (room > sizeof peer.sun_path) room = sizeof peer.sun_path;
     size_t peer_length = strnlen(peer.sun_path, room);
     return peer_length >= n && memcmp(peer.sun_path, path, n) == 0
-        && (peer_length == n || (peer_length == n + 5 && memcmp(peer.sun_path + n, ".ctrl", 5) == 0));
+        && (peer_length == n || (with_control && peer_length == n + 5 && memcmp(peer.sun_path + n, ".ctrl", 5) == 0));
 }
 
 // The device TCTI opens /dev/tpmrm0 without O_CLOEXEC: a program that forks and executes while a
@@ -206,7 +206,7 @@ static void close_on_exec_swtpm_sockets(const char *path, const int *before, siz
     size_t count;
     int *fds = before ? open_descriptors(&count) : NULL;
     for (size_t i = 0; fds && i < count; i++)
-        if (!listed(before, before_count, fds[i]) && is_swtpm_socket(fds[i], path))
+        if (!listed(before, before_count, fds[i]) && is_swtpm_socket(fds[i], path, 1))
             (void)fcntl(fds[i], F_SETFD, fcntl(fds[i], F_GETFD) | FD_CLOEXEC);
     free(fds);
 }
@@ -217,16 +217,8 @@ void dids_tpm_interrupt(dids_tpm *tpm) {
     if (!dids_tpm_needs_interrupt(tpm)) return;
     size_t count;
     int *fds = open_descriptors(&count);
-    for (size_t i = 0; fds && i < count; i++) {
-        struct stat status;
-        struct sockaddr_un peer;
-        socklen_t length = sizeof peer;
-        memset(&peer, 0, sizeof peer);
-        if (fstat(fds[i], &status) == 0 && S_ISSOCK(status.st_mode)
-            && getpeername(fds[i], (struct sockaddr *)&peer, &length) == 0 && peer.sun_family == AF_UNIX
-            && strncmp(peer.sun_path, tpm->swtpm_socket, sizeof peer.sun_path) == 0)
-            (void)shutdown(fds[i], SHUT_RDWR);
-    }
+    for (size_t i = 0; fds && i < count; i++)
+        if (is_swtpm_socket(fds[i], tpm->swtpm_socket, 0)) (void)shutdown(fds[i], SHUT_RDWR);
     free(fds);
 }
 
