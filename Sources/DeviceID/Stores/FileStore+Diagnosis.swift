@@ -7,7 +7,7 @@ extension FileStore {
     /// Whether the store can be used, and what `doctor` says of it.
     func diagnose() -> (ok: Bool, detail: String) {
         do {
-            if let directory = try StoreDirectory(path: path, create: false) {
+            if let directory = try StoreDirectory.open(path: path, create: false) {
                 guard case .success(let st) = directory.descriptor.status() else {
                     return (false, "\(path) cannot be examined")
                 }

@@ -23,7 +23,7 @@ struct FileStore: Sendable {
 
     /// The stored value, or nil when the store positively has none.
     func read(_ key: StoreKey) throws(DeviceIDError) -> [UInt8]? {
-        guard let dir = try StoreDirectory(path: path, create: false) else { return nil }
+        guard let dir = try StoreDirectory.open(path: path, create: false) else { return nil }
         let name = try Self.fileName(for: key)
         guard var bytes = try Self.readFile(dir, name, path) else { return nil }
         defer { wipe(&bytes) }
@@ -38,7 +38,7 @@ struct FileStore: Sendable {
     /// many were looked at. For the rare questions about the whole store (docs/STATE.md, the
     /// keyring marker of 0.2.0 stores), asked once per store; unreadable files are skipped.
     func anyIdentifierValue(where test: ([UInt8]) -> Bool) throws(DeviceIDError) -> (found: Bool, scanned: Int) {
-        guard let dir = try StoreDirectory(path: path, create: false) else { return (false, 0) }
+        guard let dir = try StoreDirectory.open(path: path, create: false) else { return (false, 0) }
         var scanned = 0
         for name in dir.descriptor.names() where name.hasPrefix("id-") {
             scanned += 1
@@ -118,7 +118,7 @@ struct FileStore: Sendable {
         guard value.count <= FileEnvelope.maximumValueSize else {
             throw DeviceIDError(.tooLarge, "\(value.count) bytes; the limit is \(FileEnvelope.maximumValueSize)")
         }
-        guard let dir = try StoreDirectory(path: path, create: true) else {
+        guard let dir = try StoreDirectory.open(path: path, create: true) else {
             throw DeviceIDError(.internal, "store directory vanished while being created")
         }
         let name = try Self.fileName(for: key)
@@ -140,7 +140,7 @@ struct FileStore: Sendable {
     /// Removes the item; false when there was none.
     @discardableResult
     func delete(_ key: StoreKey) throws(DeviceIDError) -> Bool {
-        guard let dir = try StoreDirectory(path: path, create: false) else { return false }
+        guard let dir = try StoreDirectory.open(path: path, create: false) else { return false }
         let name = try Self.fileName(for: key)
         if case .failure(let e) = dir.descriptor.unlink(name) {
             if e == .noEntry { return false }
@@ -183,7 +183,7 @@ struct FileStore: Sendable {
     /// The directory's lock file, locked. Closing any descriptor of the file drops the process's
     /// record lock: this is the only one, and it must live exactly as long as the lock.
     private func takeLock() throws(DeviceIDError) -> FileDescriptor {
-        guard let dir = try StoreDirectory(path: path, create: true) else {
+        guard let dir = try StoreDirectory.open(path: path, create: true) else {
             throw DeviceIDError(.internal, "store directory vanished while being created")
         }
         let lock: FileDescriptor

@@ -64,8 +64,12 @@ final class StoreDirectory {
 
     /// Opens the directory through `TrustedPath`, creating it (and missing parents, 0700) when
     /// `create` is set. Returns nil when it does not exist and `create` is false.
-    init?(path: String, create: Bool) throws(DeviceIDError) {
-        self.path = path
+    ///
+    /// A factory, not a failable initializer: Embedded Swift (6.3.1) leaks the object of a class
+    /// whose init returns nil or throws after it is allocated — 40 bytes a call, "definitely lost"
+    /// under valgrind on every first run into a store not yet made (docs/ROBUSTNESS.md, "Leaks").
+    /// Everything that can fail happens here, before the object exists.
+    static func open(path: String, create: Bool) throws(DeviceIDError) -> StoreDirectory? {
         let opened: FileDescriptor?
         do {
             opened = try TrustedPath.openDirectory(path, create: create)
@@ -74,11 +78,16 @@ final class StoreDirectory {
             throw DeviceIDError(.permission, cause + "; " + Self.remedy)
         }
         guard let descriptor = opened else { return nil }
-        self.descriptor = descriptor
         switch descriptor.status() {
         case .success(let st): try PrivateOwnership.check(st, path: path)
         case .failure(let e): throw e.error("cannot stat", path)
         }
+        return StoreDirectory(path: path, descriptor: descriptor)
+    }
+
+    private init(path: String, descriptor: FileDescriptor) {
+        self.path = path
+        self.descriptor = descriptor
     }
 
     /// fsync of the directory, so that a rename inside it survives a crash.
