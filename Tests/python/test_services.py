@@ -113,13 +113,22 @@ def test_an_id_010_kept_in_roots_home_is_still_found(cli, tmp_path):
 
 
 def test_the_example_unit_verifies_and_its_command_runs_as_the_unit_would(cli, shared_tmp):
-    unit = (ROOT / "examples" / "systemd" / "deviceid-example.service").read_text()
+    """The unit as it ships, verified where `make install` puts the command (/usr/local/bin, bound
+    here in a mount namespace) and failing verification where there is none: systemd resolves the
+    bare name itself. 0.3.0's /usr/bin/deviceid failed after the README's /usr/local install."""
+    unit_path = ROOT / "examples" / "systemd" / "deviceid-example.service"
+    unit = unit_path.read_text()
     assert "StateDirectory=deviceid-example" in unit and "DynamicUser=yes" in unit
-    copy = os.path.join(shared_tmp, "deviceid-example.service")
-    with open(copy, "w") as f:
-        f.write(unit.replace("/usr/bin/deviceid", cli))
-    verify = run(["systemd-analyze", "verify", "--man=no", copy])
-    assert verify.returncode == 0, verify.stderr
+    bin_dir = os.path.join(shared_tmp, "bin")
+    os.mkdir(bin_dir)
+    os.symlink(cli, os.path.join(bin_dir, "deviceid"))
+    verify = f"systemd-analyze verify --man=no {unit_path}"
+    for where, expect in ((bin_dir, 0), (os.path.join(shared_tmp, "empty"), 1)):
+        os.makedirs(where, exist_ok=True)
+        result = run(["unshare", "--mount", "--propagation", "private", "bash", "-c",
+                      f"mount --bind {where} /usr/local/bin && [ ! -e /usr/bin/deviceid ] && {verify}"])
+        assert (result.returncode != 0) == bool(expect), (where, result.stderr)
+    assert "deviceid" in result.stderr, result.stderr
     state = owned_by_nobody(os.path.join(shared_tmp, "deviceid-example"))
     command = next(l for l in unit.splitlines() if l.startswith("ExecStart=")).split("=", 1)[1].split()
     env = service_env(STATE_DIRECTORY=state, DEVICEID_BACKEND="file")
