@@ -82,3 +82,36 @@ def test_the_default_install_puts_the_package_where_the_system_python_imports_it
     path = run([PYTHON, "-c", "import sys; print('\\n'.join(sys.path))"], env={"PYTHONPATH": None}).stdout.split()
     assert str(pathlib.Path(target).parent) in path, (target, path)
     assert make("uninstall", dry_run=True).count(f"rm -rf {target}") == 1
+
+
+@pytest.mark.slow
+def test_each_shell_finds_and_completes_the_installed_completion(tmp_path):
+    """After `make install` (PREFIX /usr/local), bash (bash-completion), zsh and fish each find the
+    completion where they look by default, and complete with it (fish outside /usr where
+    XDG_DATA_DIRS names the prefix, as a desktop session's does). 0.3.0 put zsh's file in
+    /usr/local/share/zsh/vendor-completions, which Debian's zsh never searches."""
+    stage = tmp_path / "stage"
+    make("install", f"DESTDIR={stage}", "PREFIX=/usr/local")
+    # The staged tree in /usr/local's place, in a mount namespace of its own: the command is on
+    # PATH there too, which fish needs before it loads a command's completion.
+    script = f"""
+        set -e
+        mount --bind {stage}/usr/local /usr/local
+        export PATH=/usr/local/bin:/usr/bin:/bin
+        bash -c 'source /usr/share/bash-completion/bash_completion
+                 __load_completion deviceid
+                 function=$(complete -p deviceid | sed "s/.*-F \\([^ ]*\\).*/\\1/")
+                 COMP_WORDS=(deviceid secret ""); COMP_CWORD=2; COMP_LINE="deviceid secret "; COMP_POINT=16
+                 $function deviceid "" secret
+                 echo "bash: ${{COMPREPLY[*]}}"'
+        zsh -f -c 'autoload -Uz compinit && compinit -u -d /dev/null && print -r -- "zsh: ${{_comps[deviceid]}} ${{functions_source[_deviceid]:-$(whence -v _deviceid)}}"'
+        XDG_DATA_DIRS=/usr/local/share:/usr/share fish -c 'complete -C "deviceid secret "' \\
+            | cut -f1 | sort | tr '\\n' ' ' | sed 's/^/fish: /'; echo
+    """
+    result = run(["unshare", "--mount", "--propagation", "private", "bash", "-c", script], env={"HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = dict(line.split(": ", 1) for line in result.stdout.splitlines() if ": " in line)
+    assert lines["bash"].split() == ["store", "lookup", "delete"], result.stdout + result.stderr
+    assert lines["zsh"].startswith("_deviceid ") and "/usr/local/share/zsh/site-functions/_deviceid" in lines["zsh"], \
+        result.stdout
+    assert lines["fish"].split() == ["delete", "lookup", "store"], result.stdout + result.stderr
