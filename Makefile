@@ -9,8 +9,18 @@ BINDIR ?= $(PREFIX)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CMAKEDIR ?= $(LIBDIR)/cmake/deviceid
 MANDIR ?= $(PREFIX)/share/man
-BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# Completion where each shell looks by default. bash: bash-completion's completionsdir under this
+# prefix (it searches XDG_DATA_DIRS, /usr/local/share:/usr/share unless set). zsh: Debian's zsh
+# searches /usr/local/share/zsh/site-functions and, under /usr, vendor-completions — not
+# $(PREFIX)/share/zsh/vendor-completions for any other prefix. fish: vendor_completions.d, which
+# fish finds outside /usr where XDG_DATA_DIRS names the prefix (a desktop session's does).
+BASHCOMPDIR ?= $(or $(shell pkg-config --define-variable=datadir=$(PREFIX)/share --variable=completionsdir \
+	bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
+ifeq ($(PREFIX),/usr)
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+else
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+endif
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # The system's Python (Debian's /usr/bin/python3), not whichever python3 is first on PATH (a pyenv
 # or venv one); PYTHON=... chooses another.
@@ -37,7 +47,7 @@ SONAME := libdeviceid.so.1
 BUILD := .build/embedded/release
 SWIFT_BUILD := scripts/swift-embedded --build-path .build/embedded
 
-.PHONY: all build man install install-strip uninstall test clean deb
+.PHONY: all build man install install-strip uninstall test clean deb wheel
 
 all: build man
 
@@ -84,16 +94,16 @@ install: build man
 	install -m 0644 completions/deviceid.fish $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	install -m 0644 python/deviceid/*.py python/deviceid/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid/
 	install -m 0644 python/deviceid_verifier/*.py python/deviceid_verifier/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/
-# The package's metadata (deviceid-VERSION.dist-info), written by setuptools from pyproject.toml
+# The package's metadata (deviceid_linux-VERSION.dist-info: the distribution is deviceid-linux), written by setuptools from pyproject.toml
 # (setuptools >= 61 and, before setuptools 70.1, wheel: python3-setuptools python3-wheel), so that
-# importlib.metadata.version("deviceid") answers for this install as for a wheel's. INSTALLER
+# importlib.metadata.version("deviceid-linux") answers for this install as for a wheel's. INSTALLER
 # names who installed it (PEP 376): pip then refuses to uninstall it over the owner's head.
-	rm -rf $(BUILD)/dist-info $(DESTDIR)$(PYTHONDIR)/deviceid-*.dist-info && mkdir -p $(BUILD)/dist-info
+	rm -rf $(BUILD)/dist-info $(DESTDIR)$(PYTHONDIR)/deviceid_linux-*.dist-info && mkdir -p $(BUILD)/dist-info
 	$(PYTHON) setup.py -q dist_info --output-dir $(abspath $(BUILD)/dist-info) >/dev/null 2>&1 \
 		|| $(PYTHON) setup.py -q dist_info --output-dir $(abspath $(BUILD)/dist-info)
-	cp -r $(BUILD)/dist-info/deviceid-$(VERSION).dist-info $(DESTDIR)$(PYTHONDIR)/
-	echo $(PYTHON_INSTALLER) > $(DESTDIR)$(PYTHONDIR)/deviceid-$(VERSION).dist-info/INSTALLER
-	chmod -R u=rwX,go=rX $(DESTDIR)$(PYTHONDIR)/deviceid-$(VERSION).dist-info
+	cp -r $(BUILD)/dist-info/deviceid_linux-$(VERSION).dist-info $(DESTDIR)$(PYTHONDIR)/
+	echo $(PYTHON_INSTALLER) > $(DESTDIR)$(PYTHONDIR)/deviceid_linux-$(VERSION).dist-info/INSTALLER
+	chmod -R u=rwX,go=rX $(DESTDIR)$(PYTHONDIR)/deviceid_linux-$(VERSION).dist-info
 # Byte-compiled, as pip and dh_python3 do: without it every import compiles the modules again
 # wherever the directory is not writable or PYTHONDONTWRITEBYTECODE is set (6 ms of a 20 ms
 # `import deviceid; get()`). PYCOMPILE=no for packagers whose tools compile at install time.
@@ -113,7 +123,11 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man1/deviceid.1 $(DESTDIR)$(MANDIR)/man3/deviceid.3 $(DESTDIR)$(MANDIR)/man3/deviceid_*.3 \
 		$(DESTDIR)$(BASHCOMPDIR)/deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	rm -rf $(DESTDIR)$(CMAKEDIR)
-	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid_verifier $(DESTDIR)$(PYTHONDIR)/deviceid-*.dist-info
+	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid_verifier $(DESTDIR)$(PYTHONDIR)/deviceid_linux-*.dist-info
+
+# The release wheel, manylinux (built against Debian 11's glibc in a sysroot): dist/deviceid_linux-*.whl.
+wheel:
+	scripts/build-wheel dist
 
 test:
 	scripts/test

@@ -1,18 +1,25 @@
-"""The platform wheel: the ctypes package with libdeviceid.so.1 inside, loaded before any other,
-and the deviceid command as deviceid/bin/deviceid, which `python -m deviceid` runs.
+"""The platform wheel of the distribution deviceid-linux (imported as `deviceid`): the ctypes
+package with libdeviceid.so.1 inside, loaded before any other, and the deviceid command as
+deviceid/bin/deviceid, which `python -m deviceid` and the `deviceid` console script run.
 
-    python3 -m pip wheel . -w dist          # builds both with `make build` (Swift 6)
+    make wheel                              # the release wheel: built against Debian 11's glibc
+    python3 -m pip wheel . -w dist          # builds both with `make build` (Swift 6), for this glibc
     DEVICEID_WHEEL_LIBRARY=/path/libdeviceid.so.1 DEVICEID_WHEEL_CLI=/path/deviceid \
-        python3 -m pip wheel . -w dist      # prebuilt ones
+        python3 -m pip wheel . -w dist      # prebuilt ones (both, or neither)
 
 `python3 setup.py dist_info` (make install) writes the package's metadata alone, for installs
 that are not wheels (make install, the Debian package), so that importlib.metadata knows them.
 
-The library is the Embedded Swift build: it needs libc, libsecret-1, GLib and libcrypto from the
-system, which manylinux does not allow a wheel to assume, so the tag is linux_<arch> (what
-`auditwheel show` reports for it); the Python code runs on any CPython 3, so the wheel is py3-none.
+The library and the command are Embedded Swift: their only NEEDED entries are glibc's (libsecret,
+GLib, libcrypto, libdbus and tpm2-tss are loaded on first use, and found missing with a status),
+so the wheel is manylinux. Its tag is read off the binaries, never assumed: the newest GLIBC_2.N
+symbol version they need gives manylinux_2_N (N rounded up to a glibc that has a policy) (`make wheel` builds against glibc 2.31, Debian 11
+and Ubuntu 20.04; a build against this machine's glibc gets this machine's), and a NEEDED entry
+outside glibc gives linux_<arch>. `scripts/check-wheel` has auditwheel agree with the claim.
+The Python code runs on any CPython 3, so the wheel is py3-none.
 """
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -25,24 +32,60 @@ try:
 except ImportError:  # then setuptools' own, or none: dist_info of setuptools < 70.1 needs wheel too
     bdist_wheel = None
 
+# What a manylinux wheel may need (PEP 600: glibc's own libraries).
+GLIBC_LIBRARIES = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
+                   "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
+
+# glibc versions with a manylinux policy below 2.34 (every one from 2.34 on has one).
+MANYLINUX_POLICIES = (5, 12, 17, 24, 26, 27, 28, 31)
+
+NO_SWIFT = """building the deviceid wheel needs Swift 6 on PATH (https://www.swift.org/install/linux/),
+which builds libdeviceid.so.1 and the deviceid command; or give prebuilt ones, both:
+    DEVICEID_WHEEL_LIBRARY=/path/libdeviceid.so.1 DEVICEID_WHEEL_CLI=/path/deviceid python3 -m pip wheel . -w dist
+(docs/INSTALL.md, "The Python wheel"). Installing from an index needs neither: pip install deviceid-linux"""
+
+
+def platform_tag(binaries):
+    """manylinux_2_N_<arch> for binaries that need only glibc, N its newest symbol version they
+    use; linux_<arch> otherwise."""
+    arch = platform.machine()
+    newest = 0
+    for binary in binaries:
+        dynamic = subprocess.run(["objdump", "-p", binary], check=True, capture_output=True, text=True).stdout
+        needed = set(re.findall(r"^\s*NEEDED\s+(\S+)", dynamic, re.M))
+        if needed - GLIBC_LIBRARIES:
+            return f"linux_{arch}"
+        newest = max([newest, *(int(m) for m in re.findall(r"\bGLIBC_2\.(\d+)", dynamic))])
+    # The tags auditwheel has policies for (its manylinux-policy.json): the oldest that allows them.
+    policy = next((n for n in MANYLINUX_POLICIES if n >= newest), newest)
+    return f"manylinux_2_{policy}_{arch}"
+
 
 class BuildWithLibrary(build_py):
     def run(self):
         super().run()
         library = os.environ.get("DEVICEID_WHEEL_LIBRARY")
         command = os.environ.get("DEVICEID_WHEEL_CLI")
-        if not library or not command:
+        if bool(library) != bool(command):
+            raise SystemExit("deviceid wheel: give DEVICEID_WHEEL_LIBRARY and DEVICEID_WHEEL_CLI together "
+                             "(the wheel carries both), or neither to build them")
+        if not library:
+            if shutil.which("swift") is None:
+                raise SystemExit("deviceid wheel: " + NO_SWIFT)
             subprocess.run(["make", "build"], check=True)
             built = os.path.join(".build", "embedded", "release")
-            library = library or os.path.join(built, "libdeviceid.so")
-            command = command or os.path.join(built, "deviceid-cli")
+            library = os.path.join(built, "libdeviceid.so")
+            command = os.path.join(built, "deviceid-cli")
         os.makedirs(os.path.join(self.build_lib, "deviceid", "bin"), exist_ok=True)
+        targets = []
         for source, target in ((library, os.path.join("deviceid", "libdeviceid.so.1")),
                                (command, os.path.join("deviceid", "bin", "deviceid"))):
             target = os.path.join(self.build_lib, target)
             shutil.copyfile(source, target)
             os.chmod(target, 0o755)
             subprocess.run(["strip", "--strip-unneeded", target], check=True)
+            targets.append(target)
+        self.distribution.deviceid_platform = platform_tag(targets)
 
 
 class NativeDistribution(Distribution):
@@ -58,7 +101,9 @@ if bdist_wheel is not None:
             self.root_is_pure = False  # it carries a native library
 
         def get_tag(self):
-            return ("py3", "none", super().get_tag()[2])
+            # Read off the binaries the build put in the wheel (BuildWithLibrary).
+            built = getattr(self.distribution, "deviceid_platform", None)
+            return ("py3", "none", built or super().get_tag()[2])
 
     commands["bdist_wheel"] = PlatformWheel
 

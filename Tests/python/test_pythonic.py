@@ -179,8 +179,12 @@ def test_everything_public_has_help():
 
 
 def test_the_installed_package_has_metadata():
-    assert importlib.metadata.version("deviceid") == deviceid.__version__
-    meta = importlib.metadata.metadata("deviceid")
-    assert meta["Name"] == "deviceid" and "keyring" in meta["Summary"]
-    assert not [ep for ep in importlib.metadata.entry_points().select(group="console_scripts")
-                if ep.value.startswith("deviceid")], "no undocumented console script (deviceid-py)"
+    """Under a name of its own on the index ("deviceid" on PyPI is another project), with no URL
+    that is not this project's, and one console script: the deviceid command."""
+    assert importlib.metadata.version("deviceid-linux") == deviceid.__version__
+    meta = importlib.metadata.metadata("deviceid-linux")
+    assert meta["Name"] == "deviceid-linux" and "keyring" in meta["Summary"]
+    assert meta.get_all("Project-URL") is None and meta.get("Home-page") is None
+    ours = [(ep.name, ep.value) for ep in importlib.metadata.entry_points().select(group="console_scripts")
+            if ep.value.startswith("deviceid")]
+    assert ours == [("deviceid", "deviceid.__main__:script")], ours

@@ -28,12 +28,17 @@ def command() -> str | None:
         return explicit if os.sep in explicit else shutil.which(explicit)
     if os.access(_BUNDLED, os.X_OK):
         return _BUNDLED
-    return shutil.which("deviceid")
+    found = shutil.which("deviceid")
+    # Not the wheel's own console script (below), which would run itself forever.
+    if found and sys.argv and os.path.realpath(found) == os.path.realpath(sys.argv[0]):
+        return None
+    return found
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, replace: bool = False) -> int:
     """Runs the deviceid command with `argv` (default: this process's arguments) and returns its
-    exit status. Run as `python -m deviceid`, the command replaces this process instead."""
+    exit status. Run as `python -m deviceid` or as the console script (`replace`), the command
+    replaces this process instead."""
     args = sys.argv[1:] if argv is None else argv
     program = command()
     if program is None:
@@ -43,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         return _UNAVAILABLE_EXIT
     sys.stdout.flush()
     sys.stderr.flush()
-    if argv is None and __name__ == "__main__":
+    if replace or (argv is None and __name__ == "__main__"):
         # Python ignores SIGPIPE and SIGXFSZ, and exec keeps ignored signals: the command gets
         # the defaults it has when run by a shell (`python -m deviceid ... | head` ends as
         # `deviceid ... | head` does).
@@ -64,6 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         sys.stderr.write(f"deviceid: cannot run {program}: {error.strerror}\n")
         return _UNAVAILABLE_EXIT
+
+
+def script() -> int:
+    """The `deviceid` console script a wheel puts on PATH ([project.scripts] in pyproject.toml):
+    the bundled command, in this process's place."""
+    return main(replace=True)
 
 
 if __name__ == "__main__":
