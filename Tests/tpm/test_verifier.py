@@ -9,6 +9,7 @@ import stat
 import struct
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from deviceid_verifier import (
     Verifier, ChainError, app_id_uri, app_key_unique, attestation_key_unique, hardware_id_from_name, kdfa,
     make_credential, verify_chain,
 )
+from deviceid_verifier._credential import aes_cfb_encrypt
 from deviceid_verifier._tpm import parse_certify_attest
 from tools_device import DeviceError, b64, unb64
 
@@ -105,6 +107,34 @@ def software_ecc_public(key: ec.EllipticCurvePrivateKey, attributes: int) -> byt
 def tpm_signature(key: ec.EllipticCurvePrivateKey, data: bytes) -> bytes:
     r, s = decode_dss_signature(key.sign(data, ec.ECDSA(hashes.SHA256())))
     return struct.pack(">HHH", 0x0018, 0x000B, 32) + r.to_bytes(32, "big") + struct.pack(">H", 32) + s.to_bytes(32, "big")
+
+
+# -- the credential's cipher ------------------------------------------------------------------
+
+def test_aes_cfb_is_nist_sp_800_38a_f_3_13():
+    """CFB128-AES128.Encrypt, SP 800-38A Appendix F.3.13, and a cut last block (its prefix)."""
+    key, iv = bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), bytes(range(16))
+    plain = bytes.fromhex("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"
+                          "30c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710")
+    cipher = bytes.fromhex("3b3fd92eb72dad20333449f8e83cfb4ac8a64537a0b3a93fcde3cdad9f1ce58b"
+                           "26751f67a3cbb140b1808cf187a4f4dfc04b05357c5d1c0eeac4c66f9ff7f2e6")
+    assert aes_cfb_encrypt(key, iv, plain) == cipher
+    assert aes_cfb_encrypt(key, iv, plain[:34]) == cipher[:34]
+    assert aes_cfb_encrypt(key, iv, b"") == b""
+
+
+def test_a_privacy_ca_challenge_uses_no_deprecated_mode(request_a, ca, monkeypatch):
+    """0.3.0's challenge went through cryptography's CFB mode, deprecated in cryptography 47 (a
+    CryptographyDeprecationWarning on every enrolment). Debian's cryptography 38 does not warn, so
+    the mode itself is made to fail here; and no warning of any kind is let through."""
+    from cryptography.hazmat.primitives.ciphers import modes
+
+    def deprecated(*_):
+        raise AssertionError("cryptography's CFB mode is deprecated (moved to decrepit in 47)")
+    monkeypatch.setattr(modes, "CFB", deprecated)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ca.challenge(json.dumps(request_a))
 
 
 # -- the derivation, on the TPM ---------------------------------------------------------------

@@ -34,6 +34,22 @@ def kdfa(key: bytes, label: bytes, context_u: bytes, context_v: bytes, bits: int
     return out[:bits // 8]
 
 
+def aes_cfb_encrypt(key: bytes, iv: bytes, data: bytes) -> bytes:
+    """AES in CFB mode with 128-bit feedback (NIST SP 800-38A §6.3), the TPM's symmetric mode for
+    credentials: C_i = P_i XOR AES(C_{i-1}), C_0 = IV, the last block cut to the data. Built on the
+    single-block cipher because cryptography deprecates its CFB mode (moved to "decrepit" in 47,
+    warned of at every use, removed in 49) while the TPM 2.0 specification keeps it."""
+    block = Cipher(algorithms.AES(key), modes.ECB()).encryptor()  # one block at a time: the feedback
+    out = bytearray()
+    feedback = iv
+    for start in range(0, len(data), 16):
+        keystream = block.update(feedback)
+        chunk = bytes(p ^ k for p, k in zip(data[start:start + 16], keystream))
+        out += chunk
+        feedback = chunk
+    return bytes(out)
+
+
 @dataclass(frozen=True)
 class Credential:
     """MakeCredential's output, as the wire carries it (without outer TPM2B sizes)."""
@@ -54,8 +70,7 @@ def make_credential(ek: rsa.RSAPublicKey, secret: bytes, object_name: bytes, *, 
     encrypted_seed = ek.encrypt(
         seed, padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=_IDENTITY_LABEL))
     sym_key = kdfa(seed, b"STORAGE", object_name, b"", _AES128_BITS)
-    encryptor = Cipher(algorithms.AES(sym_key), modes.CFB(b"\0" * 16)).encryptor()
-    enc_identity = encryptor.update(struct.pack(">H", len(secret)) + secret) + encryptor.finalize()
+    enc_identity = aes_cfb_encrypt(sym_key, b"\0" * 16, struct.pack(">H", len(secret)) + secret)
     hmac_key = kdfa(seed, b"INTEGRITY", b"", b"", _SHA256_BYTES * 8)
     outer_hmac = hmac.new(hmac_key, enc_identity + object_name, hashlib.sha256).digest()
     return Credential(struct.pack(">H", len(outer_hmac)) + outer_hmac + enc_identity, encrypted_seed)
