@@ -111,6 +111,7 @@ size_t deviceid_sha256_hex_max(void);
 #define DEVICEID_E_INTERNAL         (-15)  /* a bug in DeviceID; please report it */
 #define DEVICEID_E_INVALID_MACHINE_ID (-16) /* the machine ID is empty, all zeros or malformed */
 #define DEVICEID_E_NO_COLLECTION    (-17)  /* the Secret Service has no default collection (none open) */
+#define DEVICEID_E_NO_KEYRING       (-18)  /* auto: no keyring takes the secret; not written in plain text */
 
 /**
  * A one-line English description of `status`; static storage, never NULL. Unknown values give
@@ -217,7 +218,9 @@ int deviceid_get_interactive(void);
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (app_id, or the environment's configuration),
  * DEVICEID_E_BUFFER_TOO_SMALL, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,
- * DEVICEID_E_NO_COLLECTION (the secret-service backend, where no keyring is open),
+ * DEVICEID_E_NO_COLLECTION (no keyring, database or wallet is open as the default collection:
+ * the secret-service backend; or auto, where this user's IDs were kept in a keyring before — auto
+ * otherwise answers with a provisional ID in the file store, flagged DEVICEID_FLAG_FILE_ONLY),
  * DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
  * DEVICEID_E_NO_MEMORY.
  */
@@ -627,8 +630,13 @@ int deviceid_product_uuid_raw(unsigned int format, char *DEVICEID_NULLABLE out, 
  * secret-tool and the common keyring clients): what is stored here under service S and account A
  * is printed by `secret-tool lookup service S username A`, and what secret-tool stored is read
  * here. Services starting with "deviceid." are reserved. Secrets go only to the selected backend
- * (in auto mode: the keyring when one answers, else the file store) and are never copied out of
- * the keyring.
+ * and are never copied out of the keyring. In auto mode a secret goes to the keyring when one
+ * takes it, or in a Flatpak or Snap sandbox to a file sealed with the app's key from the Secret
+ * portal; with neither, deviceid_secret_store() fails with DEVICEID_E_NO_KEYRING and writes
+ * nothing. A secret is written to a file in plain text (mode 0600, in the store directory) only
+ * with the file backend chosen (deviceid_set_backend(), DEVICEID_BACKEND=file). A plaintext file
+ * written before (by 0.3.0, or by the file backend) is still read where the keyring has no copy,
+ * and a store that reaches the keyring deletes it.
  */
 
 /**
@@ -636,8 +644,9 @@ int deviceid_product_uuid_raw(unsigned int format, char *DEVICEID_NULLABLE out, 
  * the item with the same service and account.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_TOO_LARGE (size > DEVICEID_SECRET_MAX),
- * DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION,
- * DEVICEID_E_KEYRING, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_NO_MEMORY.
+ * DEVICEID_E_NO_KEYRING (auto mode, no keyring to take it: nothing written), DEVICEID_E_LOCKED,
+ * DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_KEYRING,
+ * DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_secret_store(const char *DEVICEID_NULLABLE service, const char *DEVICEID_NULLABLE account,
                           const void *DEVICEID_NULLABLE data, size_t size);
@@ -839,8 +848,8 @@ int deviceid_context_identifier_location(deviceid_context *DEVICEID_NULLABLE ctx
  * deviceid_secret_store(), deviceid_secret_lookup() and deviceid_secret_delete() in the
  * context's configuration.
  *
- * Returns 0, or DEVICEID_E_NOT_FOUND (lookup, delete), DEVICEID_E_INVALID_ARGUMENT,
- * DEVICEID_E_TOO_LARGE, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,
+ * Returns 0, or DEVICEID_E_NOT_FOUND (lookup, delete), DEVICEID_E_NO_KEYRING (store),
+ * DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_TOO_LARGE, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,
  * DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT, DEVICEID_E_KEYRING, DEVICEID_E_IO,
  * DEVICEID_E_PERMISSION, DEVICEID_E_NO_MEMORY.
  */

@@ -10,6 +10,11 @@ struct Commands {
         let words = invocation.words
         guard let command = words.first else { return usageError("no command given", command: nil) }
         let operands = Array(words.dropFirst())
+        // An empty word is a mistake of the command line (an unset shell variable, often), as a
+        // missing one is: no operand of any command may be empty.
+        if let empty = operands.firstIndex(of: "") {
+            return usageError("\(command)'s argument \(empty + 1) is empty", command: Help.entry(command) == nil ? nil : command)
+        }
         do throws(DeviceIDError) {
             switch command {
             case "get":
@@ -83,17 +88,27 @@ struct Commands {
         case "store":
             var bytes = try SecretInput.read()
             defer { SecretMemory.wipe(&bytes) }
-            try identity.storeSecret(bytes, service: service, account: account)
-            output.done([("service", Output.quote(service)), ("account", Output.quote(account)), ("stored", "true")])
+            let location = try identity.storeSecret(bytes, service: service, account: account)
+            if case .plaintextFile(let path) = location {
+                output.write("deviceid: note: kept in plain text in \(path), as the file backend was chosen\n",
+                             to: STDERR_FILENO)
+            }
+            output.done([("service", Output.quote(service)), ("account", Output.quote(account)), ("stored", "true")]
+                        + Self.fields(location))
         case "lookup":
-            guard var bytes = try identity.lookupSecret(service: service, account: account) else {
+            guard case (var bytes, let location)? = try identity.lookupSecretAndLocation(service: service, account: account) else {
                 throw DeviceIDError(.notFound, "no secret for service '\(service)' and account '\(account)'")
             }
             defer { SecretMemory.wipe(&bytes) }
+            if case .plaintextFile(let path) = location, (try? identity.configuration().backend) != .file {
+                output.write("deviceid: note: this secret is kept in plain text in \(path) (written with no keyring "
+                             + "to take it); store it again where a keyring answers to move it there\n", to: STDERR_FILENO)
+            }
             if output.json {
                 let value = String(validating: bytes, as: UTF8.self).map { ("secret", Output.quote($0)) }
                     ?? ("secret_hex", Output.quote(Hex.encode(bytes)))
-                output.write(Output.object([("service", Output.quote(service)), ("account", Output.quote(account)), value]) + "\n")
+                output.write(Output.object([("service", Output.quote(service)), ("account", Output.quote(account)), value]
+                                           + Self.fields(location)) + "\n")
             } else {
                 Output.write(bytes, to: STDOUT_FILENO)
                 if isatty(STDOUT_FILENO) == 1 { output.write("\n") }
@@ -107,6 +122,11 @@ struct Commands {
         return ExitCode.success
     }
 
+    /// `location` (`keyring`, `sealed-file`, `plaintext-file`) and, for a file, its `path`.
+    private static func fields(_ location: SecretLocation) -> [(String, String)] {
+        [("location", Output.quote(location.name))] + (location.path.map { [("path", Output.quote($0))] } ?? [])
+    }
+
     private func doctor() -> Int32 {
         let diagnosis = identity.diagnose()
         if output.json {
@@ -117,14 +137,18 @@ struct Commands {
             output.write(Output.object([
                 ("backend", Output.quote(diagnosis.backend.description)),
                 ("checks", "[" + checks.joined(separator: ",") + "]"),
-                ("answering", Output.quote(diagnosis.answeringStores)),
+                ("answering", Output.quote(diagnosis.answeringStores)), ("kept_in", Output.quote(diagnosis.keptIn)),
                 ("healthy", diagnosis.healthy ? "true" : "false"),
             ] + (diagnosis.environment.map { [("environment", Self.json($0))] } ?? [])) + "\n")
         } else {
             for check in diagnosis.checks {
                 output.write("\(check.ok ? "ok  " : check.essential ? "FAIL" : "note") \(check.name): \(check.detail)\n")
             }
-            output.write("identifiers are kept in: \(diagnosis.answeringStores)\n")
+            output.write("identifiers are kept in: \(diagnosis.keptIn)\n")
+            if diagnosis.keptIn != diagnosis.answeringStores {
+                output.write("answering now: \(diagnosis.answeringStores)"
+                             + (diagnosis.keyringProblem.map { " (the keyring does not: \($0))" } ?? "") + "\n")
+            }
         }
         return diagnosis.healthy ? ExitCode.success : ExitCode.of(DeviceIDError(.unavailable))
     }

@@ -28,9 +28,12 @@ enum Help {
             ("secret lookup SERVICE ACCOUNT", "write the secret to standard output"),
             ("secret delete SERVICE ACCOUNT", "delete the secret"),
         ], details: """
-            Keychain-style secrets, kept where IDs are. The secret never travels through argv or the
-            environment: store reads standard input (prompting without echo on a terminal).
-            lookup and delete exit 1 when there is no such secret.
+            Keychain-style secrets, kept in the keyring (in a sandbox without one: a file sealed
+            with the app's key from the Secret portal). With no keyring to take it, store exits 28
+            (NO_KEYRING) and writes nothing: a secret goes to a file in plain text only with
+            --backend file chosen, which says so (--json: "location", "path"). The secret never
+            travels through argv or the environment: store reads standard input (prompting without
+            echo on a terminal). lookup and delete exit 1 when there is no such secret.
             """),
         Entry(command: "vendor", forms: [("vendor get|reset VENDOR_ID", "identifierForVendor: one ID per vendor")],
               details: "Every app that passes the same VENDOR_ID gets the same ID; reset re-mints it."),
@@ -86,8 +89,9 @@ enum Help {
             --ak-certificate FILE. Servers check evidence with the deviceid_verifier Python package.
             """),
         Entry(command: "doctor", forms: [("doctor", "check the bus, the keyring and the file store")], details: """
-            Says which stores would answer and why not; creates, reads back and deletes a probe item
-            in the keyring. Names the environment (host, Flatpak app, Snap, container), what the
+            Says where IDs are kept and which stores answer now, and why not (a locked keyring: how
+            to unlock it, from a shell too); creates, reads back and deletes a probe item in the
+            keyring. Names the environment (host, Flatpak app, Snap, container), what the
             Secret portal said in a sandbox, whether the machine ID is weak, and where IDs live
             there and what removes them (--json: "environment"). Exits 15 when a check this
             configuration needs fails.

@@ -71,7 +71,7 @@ static void test_constants(void) {
         {DEVICEID_E_TOO_LARGE, "TOO_LARGE"}, {DEVICEID_E_UNSUPPORTED, "UNSUPPORTED"},
         {DEVICEID_E_KEYRING, "KEYRING"}, {DEVICEID_E_OPTED_OUT, "OPTED_OUT"},
         {DEVICEID_E_INTERNAL, "INTERNAL"}, {DEVICEID_E_INVALID_MACHINE_ID, "INVALID_MACHINE_ID"},
-        {DEVICEID_E_NO_COLLECTION, "NO_COLLECTION"},
+        {DEVICEID_E_NO_COLLECTION, "NO_COLLECTION"}, {DEVICEID_E_NO_KEYRING, "NO_KEYRING"},
     };
     size_t n = sizeof statuses / sizeof statuses[0];
     for (size_t i = 0; i < n; i++) {

@@ -209,21 +209,35 @@ def test_doctor_names_the_provider_and_proves_a_round_trip(cli, store, provider)
     assert secret_tool_lookup("deviceid.doctor", "probe") is None, "the probe item was deleted"
 
 
+REMEDIES = {"gnome-keyring": "gnome-keyring-daemon --replace --unlock", "keepassxc": "Secret Service Integration",
+            "kwallet": "kwalletmanager5"}
+
+
 @pytest.mark.no_collection
-def test_no_default_collection_is_named_in_every_mode(cli, store, provider):
+def test_no_default_collection_is_named_and_no_dead_end(cli, store, provider):
+    """The secret-service backend cannot keep the ID and says so; auto keeps a provisional one in
+    the file store, with the provider's remedy in its words; no secret is written in plain text."""
     app = unique("com.example.none")
-    for args in (["get", app], ["--backend", "secret-service", "get", app],
-                 ["secret", "lookup", "s", "a"], ["secret", "delete", "s", "a"]):
-        result = run([cli] + args)
-        assert result.returncode == 27, (args, result.stdout, result.stderr)
-        assert "no default collection" in result.stderr and NAMES[provider] in result.stderr
+    chosen = run([cli, "--backend", "secret-service", "get", app])
+    assert chosen.returncode == 27, (chosen.stdout, chosen.stderr)
+    assert "no default collection" in chosen.stderr and NAMES[provider] in chosen.stderr
+    assert REMEDIES[provider] in chosen.stderr, chosen.stderr
+    assert id_files(store) == [], "nothing minted by the secret-service backend"
+    auto = run([cli, "--json", "get", app])
+    assert auto.returncode == 0, auto.stderr
+    answer = json.loads(auto.stdout)
+    assert answer["provisional"] is True and answer["file_only"] is True and answer["source"] == "created"
+    assert NAMES[provider] in answer["keyring_error"] and REMEDIES[provider] in answer["keyring_error"]
+    assert len(id_files(store)) == 1
     stored = run([cli, "secret", "store", "s", "a"], input="x")
-    assert stored.returncode == 27, stored.stderr
-    assert id_files(store) == [], "nothing minted"
+    assert stored.returncode == 28, stored.stderr
+    for args in (["secret", "lookup", "s", "a"], ["secret", "delete", "s", "a"]):
+        assert run([cli] + args).returncode == 1, args
     doctor = run([cli, "--json", "doctor"])
     assert doctor.returncode == 15
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
     assert checks["default collection"]["ok"] is False and "missing" in checks["default collection"]["detail"]
+    assert REMEDIES[provider] in checks["default collection"]["detail"]
 
 
 def _forked_child_work(app, service):

@@ -20,7 +20,7 @@ from . import _c, _core, _native
 from ._client import Client
 from ._errors import (
     BufferTooSmallError, CorruptError, DeviceIDError, InternalError, InvalidArgumentError, InvalidMachineIDError,
-    IOFailureError, KeyringError, LockedError, NoCollectionError, NoMemoryError, NotFoundError, OptedOutError,
+    IOFailureError, KeyringError, LockedError, NoCollectionError, NoKeyringError, NoMemoryError, NotFoundError, OptedOutError,
     PermissionDeniedError, TimedOutError, TooLargeError, UnavailableError, UnsupportedError,
 )
 from ._records import (
@@ -53,7 +53,7 @@ __all__ = [
     "DeviceIDError", "InvalidArgumentError", "BufferTooSmallError", "NotFoundError", "LockedError",
     "UnavailableError", "TimedOutError", "CorruptError", "IOFailureError", "PermissionDeniedError",
     "UnsupportedError", "KeyringError", "OptedOutError", "NoMemoryError", "InvalidMachineIDError", "TooLargeError",
-    "InternalError", "NoCollectionError",
+    "InternalError", "NoCollectionError", "NoKeyringError",
 ]
 
 #: The longest name (app id, vendor id, service, account) in UTF-8 bytes, plus one.
@@ -88,7 +88,12 @@ def _encode_app_id(app_id: str) -> bytes:
 
 def get(app_id: str) -> str:
     """This device's identifier for `app_id` (a canonical lowercase UUID): the same in every
-    process and language, across restarts and reinstalls, until reset(app_id)."""
+    process and language, across restarts and reinstalls, until reset(app_id).
+
+    Raises InvalidArgumentError for a bad name; LockedError, TimedOutError, UnavailableError,
+    NoCollectionError, KeyringError, CorruptError, IOFailureError or PermissionDeniedError when a
+    store that may hold the ID cannot answer (nothing is minted then).
+    """
     # The hot path: after the first answer the library answers from memory in nanoseconds, so
     # the Python side keeps to one dictionary lookup, one call into a reused per-thread buffer,
     # one decode (6,100 instructions a call where it was 9,000; callgrind, Python 3.11).
@@ -107,30 +112,53 @@ def get(app_id: str) -> str:
 
 
 def get_info(app_id: str) -> StableID:
-    """As get(), with where the answer came from and its flags."""
+    """As get(), with where the answer came from and its flags.
+
+    Raises InvalidArgumentError for a bad name; LockedError, TimedOutError, UnavailableError,
+    NoCollectionError, KeyringError, CorruptError, IOFailureError or PermissionDeniedError when a
+    store that may hold the ID cannot answer (nothing is minted then).
+    """
     return _core.identifier(None, "app", app_id)
 
 
 def identifier(scope: Scope, name: str | None = None) -> StableID:
     """The identifier of a scope: "app" (name = app id), "vendor" (vendor id), "advertising"
-    (no name) or "openudid" (name = the asking app's id)."""
+    (no name) or "openudid" (name = the asking app's id).
+
+    Raises InvalidArgumentError for a bad name; LockedError, TimedOutError, UnavailableError,
+    NoCollectionError, KeyringError, CorruptError, IOFailureError or PermissionDeniedError when a
+    store that may hold the ID cannot answer (nothing is minted then). OptedOutError for an
+    OpenUDID opt-out.
+    """
     return _core.identifier(None, scope, name)
 
 
 def reset(app_id: str) -> None:
-    """Removes the app's identifier from every store; the next get() mints a new one."""
+    """Removes the app's identifier from every store; the next get() mints a new one.
+
+    Raises InvalidArgumentError, or LockedError, TimedOutError, UnavailableError,
+    NoCollectionError, KeyringError, CorruptError, IOFailureError or PermissionDeniedError when a
+    store that may hold the ID cannot take the reset (nothing is changed then).
+    """
     _core.reset(None, "app", app_id)
 
 
 def reset_identifier(scope: Scope, name: str | None = None) -> None:
     """Forgets the identifier of a scope (name as for identifier(); ignored for "openudid", whose
-    one ID every app shares); the next request mints a new one."""
+    one ID every app shares); the next request mints a new one.
+
+    Raises as reset().
+    """
     _core.reset(None, scope, name)
 
 
 def environment() -> Environment:
     """Where this process runs (host, Flatpak, Snap, container), what the Secret portal said, and
-    where identifiers live there. Asks the portal (in a sandbox) and the keyring; writes nothing."""
+    where identifiers live there. Asks the portal (in a sandbox) and the keyring; writes nothing.
+
+    Raises InvalidArgumentError for an invalid configuration, NoMemoryError; a portal or keyring
+    that fails is reported in the answer, not raised.
+    """
     name = _ctypes.create_string_buffer(NAME_MAX)
     _native.environment_name(name, len(name))
     reason = _ctypes.create_string_buffer(1024)
@@ -151,32 +179,54 @@ def environment() -> Environment:
 
 
 def vendor_id(vendor: str) -> str:
-    """identifierForVendor: the same for every app passing the same vendor id."""
+    """identifierForVendor: the same for every app passing the same vendor id.
+
+    Raises InvalidArgumentError for a bad name; LockedError, TimedOutError, UnavailableError,
+    NoCollectionError, KeyringError, CorruptError, IOFailureError or PermissionDeniedError when a
+    store that may hold the ID cannot answer (nothing is minted then).
+    """
     return identifier("vendor", vendor).id
 
 
 def reset_vendor_id(vendor: str) -> None:
-    """Forgets the vendor's identifier ("all the vendor's apps were removed")."""
+    """Forgets the vendor's identifier ("all the vendor's apps were removed").
+
+    Raises as reset().
+    """
     _core.reset(None, "vendor", vendor)
 
 
 def advertising_id() -> str:
-    """The user's advertising ID; all zeros (NULL_UUID) while tracking is limited."""
+    """The user's advertising ID; all zeros (NULL_UUID) while tracking is limited.
+
+    Raises InvalidArgumentError for a bad name; LockedError, TimedOutError, UnavailableError,
+    NoCollectionError, KeyringError, CorruptError, IOFailureError or PermissionDeniedError when a
+    store that may hold the ID cannot answer (nothing is minted then).
+    """
     return identifier("advertising").id
 
 
 def reset_advertising_id() -> None:
-    """Mints a new advertising ID (hidden too while tracking is limited)."""
+    """Mints a new advertising ID (hidden too while tracking is limited).
+
+    Raises as reset().
+    """
     _core.reset(None, "advertising", None)
 
 
 def set_advertising_limited(limited: bool) -> None:
-    """Turns "limit ad tracking" on or off; persistent, kept like the IDs."""
+    """Turns "limit ad tracking" on or off; persistent, kept like the IDs.
+
+    Raises as reset().
+    """
     _native.advertising_set_limited(1 if limited else 0)
 
 
 def advertising_limited() -> bool:
-    """Whether advertising tracking is limited."""
+    """Whether advertising tracking is limited.
+
+    Raises as get().
+    """
     return bool(_native.advertising_is_limited() == 1)
 
 
@@ -186,12 +236,18 @@ def openudid(app_id: str) -> str:
 
 
 def set_openudid_opt_out(app_id: str, opt_out: bool) -> None:
-    """Opts the app out of OpenUDID, or back in; persistent."""
+    """Opts the app out of OpenUDID, or back in; persistent.
+
+    Raises as reset().
+    """
     _native.openudid_set_opt_out(_core.text(app_id, "app_id"), 1 if opt_out else 0)
 
 
 def reset_openudid() -> None:
-    """Forgets the OpenUDID, for every app; the next request mints a new one."""
+    """Forgets the OpenUDID, for every app; the next request mints a new one.
+
+    Raises as reset().
+    """
     _core.reset(None, "openudid", None)
 
 
@@ -200,21 +256,31 @@ def _format(uppercase: bool, compact: bool) -> int:
 
 
 def uuid4(uppercase: bool = False, compact: bool = False) -> str:
-    """A random UUID v4 from the kernel's CSPRNG."""
+    """A random UUID v4 from the kernel's CSPRNG.
+
+    Raises NoMemoryError only, or IOFailureError if the kernel's getrandom fails.
+    """
     out = _ctypes.create_string_buffer(_UUID_STRING_MAX)
     _native.uuid_generate(out, len(out), _format(uppercase, compact))
     return str(out.value.decode("ascii"))
 
 
 def parse_uuid(text: str) -> bytes:
-    """The 16 bytes of a UUID written with dashes or as 32 hex digits; anything else is refused."""
+    """The 16 bytes of a UUID written with dashes or as 32 hex digits; anything else is refused.
+
+    Raises InvalidArgumentError for anything but a UUID.
+    """
     out = _ctypes.create_string_buffer(16)
     _native.uuid_parse(_core.text(text, "text"), out)
     return bytes(out.raw)
 
 
 def mac_address(interface: str | None = None) -> MACAddress:
-    """The primary hardware address (or that of `interface`)."""
+    """The primary hardware address (or that of `interface`).
+
+    Raises NotFoundError when no interface qualifies (or `interface` does not exist),
+    InvalidArgumentError for a bad name.
+    """
     out = _ctypes.create_string_buffer(_native.mac_string_max())
     name = _ctypes.create_string_buffer(_native.interface_name_max())
     properties = _ctypes.c_uint(0)
@@ -225,7 +291,11 @@ def mac_address(interface: str | None = None) -> MACAddress:
 
 
 def mac_md5(bundle_id: str | None = None, interface: str | None = None) -> str:
-    """MD5 hex of the MAC's 12 uppercase hex digits, followed by the bundle id when given."""
+    """MD5 hex of the MAC's 12 uppercase hex digits, followed by the bundle id when given.
+
+    Raises as mac_address(), and UnsupportedError where MD5 is refused (FIPS mode) or libcrypto is
+    missing.
+    """
     out = _ctypes.create_string_buffer(_native.md5_hex_max())
     _native.mac_md5(None if interface is None else _core.text(interface, "interface"),
                     None if bundle_id is None else _core.text(bundle_id, "bundle_id"), out, len(out), None)
@@ -239,7 +309,11 @@ def _algorithm(name: Algorithm) -> int:
 
 
 def hash_hex(data: bytes | bytearray | memoryview, algorithm: Algorithm = "sha256") -> str:
-    """Lowercase hex digest through OpenSSL."""
+    """Lowercase hex digest through OpenSSL.
+
+    Raises InvalidArgumentError for an unknown algorithm, UnsupportedError where it is refused (MD5
+    in FIPS mode) or libcrypto is missing.
+    """
     data = bytes(data)
     out = _ctypes.create_string_buffer(_native.sha256_hex_max())
     _native.hash_hex(_algorithm(algorithm), data, len(data), out, len(out))
@@ -247,7 +321,10 @@ def hash_hex(data: bytes | bytearray | memoryview, algorithm: Algorithm = "sha25
 
 
 def token_hash(token: bytes | bytearray | memoryview, bundle_id: str, algorithm: Algorithm = "sha256") -> str:
-    """hex(H(token + bundle id)): hashing a push token with the app's bundle id."""
+    """hex(H(token + bundle id)): hashing a push token with the app's bundle id.
+
+    Raises as hash_hex().
+    """
     token = bytes(token)
     out = _ctypes.create_string_buffer(_native.sha256_hex_max())
     _native.token_hash(_algorithm(algorithm), token, len(token), _core.text(bundle_id, "bundle_id"), out, len(out))
@@ -255,7 +332,11 @@ def token_hash(token: bytes | bytearray | memoryview, bundle_id: str, algorithm:
 
 
 def machine_app_specific(app_id: str, compact: bool = False) -> str:
-    """systemd's app-specific machine ID for app_id (a UUID, or any name)."""
+    """systemd's app-specific machine ID for app_id (a UUID, or any name).
+
+    Raises InvalidArgumentError for a bad app_id, InvalidMachineIDError or IOFailureError when the
+    machine ID cannot be read.
+    """
     out = _ctypes.create_string_buffer(_UUID_STRING_MAX)
     _native.machine_app_specific(_core.text(app_id, "app_id"), _format(False, compact), out, len(out))
     return str(out.value.decode("ascii"))
@@ -263,21 +344,31 @@ def machine_app_specific(app_id: str, compact: bool = False) -> str:
 
 def machine_id_weak() -> tuple[bool, str]:
     """Whether the machine ID is weak — not known to be this machine's own (in a container, one
-    baked into the image and shared by every container made from it) — and why, in words."""
+    baked into the image and shared by every container made from it) — and why, in words.
+
+    Never raises: an unreadable machine ID is weak, and says why.
+    """
     reason = _ctypes.create_string_buffer(1024)
     weak = _native.environment_machine_id_weak(reason, len(reason))
     return weak == 1, str(reason.value.decode("utf-8", "replace"))
 
 
 def machine_id_raw(compact: bool = True) -> str:
-    """The RAW machine ID, as in /etc/machine-id. Prefer machine_app_specific()."""
+    """The RAW machine ID, as in /etc/machine-id. Prefer machine_app_specific().
+
+    Raises InvalidMachineIDError or IOFailureError when the machine ID cannot be read.
+    """
     out = _ctypes.create_string_buffer(_UUID_STRING_MAX)
     _native.machine_id_raw(_format(False, compact), out, len(out))
     return str(out.value.decode("ascii"))
 
 
 def product_uuid_raw() -> str:
-    """The RAW firmware product UUID (usually root only)."""
+    """The RAW firmware product UUID (usually root only).
+
+    Raises NotFoundError where the firmware has none, PermissionDeniedError where only root may
+    read it.
+    """
     out = _ctypes.create_string_buffer(_UUID_STRING_MAX)
     _native.product_uuid_raw(0, out, len(out))
     return str(out.value.decode("ascii"))
@@ -295,56 +386,96 @@ def hardware_id(app_id: str) -> str:
 def attest_enrolment(app_id: str) -> str:
     """app_id's enrolment request for the attestation CA (wire format v1, JSON): the EK
     certificate and the app's own attestation key. Send it to the CA only;
-    deviceid_verifier.PrivacyCA answers it."""
+    deviceid_verifier.PrivacyCA answers it.
+
+    Raises UnavailableError with no TPM, PermissionDeniedError where the user may not use it,
+    TimedOutError, LockedError in dictionary-attack lockout, IOFailureError for a TPM error.
+    """
     return _core.attest_enrolment(None, app_id)
 
 
 def attest_activate(app_id: str, challenge: str | bytes) -> str:
     """The response to the CA's enrolment challenge for app_id (TPM2_ActivateCredential), as
-    JSON. The CA then returns an AK certificate message, to keep and pass to attest()."""
+    JSON. The CA then returns an AK certificate message, to keep and pass to attest().
+
+    Raises UnavailableError with no TPM, PermissionDeniedError where the user may not use it,
+    TimedOutError, LockedError in dictionary-attack lockout, IOFailureError for a TPM error.
+    InvalidArgumentError for a malformed challenge.
+    """
     return _core.attest_activate(None, app_id, challenge)
 
 
 def attest(app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None = None) -> str:
     """Evidence for app_id's server (JSON): TPM2_Certify of the app's key over the server's nonce
     (1 to 64 bytes), with the CA's AK certificate message when given. The server checks it with
-    deviceid_verifier.Verifier; its "hardware_id" is hardware_id(app_id)."""
+    deviceid_verifier.Verifier; its "hardware_id" is hardware_id(app_id).
+
+    Raises UnavailableError with no TPM, PermissionDeniedError where the user may not use it,
+    TimedOutError, LockedError in dictionary-attack lockout, IOFailureError for a TPM error.
+    InvalidArgumentError for a malformed nonce or certificate.
+    """
     return _core.attest(None, app_id, nonce, ak_certificate)
 
 
 def store_secret(service: str, account: str, secret: bytes | bytearray | memoryview) -> None:
     """Stores bytes under service and account (replacing), like secret-tool store. Text is
-    encoded by the caller (secret.encode()), so that no encoding is guessed."""
+    encoded by the caller (secret.encode()), so that no encoding is guessed.
+
+    Raises NoKeyringError in auto mode with no keyring to take it (nothing is written: a secret
+    goes to a file in plain text only with set_backend("file")), TooLargeError over SECRET_MAX
+    bytes, InvalidArgumentError for a bad name, LockedError, TimedOutError, UnavailableError,
+    NoCollectionError, KeyringError, CorruptError, IOFailureError or PermissionDeniedError.
+    """
     _core.store_secret(None, service, account, secret)
 
 
 def lookup_secret(service: str, account: str) -> bytes | None:
-    """The secret stored under service and account, or None when there is none."""
+    """The secret stored under service and account, or None when there is none.
+
+    Raises InvalidArgumentError for a bad name, LockedError, TimedOutError, UnavailableError,
+    NoCollectionError, KeyringError, CorruptError, IOFailureError or PermissionDeniedError (never
+    None for a store that could not answer).
+    """
     return _core.lookup_secret(None, service, account)
 
 
 def delete_secret(service: str, account: str) -> bool:
-    """Deletes the secret; False when there was none."""
+    """Deletes the secret; False when there was none.
+
+    Raises as lookup_secret().
+    """
     return _core.delete_secret(None, service, account)
 
 
 def set_backend(backend: Backend) -> None:
-    """Chooses "auto", "secret-service" or "file" for this process (overrides DEVICEID_BACKEND)."""
+    """Chooses "auto", "secret-service" or "file" for this process (overrides DEVICEID_BACKEND).
+
+    Raises InvalidArgumentError for another name.
+    """
     _native.set_backend(_core.backend_number(backend))
 
 
 def get_backend() -> Backend:
-    """The process-wide backend in force."""
+    """The process-wide backend in force.
+
+    Raises InvalidArgumentError when DEVICEID_BACKEND is invalid.
+    """
     return _core.backend_name(int(_native.get_backend()))
 
 
 def set_timeout(seconds: float) -> None:
-    """The deadline of each conversation with the Secret Service, in seconds (default 5)."""
+    """The deadline of each conversation with the Secret Service, in seconds (default 5).
+
+    Raises InvalidArgumentError outside 0 < seconds <= 86400.
+    """
     _native.set_timeout_ms(_core.milliseconds(seconds))
 
 
 def set_timeout_ms(milliseconds: int) -> None:
-    """set_timeout() in whole milliseconds, as the C library and DEVICEID_TIMEOUT_MS take it."""
+    """set_timeout() in whole milliseconds, as the C library and DEVICEID_TIMEOUT_MS take it.
+
+    Raises as set_timeout().
+    """
     _native.set_timeout_ms(_core.unsigned(milliseconds, "milliseconds"))
 
 
@@ -352,25 +483,40 @@ def set_interactive(interactive: bool, *, timeout: float | None = None) -> None:
     """Interactive mode, for desktop apps: the keyring may show unlock and confirmation dialogs,
     and a call waits up to `timeout` seconds (default 120) for the person. Off by default (or
     DEVICEID_INTERACTIVE=1): then no dialog is ever started. (`timeout` is keyword-only: 0.2
-    took milliseconds in that place.)"""
+    took milliseconds in that place.)
+
+    Raises InvalidArgumentError for a bad timeout.
+    """
     _native.set_interactive(1 if interactive else 0, 0 if timeout is None else _core.milliseconds(timeout))
 
 
 def get_interactive() -> bool:
-    """Whether interactive mode is on for this process."""
+    """Whether interactive mode is on for this process.
+
+    Raises InvalidArgumentError when DEVICEID_INTERACTIVE is invalid.
+    """
     return bool(_native.get_interactive() == 1)
 
 
 def set_store_dir(path: str | None) -> None:
-    """The file store's directory (absolute), or None for the default."""
+    """The file store's directory (absolute), or None for the default.
+
+    Raises InvalidArgumentError for a relative or over-long path.
+    """
     _native.set_store_dir(None if path is None else _core.text(path, "path"))
 
 
 def strerror(status: int) -> str:
-    """A one-line English description of a C status ("the keyring is locked")."""
+    """A one-line English description of a C status ("the keyring is locked").
+
+    Never raises.
+    """
     return str(_native.strerror(status).decode())
 
 
 def status_name(status: int) -> str:
-    """The symbolic name of a C status ("LOCKED")."""
+    """The symbolic name of a C status ("LOCKED").
+
+    Never raises.
+    """
     return str(_native.status_name(status).decode())

@@ -81,13 +81,17 @@ class NoCollectionError(DeviceIDError):
     status, name = -17, "NO_COLLECTION"
 
 
+class NoKeyringError(DeviceIDError):
+    status, name = -18, "NO_KEYRING"
+
+
 BY_STATUS = {
     cls.status: cls
     for cls in (
         InvalidArgumentError, BufferTooSmallError, NotFoundError, LockedError, UnavailableError,
         TimedOutError, CorruptError, IOFailureError, PermissionDeniedError, NoMemoryError,
         TooLargeError, UnsupportedError, KeyringError, OptedOutError, InternalError,
-        InvalidMachineIDError, NoCollectionError,
+        InvalidMachineIDError, NoCollectionError, NoKeyringError,
     )
 }
 
@@ -110,6 +114,8 @@ _MEANINGS = {
     -15: "A bug in DeviceID; please report it.",
     -16: "The machine ID is empty, all zeros or malformed.",
     -17: "The Secret Service has no default collection (no keyring, database or wallet open).",
+    -18: ("No keyring can keep the secret here and the file backend was not chosen: nothing was written, "
+          "as a secret goes to a file in plain text only where the caller asked for that."),
 }
 for _cls in BY_STATUS.values():
     _cls.__doc__ = _MEANINGS[_cls.status]

@@ -19,11 +19,15 @@ extension DeviceIdentity {
         try await nonblocking.identifier(scope: scope, name: name)
     }
 
-    public func storeSecret(_ secret: [UInt8], service: String, account: String) async throws(DeviceIDError) {
+    @discardableResult
+    public func storeSecret(_ secret: [UInt8], service: String, account: String) async throws(DeviceIDError)
+        -> SecretLocation {
         try await nonblocking.storeSecret(secret, service: service, account: account)
     }
 
-    public func storeSecret(_ secret: String, service: String, account: String) async throws(DeviceIDError) {
+    @discardableResult
+    public func storeSecret(_ secret: String, service: String, account: String) async throws(DeviceIDError)
+        -> SecretLocation {
         try await DeviceIdentity.NonBlocking.onOwnThread { [self] () throws(DeviceIDError) in
             try self.storeSecret(secret, service: service, account: account)
         }

@@ -4,10 +4,11 @@ extension DeviceIdentity {
     /// string; the string itself is the caller's, and Swift strings cannot be wiped (they are
     /// immutable and may be copied): keep a secret in `[UInt8]` and use the byte forms where
     /// that matters.
-    public func storeSecret(_ secret: String, service: String, account: String) throws(DeviceIDError) {
+    @discardableResult
+    public func storeSecret(_ secret: String, service: String, account: String) throws(DeviceIDError) -> SecretLocation {
         var bytes = Array(secret.utf8)
         defer { wipe(&bytes) }
-        try storeSecret(bytes, service: service, account: account)
+        return try storeSecret(bytes, service: service, account: account)
     }
 
     /// The secret as text, or nil when no store has it. Bytes that are not UTF-8 are `.corrupt`

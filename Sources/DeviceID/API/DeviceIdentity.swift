@@ -182,10 +182,8 @@ public final class DeviceIdentity: Sendable {
         // A machine ID shared by every container of an image: clone detection cannot tell them apart.
         if surroundings.machineID.weak { flags.insert(.weak) }
         // In the keyring when it holds the ID; else wherever the file store's directory lives.
-        let inKeyring = resolution.source == .keyring || (resolution.source == .created && stores.keyring != nil
-            && !resolution.provisional && resolution.keyringFailure == nil)
         let location = record.portalOrigin == .anchored ? StorageLocation.portal
-            : inKeyring ? StorageLocation.keyring : surroundings.location(ofFilesIn: stores.lock.path)
+            : resolution.inKeyring ? StorageLocation.keyring : surroundings.location(ofFilesIn: stores.lock.path)
         if location == .appData { flags.insert(.appDataOnly) }
         var answer = StableID(id: record.id, source: StableID.Source(resolution.source), flags: flags,
                               keyringFailure: resolution.keyringFailure, location: location)
@@ -223,55 +221,41 @@ public final class DeviceIdentity: Sendable {
     public static let maximumSecretSize = FileEnvelope.maximumSecretSize
 
     /// Stores `secret` (any bytes, empty allowed) under service and account, replacing what was
-    /// there. It goes to the selected backend only — in auto mode the keyring when a Secret
-    /// Service answers, else the file store — and is never copied out of the keyring.
-    public func storeSecret(_ secret: [UInt8], service: String, account: String) throws(DeviceIDError) {
+    /// there, and says where it went. In `auto` it goes to the keyring when a Secret Service takes
+    /// it, else — in a sandbox whose Secret portal anchors the app — to a file sealed with the app's
+    /// key; with neither, the call fails with `.noKeyring` and nothing is written: a secret lands in
+    /// a file in the clear only where the file backend was chosen. Never copied out of the keyring.
+    @discardableResult
+    public func storeSecret(_ secret: [UInt8], service: String, account: String) throws(DeviceIDError) -> SecretLocation {
         try Names.validateSecret(service: service, account: account)
         guard secret.count <= Self.maximumSecretSize else {
             throw DeviceIDError(.tooLarge, "\(secret.count) bytes; the limit is \(Self.maximumSecretSize)")
         }
-        let key = StoreKey.secret(service: service, account: account)
-        let stores = try stores()
-        switch stores.ask(keyring: { (k) throws(DeviceIDError) -> Bool? in try k.write(key, secret); return true }) {
-        case .found: return
-        case .failed(let error): throw error
-        case .unreachable, .notConfigured, .empty:
-            guard let file = stores.file else { throw DeviceIDError(.unavailable, "no store is available") }
-            try FileSecrets(file: file, timeoutMilliseconds: try configuration().timeoutMilliseconds).write(key, secret)
-        }
+        return try secretKeeper().store(StoreKey.secret(service: service, account: account), secret)
     }
 
     /// The secret stored under service and account, or nil when no store has it.
     public func lookupSecret(service: String, account: String) throws(DeviceIDError) -> [UInt8]? {
+        try lookupSecretAndLocation(service: service, account: account)?.value
+    }
+
+    /// The secret and where it was found (a plaintext file written before the keyring was there
+    /// is worth telling the user about), or nil when no store has it.
+    public func lookupSecretAndLocation(service: String, account: String) throws(DeviceIDError)
+        -> (value: [UInt8], location: SecretLocation)? {
         try Names.validateSecret(service: service, account: account)
-        let key = StoreKey.secret(service: service, account: account)
-        let stores = try stores()
-        switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.read(key) }) {
-        case .found(let value): return value
-        case .failed(let error): throw error
-        case .unreachable, .empty, .notConfigured:
-            // A secret stored while no Secret Service answered stays readable when one appears.
-            guard let file = stores.file else { return nil }
-            return try FileSecrets(file: file, timeoutMilliseconds: try configuration().timeoutMilliseconds).read(key)
-        }
+        return try secretKeeper().lookup(StoreKey.secret(service: service, account: account))
     }
 
     /// Deletes the secret from every store of the backend; false when none had it.
     @discardableResult
     public func deleteSecret(service: String, account: String) throws(DeviceIDError) -> Bool {
         try Names.validateSecret(service: service, account: account)
-        let key = StoreKey.secret(service: service, account: account)
-        let stores = try stores()
-        var deleted = false
-        switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.delete(key) }) {
-        case .found(let d): deleted = d
-        case .failed(let error): throw error
-        case .unreachable, .empty, .notConfigured: break
-        }
-        if let file = stores.file,
-           try FileSecrets(file: file, timeoutMilliseconds: try configuration().timeoutMilliseconds).delete(key) {
-            deleted = true
-        }
-        return deleted
+        return try secretKeeper().delete(StoreKey.secret(service: service, account: account))
+    }
+
+    private func secretKeeper() throws(DeviceIDError) -> SecretKeeper {
+        let configuration = try configuration()
+        return SecretKeeper(stores: try configuration.stores(), timeoutMilliseconds: configuration.timeoutMilliseconds)
     }
 }

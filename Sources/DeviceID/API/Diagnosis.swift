@@ -25,6 +25,12 @@ public struct Diagnosis: Sendable {
     public var environment: EnvironmentReport?
     /// Which store answers for identifiers now ("keyring+file", "file", …), or "none".
     public let answeringStores: String
+    /// Where this user's identifiers are kept, whether or not that store answers now: with the
+    /// keyring locked (or without a default collection) the IDs are still in the keyring, which
+    /// the file store knows (`Stores.keyringInUse`), and only the mirror answers.
+    public var keptIn: String = "none"
+    /// Why the keyring that keeps the IDs does not answer now, and what to do; nil when it does.
+    public var keyringProblem: String?
 
     /// True when every essential check passed: the verdict `deviceid doctor` exits with.
     public var healthy: Bool { checks.allSatisfy { $0.ok || !$0.essential } && answeringStores != "none" }
@@ -55,16 +61,29 @@ extension DeviceIdentity {
             checks.append(.init("file store", ok: false, error.description))
             return Diagnosis(backend: configuration.backend, checks: checks, answeringStores: "none")
         }
+        var kept = [String]()
+        var keyringProblem: String?
         if let keyring = stores.keyring {
-            if diagnose(keyring, required: stores.keyringRequired, into: &checks) { answering.append("keyring") }
+            if diagnose(keyring, required: stores.keyringRequired, interactive: configuration.interactive, into: &checks) {
+                answering.append("keyring")
+                kept.append("keyring")
+            } else if stores.keyringInUse() {
+                kept.append("keyring")
+                keyringProblem = checks.first { !$0.ok }.map { "\($0.name): \($0.detail)" }
+            }
         }
         if let file = stores.file {
             let (ok, detail) = file.diagnose()
             checks.append(.init("file store", ok: ok, detail))
-            if ok { answering.append("file") }
+            if ok {
+                answering.append("file")
+                kept.append("file")
+            }
         }
         var diagnosis = Diagnosis(backend: configuration.backend, checks: checks,
                                   answeringStores: answering.isEmpty ? "none" : answering.joined(separator: "+"))
+        diagnosis.keptIn = kept.isEmpty ? "none" : kept.joined(separator: "+")
+        diagnosis.keyringProblem = keyringProblem
         diagnosis.environment = try? environment()
         if let environment = diagnosis.environment {
             diagnosis.checks.append(Self.check(environment))
@@ -92,7 +111,8 @@ extension DeviceIdentity {
     }
 
     /// Appends the keyring's checks; true when it can keep identifiers now.
-    private func diagnose(_ keyring: SecretServiceStore, required: Bool, into checks: inout [Diagnosis.Check]) -> Bool {
+    private func diagnose(_ keyring: SecretServiceStore, required: Bool, interactive: Bool,
+                          into checks: inout [Diagnosis.Check]) -> Bool {
         if let problem = SecretServiceStore.sessionBusProblem() {
             checks.append(.init("session bus", ok: false, problem, essential: required))
             return false
@@ -116,10 +136,11 @@ extension DeviceIdentity {
             checks.append(.init("default collection", ok: true, "unlocked"))
         case .locked:
             checks.append(.init("default collection", ok: false,
-                                "locked (unlock it, or use interactive mode to be asked)"))
+                                "locked: " + KeyringRemedy.locked(probe.provider, interactive: interactive)))
         case .missing:
             checks.append(.init("default collection", ok: false,
-                                "missing: no keyring, database or wallet is open and set as default"))
+                                "missing: no keyring, database or wallet is open and set as default: "
+                                    + KeyringRemedy.noCollection(probe.provider)))
         }
         if let failure = probe.roundTrip {
             checks.append(.init("keyring round trip", ok: false, "cannot create, read and delete an item: \(failure)"))

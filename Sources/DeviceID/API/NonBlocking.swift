@@ -42,7 +42,9 @@ extension DeviceIdentity {
             try await identifier(scope: .openUDID, name: appID)
         }
 
-        public func storeSecret(_ secret: [UInt8], service: String, account: String) async throws(DeviceIDError) {
+        @discardableResult
+        public func storeSecret(_ secret: [UInt8], service: String, account: String) async throws(DeviceIDError)
+            -> SecretLocation {
             try await Self.onOwnThread { [identity] () throws(DeviceIDError) in
                 try identity.storeSecret(secret, service: service, account: account)
             }

@@ -77,6 +77,9 @@ struct IdentifierKeeper {
         /// Answered while a keyring that is there could not answer (locked, frozen): it may answer
         /// the next call, so this answer is not remembered.
         var keyringMayAnswer = false
+        /// The keyring holds this ID now: it answered with it, or took it in this call (a mint, or
+        /// a file record promoted into a keyring that had none).
+        var inKeyring = false
     }
 
     enum Decision {
@@ -299,7 +302,7 @@ struct IdentifierKeeper {
     /// Rule 5: the mirror's record, when it answers alone.
     private func confirmedMirror(_ key: StoreKey, _ now: UInt64) -> Resolution? {
         guard stores.mirrorFirst, let record = askFile(key).value?.record, isConfirmed(record, now) else { return nil }
-        return Resolution(record: record, source: .keyring, fromMirror: true)
+        return Resolution(record: record, source: .keyring, fromMirror: true, inKeyring: true)
     }
 
     /// The identifier for `key`, minting one if and only if every store said "none".
@@ -332,6 +335,8 @@ struct IdentifierKeeper {
         case .use(let record, let source, let repair, let provisional) where repair.isEmpty:
             var resolution = Resolution(record: record, source: source, provisional: provisional)
             if case .failed = sighting.keyring { resolution.keyringMayAnswer = true }
+            resolution.inKeyring = source == .keyring
+            resolution.noteClosedKeyring(sighting)
             return resolution
         case .fail(let error):
             throw error
@@ -366,6 +371,8 @@ struct IdentifierKeeper {
             // Refused by a keyring that answered: another directory's first run may still
             // put another ID there, which would win (docs/STATE.md, I1).
             if resolution.keyringFailure != nil { resolution.provisional = true }
+            resolution.inKeyring = keyringHolds
+            resolution.noteClosedKeyring(sighting)
             return resolution
         case .fail(let error):
             throw error
@@ -390,6 +397,8 @@ struct IdentifierKeeper {
             if written == 0, let firstError { throw firstError }
             if keyringHolds { stores.markKeyringInUse() }
             if resolution.keyringFailure != nil { resolution.provisional = true }
+            resolution.inKeyring = keyringHolds
+            resolution.noteClosedKeyring(sighting)
             return resolution
         }
     }
@@ -452,6 +461,14 @@ struct IdentifierKeeper {
 }
 
 extension IdentifierKeeper.Resolution {
+    /// A Secret Service with no default collection, which `auto` passed over (`Stores.classify`):
+    /// the answer is kept only in the file store, and says why — the words name the remedy.
+    fileprivate mutating func noteClosedKeyring(_ sighting: IdentifierKeeper.Sighting) {
+        if case .unreachable(let error) = sighting.keyring, error.code == .noCollection, keyringFailure == nil {
+            keyringFailure = error
+        }
+    }
+
     /// A write of the answer that failed: kept as the failure of the store it was for.
     fileprivate mutating func noteFailure(_ error: DeviceIDError, writing target: IdentifierKeeper.Target) {
         switch target {

@@ -97,15 +97,19 @@ struct Stores: Sendable {
 
     /// The one rule for an unreachable Secret Service (docs/STATE.md, "How each store answers"):
     /// it is "not there" — nothing to read, write or delete — only in `auto`, only when the
-    /// failure positively says no Secret Service is there, and only when the file store does not
-    /// know that this user keeps IDs in a keyring. Anything else is a failure: a store that may
-    /// hold the ID and cannot answer.
+    /// failure positively says no Secret Service is there, or that the one there has no default
+    /// collection (no keyring, database or wallet open: it can keep nothing of ours now), and only
+    /// when the file store does not know that this user keeps IDs in a keyring. Anything else is a
+    /// failure: a store that may hold the ID and cannot answer.
     private func classify(_ error: DeviceIDError) -> DeviceIDError? {
-        guard error.code == .unavailable, !keyringRequired else { return error }
-        guard error.keyringAbsent else {
-            return error
-        }
+        guard !keyringRequired else { return error }
+        let absent = error.code == .unavailable && error.keyringAbsent
+        guard absent || error.code == .noCollection else { return error }
         guard keyringInUse() else { return nil }
+        if !absent {
+            return DeviceIDError(.noCollection, "this user keeps IDs in a keyring (so says \(lock.path)), and "
+                                 + "none is open as the default collection now: \(error.detail)")
+        }
         return DeviceIDError(.unavailable, "this user keeps IDs in a keyring (so says \(lock.path)), which "
                              + "cannot be reached from here: \(error.detail); run this where the keyring is "
                              + "reachable (the desktop session), or choose the file backend explicitly")
@@ -148,8 +152,7 @@ struct Stores: Sendable {
 
     static let keyringMarker = StoreKey.state("keyring-in-use")
 
-    /// Asks the keyring, classifying "not there" apart from "there but silent". A Secret Service
-    /// without a default collection is there: it may hold the ID where nothing can be read now.
+    /// Asks the keyring, classifying "not there" apart from "there but silent" (`classify`).
     func ask<Value>(keyring body: (SecretServiceStore) throws(DeviceIDError) -> Value?) -> Answer<Value> {
         Self.ask(keyring, body, classify)
     }

@@ -93,12 +93,16 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The Secret Service has no default collection (no keyring, database or wallet is open
         /// and set as default), so nothing can be kept there and "none" cannot be believed.
         public static let noCollection = Code(rawValue: -17)
+        /// No keyring can take the secret here (none answers, or none is open as the default
+        /// collection), no Secret portal can seal it, and the file backend was not chosen: nothing
+        /// was written, as no secret goes to a file in the clear unless the caller asked for that.
+        public static let noKeyring = Code(rawValue: -18)
 
         /// Every code, in ABI order.
         public static let all: [Code] = [
             .invalidArgument, .bufferTooSmall, .notFound, .locked, .unavailable, .timedOut,
             .corrupt, .io, .permission, .noMemory, .tooLarge, .unsupported, .keyring, .optedOut,
-            .internal, .invalidMachineID, .noCollection,
+            .internal, .invalidMachineID, .noCollection, .noKeyring,
         ]
 
         /// The stable symbolic name, shared by Swift, C (`DEVICEID_E_<NAME>`) and Python.
@@ -127,6 +131,7 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
             case .internal: "INTERNAL"
             case .invalidMachineID: "INVALID_MACHINE_ID"
             case .noCollection: "NO_COLLECTION"
+            case .noKeyring: "NO_KEYRING"
             default: "UNKNOWN"
             }
         }
@@ -151,6 +156,7 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
             case .internal: "internal error"
             case .invalidMachineID: "the machine ID is empty, all zeros or malformed"
             case .noCollection: "the Secret Service has no default collection"
+            case .noKeyring: "no keyring can keep the secret, and it is not written in plain text"
             default: "unknown status"
             }
         }

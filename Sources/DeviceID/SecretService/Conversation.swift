@@ -101,15 +101,22 @@ extension SecretService {
             case .unlocked:
                 return path
             case .missing:
-                throw DeviceIDError(.noCollection, "\(provider()) has no keyring, database or wallet open "
-                    + "and set as the default collection")
+                let provider = provider()
+                throw DeviceIDError(.noCollection, "\(provider) has no keyring, database or wallet open "
+                    + "and set as the default collection: \(KeyringRemedy.noCollection(provider))")
             case .locked:
                 if deadline.interactive || unlockShowsNoDialog(path) {
-                    guard try unlock(path) else { throw DeviceIDError(.locked, "the default collection stayed locked") }
+                    guard try unlock(path) else {
+                        let provider = provider()
+                        throw DeviceIDError(.locked, "the default collection stayed locked (\(provider)): "
+                            + "\(KeyringRemedy.promptDismissed()); "
+                            + KeyringRemedy.locked(provider, interactive: true))
+                    }
                     return path
                 }
-                throw DeviceIDError(.locked, "the default collection is locked (\(provider())); "
-                    + "DeviceID shows no unlock dialog unless interactive mode is on")
+                let provider = provider()
+                throw DeviceIDError(.locked, "the default collection is locked (\(provider)); "
+                    + KeyringRemedy.locked(provider, interactive: false))
             }
         }
 

@@ -99,4 +99,29 @@ final class StableIDFileBackendTests: XCTestCase {
             XCTAssertEqual(($0 as? DeviceIDError)?.code, .invalidArgument, "reserved service")
         }
     }
+
+    func testTheChosenFileBackendSaysTheSecretIsInPlainText() throws {
+        let tmp = TemporaryDirectory()
+        let location = try identity(tmp.path).storeSecret(Array("hunter2".utf8), service: "svc", account: "acct")
+        guard case .plaintextFile(let path) = location else { return XCTFail("\(location)") }
+        XCTAssertTrue(path.hasPrefix(tmp.path + "/secret-"), path)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        XCTAssertNotNil(bytes.range(of: Data("hunter2".utf8)), "in the clear, as the location says")
+        XCTAssertEqual(try identity(tmp.path).lookupSecretAndLocation(service: "svc", account: "acct")?.location, location)
+    }
+
+    /// Auto with no Secret Service on the bus: nothing written, `.noKeyring` (0.3.0 wrote it in the clear).
+    func testAutoWithoutAKeyringWritesNoSecret() throws {
+        let tmp = TemporaryDirectory()
+        setenv("SECRET_SERVICE_BUS_NAME", "org.example.NoSecretServiceHere", 1)
+        defer { unsetenv("SECRET_SERVICE_BUS_NAME") }
+        let auto = makeIdentity(.auto, store: tmp.path)
+        XCTAssertThrowsError(try auto.storeSecret(Array("hunter2".utf8), service: "svc", account: "acct")) {
+            XCTAssertEqual(($0 as? DeviceIDError)?.code, .noKeyring, "\($0)")
+        }
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []
+        XCTAssertFalse(written.contains { $0.hasPrefix("secret-") }, "\(written)")
+        XCTAssertNil(try auto.lookupSecret(service: "svc", account: "acct"))
+        XCTAssertEqual(try auto.stableID(for: "com.example.app").source, .created, "identifiers still go to the file store")
+    }
 }

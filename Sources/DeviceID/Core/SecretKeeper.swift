@@ -1,0 +1,64 @@
+/// Where the caller's secrets go, and from where they are read (docs/ENVIRONMENTS.md, "Secrets:
+/// never in plain text unless chosen"):
+///
+/// - the keyring when one answers; a write there removes the copies a file store held from before;
+/// - a file, sealed with the app's key from the Secret portal, where a sandbox's portal anchors it;
+/// - a file in the clear only where the caller chose the file backend. In `auto`, no keyring to
+///   take the secret and no portal to seal it is `.noKeyring`: nothing is written.
+///
+/// A secret is never copied out of the keyring. A plaintext file written before (by 0.3.0, or by the
+/// file backend) is still read where no keyring has the secret, and reported as such.
+struct SecretKeeper {
+    let stores: Stores
+    let timeoutMilliseconds: UInt32
+
+    private var files: FileSecrets? { stores.file.map { FileSecrets(file: $0, timeoutMilliseconds: timeoutMilliseconds) } }
+
+    func store(_ key: StoreKey, _ secret: [UInt8]) throws(DeviceIDError) -> SecretLocation {
+        switch stores.ask(keyring: { (k) throws(DeviceIDError) -> Bool? in try k.write(key, secret); return true }) {
+        case .found, .empty:
+            // The keyring holds it now: a file copy from a time without a keyring is stale, and
+            // may be plain text. Best effort — the keyring's copy is the one read first.
+            _ = try? files?.delete(key)
+            return .keyring
+        case .failed(let error):
+            throw error
+        case .notConfigured:
+            guard let files else { throw DeviceIDError(.unavailable, "no store is available") }
+            return try files.write(key, secret, refusingPlaintext: nil)
+        case .unreachable(let why):
+            guard let files else { throw why }
+            return try files.write(key, secret, refusingPlaintext: Self.refusal(why))
+        }
+    }
+
+    func lookup(_ key: StoreKey) throws(DeviceIDError) -> (value: [UInt8], location: SecretLocation)? {
+        switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.read(key) }) {
+        case .found(let value): return (value, .keyring)
+        case .failed(let error): throw error
+        case .unreachable, .empty, .notConfigured:
+            // A secret stored while no Secret Service answered stays readable when one appears.
+            return try files?.read(key)
+        }
+    }
+
+    func delete(_ key: StoreKey) throws(DeviceIDError) -> Bool {
+        var deleted = false
+        switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.delete(key) }) {
+        case .found(let d): deleted = d
+        case .failed(let error): throw error
+        case .unreachable, .empty, .notConfigured: break
+        }
+        if try files?.delete(key) == true { deleted = true }
+        return deleted
+    }
+
+    /// Why nothing was written: no keyring took the secret, and the caller did not choose plain text.
+    private static func refusal(_ why: DeviceIDError) -> DeviceIDError {
+        DeviceIDError(.noKeyring, "\(why.description); a secret is written to a file in the clear only "
+            + "with the file backend chosen. Start or unlock a keyring (GNOME Keyring, KeePassXC with Secret "
+            + "Service integration, KWallet) where this runs and store it again, or choose the file backend "
+            + "knowingly (--backend file, DEVICEID_BACKEND=file, deviceid_set_backend) to keep it in plain "
+            + "text in a 0600 file")
+    }
+}
