@@ -11,7 +11,7 @@ import stat
 
 import pytest
 
-from conftest import KEYRING_CONTROL, UUID_V4_TEXT, in_fresh_keyring, run, tool
+from conftest import KEYRING_CONTROL, ROOT, UUID_V4_TEXT, in_fresh_keyring, run, tool
 
 SECRET = "hunter2-first-hour"
 
@@ -211,3 +211,15 @@ def test_the_ids_here_are_uuids(cli, tmp_path):
     result = run([cli, "get", "com.example.control"], env=no_keyring_env(tmp_path))
     assert re.fullmatch(UUID_V4_TEXT, result.stdout.strip()), result.stderr
     assert tool("DEVICEID_TEST_CLI") == cli
+
+
+def test_building_the_wheel_without_swift_says_what_to_do(tmp_path):
+    """0.3.0: a bare "swift: command not found" from make; and DEVICEID_WHEEL_LIBRARY alone, as its
+    README said, still ran make build."""
+    build = ["sh", "-c", f'cd "{ROOT}" && exec /usr/bin/python3 setup.py -q build_py --build-lib "{tmp_path}/lib"']
+    no_swift = run(build, env={"PATH": "/usr/bin:/bin", "DEVICEID_WHEEL_LIBRARY": None, "DEVICEID_WHEEL_CLI": None})
+    assert no_swift.returncode != 0
+    for words in ("needs Swift 6", "DEVICEID_WHEEL_LIBRARY=", "DEVICEID_WHEEL_CLI=", "pip install deviceid-linux"):
+        assert words in no_swift.stderr, (words, no_swift.stderr)
+    half = run(build, env={"DEVICEID_WHEEL_LIBRARY": "/nonexistent/libdeviceid.so.1", "DEVICEID_WHEEL_CLI": None})
+    assert half.returncode != 0 and "together" in half.stderr, half.stderr
