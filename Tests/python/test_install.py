@@ -4,6 +4,7 @@ package where Debian's /usr/bin/python3 imports it."""
 import os
 import pathlib
 import re
+import stat
 import sys
 
 import pytest
@@ -104,7 +105,7 @@ def test_each_shell_finds_and_completes_the_installed_completion(tmp_path):
                  COMP_WORDS=(deviceid secret ""); COMP_CWORD=2; COMP_LINE="deviceid secret "; COMP_POINT=16
                  $function deviceid "" secret
                  echo "bash: ${{COMPREPLY[*]}}"'
-        zsh -f -c 'autoload -Uz compinit && compinit -u -d /dev/null && print -r -- "zsh: ${{_comps[deviceid]}} ${{functions_source[_deviceid]:-$(whence -v _deviceid)}}"'
+        zsh -f -c 'autoload -Uz compinit && compinit -u -D && print -r -- "zsh: ${{_comps[deviceid]}} ${{functions_source[_deviceid]:-$(whence -v _deviceid)}}"'
         XDG_DATA_DIRS=/usr/local/share:/usr/share fish -c 'complete -C "deviceid secret "' \\
             | cut -f1 | sort | tr '\\n' ' ' | sed 's/^/fish: /'; echo
     """
@@ -115,3 +116,6 @@ def test_each_shell_finds_and_completes_the_installed_completion(tmp_path):
     assert lines["zsh"].startswith("_deviceid ") and "/usr/local/share/zsh/site-functions/_deviceid" in lines["zsh"], \
         result.stdout
     assert lines["fish"].split() == ["delete", "lookup", "store"], result.stdout + result.stderr
+    # compinit -d FILE replaces FILE with its dump: given /dev/null, as root, it replaced the
+    # machine's /dev/null with a regular file (seen once). -D dumps nothing.
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null is no longer a device"
