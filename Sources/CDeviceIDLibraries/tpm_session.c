@@ -1,6 +1,7 @@
 // One conversation with the TPM: ESAPI comes through the loader (DIDS_LIBRARY_TPM); the TCTI
 // module the caller's TCTI string names is loaded here, directly, as systemd does: tss2's TCTI
 // loader would fall back to /dev/tpm0, which bypasses the kernel's resource manager.
+#define _GNU_SOURCE  // O_PATH
 #include "tpm_internal.h"
 #include "loader.h"
 
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,6 +314,62 @@ static int swtpm_answers(const char *config, uint64_t deadline_ms) {
 static dids_tpm *open_registered(const char *driver, const char *config, uint64_t deadline_ms,
                                   struct dids_tpm_failure *failure, int *path_slot);
 
+// What the file open at `fd` is, by the kernel's account, never by its name: a symbolic link
+// named tpmrm0 to /dev/tpm0 or /dev/null is what it points to. Where sysfs is not mounted (a
+// minimal container), the name is all there is: a character device named tpmrm* passes.
+// The class of character device `rdev` (its sysfs subsystem's name) into `out`; 0, or -1.
+static int char_device_class(dev_t rdev, char *out, size_t size) {
+    char link[64], target[256];
+    snprintf(link, sizeof link, "/sys/dev/char/%u:%u/subsystem", major(rdev), minor(rdev));
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n < 0) return -1;
+    target[n] = '\0';
+    const char *class = strrchr(target, '/');
+    snprintf(out, size, "%s", class ? class + 1 : target);
+    return 0;
+}
+
+int dids_tpm_device_class(const char *path, char *out, size_t size) {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISCHR(st.st_mode)) return -1;
+    return char_device_class(st.st_rdev, out, size);
+}
+
+static int device_kind(int fd, const char *path) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) return DIDS_TPM_DEVICE_NOT_CHARACTER;
+    char class[64];
+    if (char_device_class(st.st_rdev, class, sizeof class) != 0) {
+        if (access("/sys/dev/char", F_OK) == 0) return DIDS_TPM_DEVICE_UNKNOWN;
+        const char *name = strrchr(path, '/');
+        return strncmp(name ? name + 1 : path, "tpmrm", 5) == 0 ? DIDS_TPM_DEVICE_RESOURCE_MANAGER
+                                                                  : DIDS_TPM_DEVICE_UNKNOWN;
+    }
+    if (strcmp(class, "tpmrm") == 0) return DIDS_TPM_DEVICE_RESOURCE_MANAGER;
+    return strcmp(class, "tpm") == 0 ? DIDS_TPM_DEVICE_RAW : DIDS_TPM_DEVICE_OTHER;
+}
+
+// The device: path's checks before the TCTI opens it: a raw TPM is refused without being opened
+// (O_PATH opens no device); then the open tells "no TPM" (ENOENT) from "not allowed" (EACCES)
+// exactly, which the device TCTI's own open() loses in its logging; then what was opened must be
+// a resource manager. 0, or -1 with `failure` set.
+static int check_device(const char *path, struct dids_tpm_failure *failure) {
+    int handle = open(path, O_PATH | O_CLOEXEC);
+    if (handle < 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, errno); return -1; }
+    int kind = device_kind(handle, path);
+    close(handle);
+    if (kind == DIDS_TPM_DEVICE_RAW) { dids_tpm_fail(failure, DIDS_TPM_STAGE_DEVICE_KIND, (uint32_t)kind, 0); return -1; }
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, errno); return -1; }
+    kind = device_kind(fd, path);
+    close(fd);
+    if (kind != DIDS_TPM_DEVICE_RESOURCE_MANAGER) {
+        dids_tpm_fail(failure, DIDS_TPM_STAGE_DEVICE_KIND, (uint32_t)kind, 0);
+        return -1;
+    }
+    return 0;
+}
+
 // A swtpm socket is registered for the fork handler before anything connects to it: the probe of
 // its control socket, the TCTI's own control command and its command socket.
 dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
@@ -326,13 +384,7 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
 static dids_tpm *open_registered(const char *driver, const char *config, uint64_t deadline_ms,
                                   struct dids_tpm_failure *failure, int *path_slot) {
     dids_tpm_fail(failure, DIDS_TPM_STAGE_NONE, 0, 0);
-    if (strcmp(driver, "device") == 0) {
-        // The device TCTI's own open() loses errno in its logging; asking first tells "no TPM"
-        // (ENOENT) from "not allowed" (EACCES) exactly.
-        int fd = open(config, O_RDWR | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, errno); return NULL; }
-        close(fd);
-    }
+    if (strcmp(driver, "device") == 0 && check_device(config, failure) != 0) return NULL;
     if (strcmp(driver, "swtpm") == 0 && swtpm_answers(config, deadline_ms) != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
         return NULL;

@@ -267,6 +267,19 @@ def test_a_raw_tpm_device_is_refused():
     assert result.returncode == 11 and "resource manager" in result.stderr
 
 
+def test_a_device_path_is_judged_by_what_it_is_not_by_its_name(tmp_path):
+    """0.3.0 opened any path whose last part started with tpmrm: a link named tpmrm0 to /dev/null
+    ended in TIMED_OUT after the TCTI's probe. Now fstat and sysfs decide, before the TCTI."""
+    (tmp_path / "tpmrm0").symlink_to("/dev/null")
+    (tmp_path / "tpmrm-dir").mkdir()
+    for path, words in ((tmp_path / "tpmrm0", "is a character device of class 'mem', not a TPM"),
+                        ("/dev/null", "is a character device of class 'mem', not a TPM"),
+                        (tmp_path / "tpmrm-dir", "is not a character device")):
+        result = deviceid(None, "hardware-id", APP_A, env={"DEVICEID_TPM_TCTI": f"device:{path}"})
+        assert result.returncode == 11, (path, result.stderr)  # INVALID_ARGUMENT, not TIMED_OUT (16)
+        assert words in result.stderr and "/dev/tpmrm0" in result.stderr, result.stderr
+
+
 def start_swtpm(machine):
     """Starts `machine`'s swtpm again on its state (a TPM restarted: its seeds are kept)."""
     tpm = machine.tpm

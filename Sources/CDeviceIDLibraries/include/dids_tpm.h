@@ -206,7 +206,20 @@ enum dids_tpm_stage {
     DIDS_TPM_STAGE_CERTIFY,
     DIDS_TPM_STAGE_TIMED_OUT,    // the deadline passed while the TPM had not answered
     DIDS_TPM_STAGE_SHAPE,        // the TPM answered with a structure DeviceID does not accept
+    DIDS_TPM_STAGE_DEVICE_KIND,  // a device: path that is no TPM resource manager (rc: a dids_tpm_device_kind)
 };
+
+/// What a `device:` path is, as the kernel says (fstat, then /sys/dev/char/MAJ:MIN/subsystem).
+enum dids_tpm_device_kind {
+    DIDS_TPM_DEVICE_RESOURCE_MANAGER = 0,  // class tpmrm: the one DeviceID uses
+    DIDS_TPM_DEVICE_RAW,                   // class tpm (/dev/tpm0 by any name): never opened
+    DIDS_TPM_DEVICE_OTHER,                 // a character device of another class (/dev/null is "mem")
+    DIDS_TPM_DEVICE_NOT_CHARACTER,         // a file, directory, socket…
+    DIDS_TPM_DEVICE_UNKNOWN,               // a character device sysfs does not list
+};
+/// The sysfs class of the character device at `path` ("tpmrm", "tpm", "mem"…) into `out`; 0, or -1
+/// when it has none. For words only: dids_tpm_open decides on the descriptor it opened.
+int dids_tpm_device_class(const char *path, char *out, size_t size);
 
 /// How a TPM conversation failed: the stage, the TSS2_RC and errno where the TCTI's open()
 /// failed (EACCES, ENOENT, ...), or ENOBUFS/ENOMEM for the caller's buffers and memory.

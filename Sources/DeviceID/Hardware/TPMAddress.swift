@@ -1,9 +1,10 @@
 /// Which TPM the hardware-bound ID comes from: the kernel's resource manager (`/dev/tpmrm0`),
 /// or what `DEVICEID_TPM_TCTI` names, in tpm2-tss's "driver:configuration" form.
 ///
-/// Two drivers are accepted: `device` (a `/dev/tpmrm*` resource manager only: `/dev/tpm0` is
-/// refused, because a program holding it bypasses the resource manager every other TPM user on
-/// the machine relies on) and `swtpm` (a software TPM reached by its Unix socket, for tests:
+/// Two drivers are accepted: `device` (a TPM resource manager only, as the kernel says when the
+/// path is opened — fstat and sysfs, whatever the path's name: the raw TPM, `/dev/tpm0`, is refused,
+/// because a program holding it bypasses the resource manager every other TPM user on the machine
+/// relies on) and `swtpm` (a software TPM reached by its Unix socket, for tests:
 /// `swtpm:path=/run/t/tpm.sock`).
 public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
     /// The TCTI module: `libtss2-tcti-<driver>.so.0`.
@@ -35,7 +36,10 @@ public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
         case "device":
             let path = rest.isEmpty ? "/dev/tpmrm0" : String(rest)
             let name = path.split(separator: "/").last.map(String.init) ?? ""
-            guard path.hasPrefix("/"), name.hasPrefix("tpmrm") else {
+            // What the path is, the TPM conversation asks the kernel (dids_tpm_open); the raw
+            // device's own name is refused here already, before anything is opened.
+            let raw = name.hasPrefix("tpm") && name.count > 3 && name.dropFirst(3).allSatisfy { $0.isASCII && $0.isNumber }
+            guard path.hasPrefix("/"), !path.contains("\0"), !raw else {
                 throw DeviceIDError(.invalidArgument,
                                     "\(Environment.tpmTCTI)=\(text): only a TPM resource manager (/dev/tpmrm0) is used; "
                                         + "a raw TPM device such as /dev/tpm0 bypasses the resource manager other programs rely on")

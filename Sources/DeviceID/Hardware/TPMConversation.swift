@@ -89,6 +89,9 @@ enum TPMConversation {
                                          + "or without its kernel driver)")
             case ENOENT, ENODEV, ENXIO:
                 return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
+            case EISDIR where address.driver == "device":
+                return DeviceIDError(.invalidArgument, TPMDeviceKind.words(UInt32(DIDS_TPM_DEVICE_NOT_CHARACTER.rawValue),
+                                                                           address.configuration))
             case ENOMEM: return DeviceIDError(.noMemory, "out of memory opening the TPM at \(at)")
             case EMFILE, ENFILE: return DeviceIDError(.noMemory, "no file descriptor left to open the TPM at \(at)")
             case 0 where address.driver == "device":
@@ -102,6 +105,8 @@ enum TPMConversation {
             return DeviceIDError(.timedOut, "the TPM at \(at) did not answer within \(milliseconds) ms")
         case Int32(DIDS_TPM_STAGE_SHAPE.rawValue):
             return DeviceIDError(.io, "the TPM at \(at) answered with a structure of another shape than asked for")
+        case Int32(DIDS_TPM_STAGE_DEVICE_KIND.rawValue):
+            return DeviceIDError(.invalidArgument, TPMDeviceKind.words(rc, address.configuration))
         default: break
         }
         if errorNumber == ENOBUFS { return DeviceIDError(.tooLarge, "the TPM's answer to \(stageName(stage)) is too large") }
