@@ -192,7 +192,7 @@ def test_an_empty_argument_is_a_usage_error(cli, store):
 
 
 def test_no_tpm_is_worded_as_a_tpm(cli, store):
-    result = run([cli, "hardware-id", "com.example.app"], env={"DEVICEID_TPM": "device:/dev/tpmrm-missing"})
+    result = run([cli, "hardware-id", "com.example.app"], env={"DEVICEID_TPM_TCTI": "device:/nonexistent/tpmrm0"})
     assert result.returncode == 15, result.stderr
     assert result.stderr.startswith("deviceid: TPM unavailable"), result.stderr
 
