@@ -42,7 +42,7 @@ MANYLINUX_POLICIES = (5, 12, 17, 24, 26, 27, 28, 31)
 NO_SWIFT = """building the deviceid wheel needs Swift 6 on PATH (https://www.swift.org/install/linux/),
 which builds libdeviceid.so.1 and the deviceid command; or give prebuilt ones, both:
     DEVICEID_WHEEL_LIBRARY=/path/libdeviceid.so.1 DEVICEID_WHEEL_CLI=/path/deviceid python3 -m pip wheel . -w dist
-(docs/INSTALL.md, "The Python wheel"). Installing from an index needs neither: pip install deviceid-linux"""
+(docs/INSTALL.md, "The Python wheel")."""
 
 
 def platform_tag(binaries):

@@ -102,7 +102,9 @@ struct Commands {
             defer { SecretMemory.wipe(&bytes) }
             if case .plaintextFile(let path) = location, (try? identity.configuration().backend) != .file {
                 output.write("deviceid: note: this secret is kept in plain text in \(path) (written with no keyring "
-                             + "to take it); store it again where a keyring answers to move it there\n", to: STDERR_FILENO)
+                             + "to take it, or by the file backend); to move it into the keyring, store it again where "
+                             + "a keyring answers, then remove the file copy with: deviceid --backend file secret delete "
+                             + "SERVICE ACCOUNT\n", to: STDERR_FILENO)
             }
             if output.json {
                 let value = String(validating: bytes, as: UTF8.self).map { ("secret", Output.quote($0)) }

@@ -293,8 +293,8 @@ def mac_address(interface: str | None = None) -> MACAddress:
 def mac_md5(bundle_id: str | None = None, interface: str | None = None) -> str:
     """MD5 hex of the MAC's 12 uppercase hex digits, followed by the bundle id when given.
 
-    Raises as mac_address(), and UnsupportedError where MD5 is refused (FIPS mode) or libcrypto is
-    missing.
+    Raises as mac_address(), UnsupportedError where MD5 is refused (FIPS mode), UnavailableError
+    where libcrypto (OpenSSL 3) is missing.
     """
     out = _ctypes.create_string_buffer(_native.md5_hex_max())
     _native.mac_md5(None if interface is None else _core.text(interface, "interface"),
@@ -312,7 +312,7 @@ def hash_hex(data: bytes | bytearray | memoryview, algorithm: Algorithm = "sha25
     """Lowercase hex digest through OpenSSL.
 
     Raises InvalidArgumentError for an unknown algorithm, UnsupportedError where it is refused (MD5
-    in FIPS mode) or libcrypto is missing.
+    in FIPS mode), UnavailableError where libcrypto (OpenSSL 3) is missing.
     """
     data = bytes(data)
     out = _ctypes.create_string_buffer(_native.sha256_hex_max())

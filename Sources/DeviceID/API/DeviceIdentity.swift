@@ -223,8 +223,10 @@ public final class DeviceIdentity: Sendable {
     /// Stores `secret` (any bytes, empty allowed) under service and account, replacing what was
     /// there, and says where it went. In `auto` it goes to the keyring when a Secret Service takes
     /// it, else — in a sandbox whose Secret portal anchors the app — to a file sealed with the app's
-    /// key; with neither, the call fails with `.noKeyring` and nothing is written: a secret lands in
-    /// a file in the clear only where the file backend was chosen. Never copied out of the keyring.
+    /// key; with neither, the call fails with `.noKeyring` and nothing is written (or, where the file
+    /// store says this user keeps IDs in a keyring that cannot be reached now, with that keyring's
+    /// `.unavailable` or `.noCollection`): a secret lands in a file in the clear only where the file
+    /// backend was chosen. Never copied out of the keyring.
     @discardableResult
     public func storeSecret(_ secret: [UInt8], service: String, account: String) throws(DeviceIDError) -> SecretLocation {
         try Names.validateSecret(service: service, account: account)

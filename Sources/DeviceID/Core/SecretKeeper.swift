@@ -1,13 +1,16 @@
 /// Where the caller's secrets go, and from where they are read (docs/ENVIRONMENTS.md, "Secrets:
 /// never in plain text unless chosen"):
 ///
-/// - the keyring when one answers; a write there removes the copies a file store held from before;
+/// - the keyring when one answers (a file copy from before is left where it is: the file backend,
+///   chosen by another program of the user's, may rely on it);
 /// - a file, sealed with the app's key from the Secret portal, where a sandbox's portal anchors it;
 /// - a file in the clear only where the caller chose the file backend. In `auto`, no keyring to
 ///   take the secret and no portal to seal it is `.noKeyring`: nothing is written.
 ///
 /// A secret is never copied out of the keyring. A plaintext file written before (by 0.3.0, or by the
-/// file backend) is still read where no keyring has the secret, and reported as such.
+/// file backend) is still read where no keyring has the secret, and reported as such. A Secret
+/// Service with no default collection may hold the secret in a collection that is not open: a
+/// lookup or delete the files cannot answer is `.noCollection` there, never "none".
 struct SecretKeeper {
     let stores: Stores
     let timeoutMilliseconds: UInt32
@@ -17,9 +20,6 @@ struct SecretKeeper {
     func store(_ key: StoreKey, _ secret: [UInt8]) throws(DeviceIDError) -> SecretLocation {
         switch stores.ask(keyring: { (k) throws(DeviceIDError) -> Bool? in try k.write(key, secret); return true }) {
         case .found, .empty:
-            // The keyring holds it now: a file copy from a time without a keyring is stale, and
-            // may be plain text. Best effort — the keyring's copy is the one read first.
-            _ = try? files?.delete(key)
             return .keyring
         case .failed(let error):
             throw error
@@ -36,6 +36,9 @@ struct SecretKeeper {
         switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.read(key) }) {
         case .found(let value): return (value, .keyring)
         case .failed(let error): throw error
+        case .unreachable(let why) where why.code == .noCollection:
+            if let found = try files?.read(key) { return found }
+            throw why
         case .unreachable, .empty, .notConfigured:
             // A secret stored while no Secret Service answered stays readable when one appears.
             return try files?.read(key)
@@ -47,6 +50,7 @@ struct SecretKeeper {
         switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.delete(key) }) {
         case .found(let d): deleted = d
         case .failed(let error): throw error
+        case .unreachable(let why) where why.code == .noCollection: throw why
         case .unreachable, .empty, .notConfigured: break
         }
         if try files?.delete(key) == true { deleted = true }
