@@ -314,6 +314,73 @@ static int swtpm_answers(const char *config, uint64_t deadline_ms) {
 static dids_tpm *open_registered(const char *driver, const char *config, uint64_t deadline_ms,
                                   struct dids_tpm_failure *failure, int *path_slot);
 
+// The swtpm TCTI's initialisation under the call's deadline: it connects to the command socket
+// and sets the locality over the control socket, reading the answer with a blocking read() of
+// no timeout of its own — a swtpm that went silent there held the caller forever (issue 34,
+// case 1). A guard thread shuts every socket to this swtpm down at the deadline, and again every
+// 100 ms until the initialisation returns (as dids_tpm_interrupt does for commands: by peer).
+struct init_guard {
+    pthread_mutex_t lock;
+    pthread_cond_t ended;
+    int done, fired;
+    uint64_t deadline_ms;
+    const char *path;
+};
+
+static void *guard_initialisation(void *argument) {
+    struct init_guard *guard = argument;
+    pthread_mutex_lock(&guard->lock);
+    uint64_t at = guard->deadline_ms;
+    while (!guard->done) {
+        struct timespec until = {(time_t)(at / 1000u), (long)(at % 1000u) * 1000000L};
+        if (pthread_cond_timedwait(&guard->ended, &guard->lock, &until) == ETIMEDOUT && !guard->done) {
+            guard->fired = 1;
+            size_t count;
+            int *fds = open_descriptors(&count);
+            for (size_t i = 0; fds && i < count; i++)
+                if (is_swtpm_socket(fds[i], guard->path, 1)) (void)shutdown(fds[i], SHUT_RDWR);
+            free(fds);
+            at = now_ms() + 100u;
+        }
+    }
+    pthread_mutex_unlock(&guard->lock);
+    return NULL;
+}
+
+// module->init(tcti, size, config), guarded for a swtpm; 1 in *timed_out when the guard fired.
+static TSS2_RC guarded_init(TSS2_TCTI_INIT_FUNC init, TSS2_TCTI_CONTEXT *tcti, size_t *size, const char *config,
+                            const char *swtpm_path, uint64_t deadline_ms, int *timed_out) {
+    *timed_out = 0;
+    if (!swtpm_path[0]) return init(tcti, size, config);
+    struct init_guard guard = {.deadline_ms = deadline_ms, .path = swtpm_path};
+    pthread_condattr_t attributes;
+    pthread_t thread;
+    int started = 0;
+    if (pthread_mutex_init(&guard.lock, NULL) == 0) {
+        if (pthread_condattr_init(&attributes) == 0) {
+            if (pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC) == 0
+                && pthread_cond_init(&guard.ended, &attributes) == 0) {
+                started = pthread_create(&thread, NULL, guard_initialisation, &guard) == 0;
+                if (!started) pthread_cond_destroy(&guard.ended);
+            }
+            pthread_condattr_destroy(&attributes);
+        }
+        if (!started) pthread_mutex_destroy(&guard.lock);
+    }
+    // Without a thread (none can be started) the initialisation runs as before, unguarded.
+    TSS2_RC rc = init(tcti, size, config);
+    if (!started) return rc;
+    pthread_mutex_lock(&guard.lock);
+    guard.done = 1;
+    pthread_cond_signal(&guard.ended);
+    pthread_mutex_unlock(&guard.lock);
+    pthread_join(thread, NULL);
+    *timed_out = guard.fired;
+    pthread_cond_destroy(&guard.ended);
+    pthread_mutex_destroy(&guard.lock);
+    return rc;
+}
+
 // What the file open at `fd` is, by the kernel's account, never by its name: a symbolic link
 // named tpmrm0 to /dev/tpm0 or /dev/null is what it points to. Where sysfs is not mounted (a
 // minimal container), the name is all there is: a character device named tpmrm* passes.
@@ -428,8 +495,18 @@ static dids_tpm *open_registered(const char *driver, const char *config, uint64_
     }
     int *before = open_descriptors(&before_count);
     errno = 0;
-    if ((rc = module->init(tcti, &size, config)) != 0) {
-        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, rc, errno);
+    int timed_out = 0;
+    if ((rc = guarded_init(module->init, tcti, &size, config, tpm->swtpm_socket, deadline_ms, &timed_out)) != 0
+        || timed_out) {
+        if (timed_out) {
+            dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
+            if (rc == 0) {  // initialised after all, past the deadline: closed again
+                finalize_tcti(tcti);
+                tcti = NULL;
+            }
+        } else {
+            dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, rc, errno);
+        }
         pthread_mutex_unlock(&initialising);
         free(before);
         free(tcti);
@@ -451,18 +528,21 @@ static dids_tpm *open_registered(const char *driver, const char *config, uint64_
         dids_tpm_close(tpm);
         return NULL;
     }
-    // A bare swtpm may not have been started; the kernel's resource manager has started its TPM.
-    if (strcmp(driver, "swtpm") == 0) {
-        struct dids_tpm_failure startup;
-        if (!DIDS_TPM_RUN(tpm, &startup, DIDS_TPM_STAGE_STARTUP, dids_p_Esys_Startup_Async(tpm->esys, DIDS_TPM2_SU_CLEAR),
-                          dids_p_Esys_Startup_Finish(tpm->esys))
-            && !(startup.stage == DIDS_TPM_STAGE_STARTUP && (startup.rc & 0xfffu) == DIDS_TPM2_RC_INITIALIZE)) {
-            *failure = startup;
-            dids_tpm_close(tpm);
-            return NULL;
-        }
-    }
     return tpm;
+}
+
+// A bare swtpm may not have been started; the kernel's resource manager has started its TPM.
+// A command like any other: the caller runs it under its watchdog (TPMConversation.run).
+int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure) {
+    if (!tpm->swtpm_socket[0]) return 0;
+    struct dids_tpm_failure startup;
+    if (!DIDS_TPM_RUN(tpm, &startup, DIDS_TPM_STAGE_STARTUP, dids_p_Esys_Startup_Async(tpm->esys, DIDS_TPM2_SU_CLEAR),
+                      dids_p_Esys_Startup_Finish(tpm->esys))
+        && !(startup.stage == DIDS_TPM_STAGE_STARTUP && (startup.rc & 0xfffu) == DIDS_TPM2_RC_INITIALIZE)) {
+        *failure = startup;
+        return -1;
+    }
+    return 0;
 }
 
 static void *finalize(void *argument) {

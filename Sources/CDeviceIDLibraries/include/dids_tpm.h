@@ -242,6 +242,9 @@ struct dids_tpm_bytes {
 typedef struct dids_tpm dids_tpm;
 dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure);
 void dids_tpm_close(dids_tpm *tpm);
+/// TPM2_Startup on a swtpm (a bare one may not have been started; TPM_RC_INITIALIZE is success);
+/// nothing on a device. Run under the conversation's watchdog, like any command. 0, or -1.
+int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure);
 /// Ends a swtpm command that waits past the deadline, from another thread (a watchdog): the swtpm
 /// TCTI connects anew for each command and reads its answer with a blocking read() that ignores
 /// ESAPI's timeout, so its socket is shut down. Nothing for the device TCTI, which polls.

@@ -29,7 +29,11 @@ enum TPMConversation {
             }
             : nil
         defer { watchdog?.finish() }
-        guard let result = body(tpm, &failure) else { throw error(failure, address, milliseconds) }
+        // The first command, under the watchdog like the rest (issue 34: a swtpm busy with another
+        // client's connection held the caller in TPM2_Startup for as long as that lasted).
+        guard dids_tpm_startup(tpm, &failure) == 0, let result = body(tpm, &failure) else {
+            throw error(failure, address, milliseconds)
+        }
         return result
     }
 
