@@ -176,6 +176,16 @@ static int is_swtpm_socket(int fd, const char *path, int with_control) {
         && (peer_length == n || (with_control && peer_length == n + 5 && memcmp(peer.sun_path + n, ".ctrl", 5) == 0));
 }
 
+// Shuts `fd` down if it is a socket to `peer_path` (exactly, no ".ctrl"), checked and shut on a
+// duplicate: the number may be closed and reused by another thread between a check and a
+// shutdown on it, while a duplicate keeps the checked open file description.
+static void shutdown_if_peer(int fd, const char *peer_path, int with_control) {
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return;
+    if (is_swtpm_socket(copy, peer_path, with_control)) (void)shutdown(copy, SHUT_RDWR);
+    close(copy);
+}
+
 // The device TCTI opens /dev/tpmrm0 without O_CLOEXEC: a program that forks and executes while a
 // conversation is open would hand the TPM connection (and its objects in the resource manager)
 // to the child. The descriptors that appeared during the TCTI's initialisation and are this
@@ -219,8 +229,7 @@ void dids_tpm_interrupt(dids_tpm *tpm) {
     if (!dids_tpm_needs_interrupt(tpm)) return;
     size_t count;
     int *fds = open_descriptors(&count);
-    for (size_t i = 0; fds && i < count; i++)
-        if (is_swtpm_socket(fds[i], tpm->swtpm_socket, 0)) (void)shutdown(fds[i], SHUT_RDWR);
+    for (size_t i = 0; fds && i < count; i++) shutdown_if_peer(fds[i], tpm->swtpm_socket, 0);
     free(fds);
 }
 
@@ -324,7 +333,7 @@ struct init_guard {
     pthread_cond_t ended;
     int done, fired;
     uint64_t deadline_ms;
-    const char *path;
+    char control_path[108 + 5];
 };
 
 static void *guard_initialisation(void *argument) {
@@ -337,8 +346,10 @@ static void *guard_initialisation(void *argument) {
             guard->fired = 1;
             size_t count;
             int *fds = open_descriptors(&count);
-            for (size_t i = 0; fds && i < count; i++)
-                if (is_swtpm_socket(fds[i], guard->path, 1)) (void)shutdown(fds[i], SHUT_RDWR);
+            // The control socket only: the TCTI's initialisation connects to the command socket
+            // and closes it at once; what blocks is the read of CMD_SET_LOCALITY's answer. Other
+            // conversations' command sockets to this swtpm are left alone.
+            for (size_t i = 0; fds && i < count; i++) shutdown_if_peer(fds[i], guard->control_path, 0);
             free(fds);
             at = now_ms() + 100u;
         }
@@ -352,7 +363,8 @@ static TSS2_RC guarded_init(TSS2_TCTI_INIT_FUNC init, TSS2_TCTI_CONTEXT *tcti, s
                             const char *swtpm_path, uint64_t deadline_ms, int *timed_out) {
     *timed_out = 0;
     if (!swtpm_path[0]) return init(tcti, size, config);
-    struct init_guard guard = {.deadline_ms = deadline_ms, .path = swtpm_path};
+    struct init_guard guard = {.deadline_ms = deadline_ms};
+    snprintf(guard.control_path, sizeof guard.control_path, "%s.ctrl", swtpm_path);
     pthread_condattr_t attributes;
     pthread_t thread;
     int started = 0;
@@ -383,7 +395,8 @@ static TSS2_RC guarded_init(TSS2_TCTI_INIT_FUNC init, TSS2_TCTI_CONTEXT *tcti, s
 
 // What the file open at `fd` is, by the kernel's account, never by its name: a symbolic link
 // named tpmrm0 to /dev/tpm0 or /dev/null is what it points to. Where sysfs is not mounted (a
-// minimal container), the name is all there is: a character device named tpmrm* passes.
+// minimal container), the name is all there is: a character device whose resolved path is named
+// tpmrm* passes (a link named tpmrm0 to /dev/tpm0 is judged as "tpm0").
 // The class of character device `rdev` (its sysfs subsystem's name) into `out`; 0, or -1.
 static int char_device_class(dev_t rdev, char *out, size_t size) {
     char link[64], target[256];
@@ -408,34 +421,38 @@ static int device_kind(int fd, const char *path) {
     char class[64];
     if (char_device_class(st.st_rdev, class, sizeof class) != 0) {
         if (access("/sys/dev/char", F_OK) == 0) return DIDS_TPM_DEVICE_UNKNOWN;
-        const char *name = strrchr(path, '/');
-        return strncmp(name ? name + 1 : path, "tpmrm", 5) == 0 ? DIDS_TPM_DEVICE_RESOURCE_MANAGER
-                                                                  : DIDS_TPM_DEVICE_UNKNOWN;
+        char *resolved = realpath(path, NULL);
+        const char *name = resolved ? strrchr(resolved, '/') : NULL;
+        int named = name && strncmp(name + 1, "tpmrm", 5) == 0;
+        free(resolved);
+        return named ? DIDS_TPM_DEVICE_RESOURCE_MANAGER : DIDS_TPM_DEVICE_UNKNOWN;
     }
     if (strcmp(class, "tpmrm") == 0) return DIDS_TPM_DEVICE_RESOURCE_MANAGER;
     return strcmp(class, "tpm") == 0 ? DIDS_TPM_DEVICE_RAW : DIDS_TPM_DEVICE_OTHER;
 }
 
-// The device: path's checks before the TCTI opens it: a raw TPM is refused without being opened
-// (O_PATH opens no device); then the open tells "no TPM" (ENOENT) from "not allowed" (EACCES)
-// exactly, which the device TCTI's own open() loses in its logging; then what was opened must be
-// a resource manager. 0, or -1 with `failure` set.
+// The device: path's checks before the TCTI opens it, none of which opens a device: opening one
+// can act (a watchdog armed by open and fired at a close without its magic byte, a tape rewound,
+// a serial line's DTR raised), so what the path is is asked of an O_PATH descriptor, and only a
+// resource manager goes on. Then "no TPM" (ENOENT) and "not allowed" (EACCES) are told apart
+// exactly, which the device TCTI's own open() loses in its logging: access with the effective
+// IDs, as the TCTI's open will use. 0, or -1 with `failure` set.
 static int check_device(const char *path, struct dids_tpm_failure *failure) {
     int handle = open(path, O_PATH | O_CLOEXEC);
     if (handle < 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, errno); return -1; }
     int kind = device_kind(handle, path);
     close(handle);
-    if (kind == DIDS_TPM_DEVICE_RAW) { dids_tpm_fail(failure, DIDS_TPM_STAGE_DEVICE_KIND, (uint32_t)kind, 0); return -1; }
-    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, errno); return -1; }
-    kind = device_kind(fd, path);
-    close(fd);
     if (kind != DIDS_TPM_DEVICE_RESOURCE_MANAGER) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_DEVICE_KIND, (uint32_t)kind, 0);
         return -1;
     }
+    if (faccessat(AT_FDCWD, path, R_OK | W_OK, AT_EACCESS) != 0) {
+        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, errno);
+        return -1;
+    }
     return 0;
 }
+
 
 // A swtpm socket is registered for the fork handler before anything connects to it: the probe of
 // its control socket, the TCTI's own control command and its command socket.

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -247,16 +248,19 @@ def test_no_tpm_is_unavailable(tmp_path):
 
 
 def test_a_user_outside_the_tss_group_is_told_how_to_get_permission(tmp_path):
-    """The resource manager is root:tss 0660 on Debian: a user outside the group gets EACCES."""
+    """The resource manager is root:tss 0660 on Debian: a user outside the group gets EACCES. No
+    tpmrm device exists here: a character device node named tpmrm0 stands in (1:3's numbers), in a
+    mount namespace whose /sys/dev is hidden, where DeviceID takes a character device at its name
+    (with sysfs, the node is class mem and refused as no TPM: the next tests)."""
     if os.geteuid() != 0:
-        pytest.fail("this test needs root (to run the command as another user)")
+        pytest.fail("this test needs root (to make a device node and run the command as another user)")
     device = tmp_path / "tpmrm0"
-    device.write_bytes(b"")
-    os.chmod(device, 0o660)
+    os.mknod(device, 0o660 | stat.S_IFCHR, os.makedev(1, 3))
     os.chmod(tmp_path, 0o755)
-    result = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", cli_path(),
-                             "hardware-id", APP_A], env=dict(os.environ, DEVICEID_TPM_TCTI=f"device:{device}",
-                                                             HOME="/nonexistent"),
+    script = (f"mount -t tmpfs none /sys/dev && exec setpriv --reuid=nobody --regid=nogroup --clear-groups "
+              f"{cli_path()} hardware-id {APP_A}")
+    result = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                            env=dict(os.environ, DEVICEID_TPM_TCTI=f"device:{device}", HOME="/nonexistent"),
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 19, result.stderr  # PERMISSION
     assert "tss group" in result.stderr and "Permission denied" in result.stderr
@@ -272,9 +276,12 @@ def test_a_device_path_is_judged_by_what_it_is_not_by_its_name(tmp_path):
     ended in TIMED_OUT after the TCTI's probe. Now fstat and sysfs decide, before the TCTI."""
     (tmp_path / "tpmrm0").symlink_to("/dev/null")
     (tmp_path / "tpmrm-dir").mkdir()
+    (tmp_path / "tpmrm-file").write_bytes(b"")
+    os.chmod(tmp_path / "tpmrm-file", 0)  # not even readable: judged before any open
     for path, words in ((tmp_path / "tpmrm0", "is a character device of class 'mem', not a TPM"),
                         ("/dev/null", "is a character device of class 'mem', not a TPM"),
-                        (tmp_path / "tpmrm-dir", "is not a character device")):
+                        (tmp_path / "tpmrm-dir", "is not a character device"),
+                        (tmp_path / "tpmrm-file", "is not a character device")):
         result = deviceid(None, "hardware-id", APP_A, env={"DEVICEID_TPM_TCTI": f"device:{path}"})
         assert result.returncode == 11, (path, result.stderr)  # INVALID_ARGUMENT, not TIMED_OUT (16)
         assert words in result.stderr and "/dev/tpmrm0" in result.stderr, result.stderr

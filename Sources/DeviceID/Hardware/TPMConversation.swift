@@ -93,9 +93,6 @@ enum TPMConversation {
                                          + "or without its kernel driver)")
             case ENOENT, ENODEV, ENXIO:
                 return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
-            case EISDIR where address.driver == "device":
-                return DeviceIDError(.invalidArgument, TPMDeviceKind.words(UInt32(DIDS_TPM_DEVICE_NOT_CHARACTER.rawValue),
-                                                                           address.configuration))
             case ENOMEM: return DeviceIDError(.noMemory, "out of memory opening the TPM at \(at)")
             case EMFILE, ENFILE: return DeviceIDError(.noMemory, "no file descriptor left to open the TPM at \(at)")
             case 0 where address.driver == "device":
