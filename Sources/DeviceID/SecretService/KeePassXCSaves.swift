@@ -56,6 +56,12 @@ enum KeePassXCSaves {
                 ready = start + settleMilliseconds        // inside the save window: after it
             }
             guard ready + writeBudgetMilliseconds <= end else {
+                // Quiet (no burst: start is Int.min, whose distance to now is no number), with less
+                // of the deadline left than a write needs.
+                guard ready > now, start != Int.min else {
+                    throw DeviceIDError(.timedOut, "\(max(end - now, 0)) ms of the deadline are left, and a write to "
+                        + "KeePassXC needs \(writeBudgetMilliseconds)")
+                }
                 throw DeviceIDError(.timedOut, "KeePassXC may still be saving a change made \(max(now - start, 0)) ms "
                     + "ago, and a write during its save crashes it: the write would have to wait "
                     + "\(ready - now) ms, past the deadline")

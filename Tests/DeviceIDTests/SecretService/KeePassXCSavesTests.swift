@@ -40,6 +40,17 @@ final class KeePassXCSavesTests: XCTestCase {
         XCTAssertLessThan(Monotonic.milliseconds() - start, 50, "refused at once, not at the deadline")
     }
 
+    /// Quiet, with less of the deadline left than a write needs: 0.3.0's words computed how long
+    /// ago a burst began that never was (now - Int.min) and trapped on the overflow — seen once,
+    /// when a deadline test's conversation reached its write late.
+    func testTooLittleOfTheDeadlineLeftWhenQuietIsTimedOutNotATrap() throws {
+        XCTAssertThrowsError(try KeePassXCSaves.beforeWrite(end: Monotonic.milliseconds() + 10)) { error in
+            let error = error as! DeviceIDError
+            XCTAssertEqual(error.code, .timedOut)
+            XCTAssertTrue(error.detail.contains("a write to KeePassXC needs 100"), error.detail)
+        }
+    }
+
     func testAfterTheSettleTimeAWriteGoesAtOnce() throws {
         _ = try timed(5000)
         usleep(UInt32(KeePassXCSaves.settleMilliseconds + 20) * 1000)
