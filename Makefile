@@ -40,8 +40,9 @@ endif
 VERSION := $(shell sed -n 's/^\#define DEVICEID_VERSION_STRING "\(.*\)"/\1/p' include/deviceid.h)
 VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
-# The soname's number is the ABI generation, not the version's major: 0.x releases keep .so.1.
-SONAME := libdeviceid.so.1
+# The soname's number is the ABI generation, not the version's major: 0.x was .so.1, and 1.0's
+# context-first API (docs/MIGRATING.md) is .so.2, packaged as libdeviceid2 (Debian policy 8.1).
+SONAME := libdeviceid.so.2
 # The library and the CLI are Embedded Swift (see Package.swift and scripts/swift-embedded): no
 # Swift runtime, no libstdc++.
 BUILD := .build/embedded/release
@@ -80,7 +81,7 @@ install: build man
 	install -m 0755 $(INSTALL_STRIP) $(BUILD)/libdeviceid.so $(DESTDIR)$(LIBDIR)/libdeviceid.so.$(VERSION)
 	ln -sfn libdeviceid.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libdeviceid.so
-	install -m 0644 include/deviceid.h $(DESTDIR)$(INCLUDEDIR)/deviceid.h
+	install -m 0644 include/deviceid.h include/deviceid-techniques.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PC_PREFIX)|' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
 		pkgconfig/deviceid.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc
@@ -118,7 +119,7 @@ install-strip:
 	$(MAKE) install INSTALL_STRIP=-s
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libdeviceid.so* $(DESTDIR)$(INCLUDEDIR)/deviceid.h \
+	rm -f $(DESTDIR)$(LIBDIR)/libdeviceid.so* $(DESTDIR)$(INCLUDEDIR)/deviceid.h $(DESTDIR)$(INCLUDEDIR)/deviceid-techniques.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc $(DESTDIR)$(BINDIR)/deviceid \
 		$(DESTDIR)$(MANDIR)/man1/deviceid.1 $(DESTDIR)$(MANDIR)/man3/deviceid.3 $(DESTDIR)$(MANDIR)/man3/deviceid_*.3 \
 		$(DESTDIR)$(BASHCOMPDIR)/deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
@@ -137,9 +138,9 @@ test:
 deb:
 	dpkg-buildpackage -b -us -uc
 	rm -rf dist/deb && mkdir -p dist/deb
-	mv ../deviceid_$(VERSION)_*.deb ../libdeviceid1_$(VERSION)_*.deb ../libdeviceid-dev_$(VERSION)_*.deb \
+	mv ../deviceid_$(VERSION)_*.deb ../libdeviceid2_$(VERSION)_*.deb ../libdeviceid-dev_$(VERSION)_*.deb \
 		../python3-deviceid_$(VERSION)_all.deb ../deviceid-dbgsym_$(VERSION)_*.deb \
-		../libdeviceid1-dbgsym_$(VERSION)_*.deb ../deviceid_$(VERSION)_*.changes \
+		../libdeviceid2-dbgsym_$(VERSION)_*.deb ../deviceid_$(VERSION)_*.changes \
 		../deviceid_$(VERSION)_*.buildinfo dist/deb/
 # Errors fail the build; warnings and information tags (-I) are shown, with their explanations.
 	lintian --fail-on error --display-info --info dist/deb/deviceid_$(VERSION)_*.changes | tee dist/deb/lintian.txt

@@ -9,10 +9,13 @@
 //                            that the C ABI's fast paths can use them without Swift
 //   CDeviceIDLibraries       every other library, loaded on first use (dlopen): libsecret with GLib,
 //                            libcrypto, libdbus. Building needs none of their headers, and
-//                            libdeviceid.so.1 NEEDs libc and libm only
+//                            libdeviceid.so.2 NEEDs libc and libm only
 //   CDeviceIDFastPaths       the C ABI's thread-local state (answer cache, last error)
+//   CDeviceIDAPI             include/deviceid.h and deviceid-techniques.h as a module, so that the
+//                            compiler holds every thunk to its declaration; statuses.tsv, the one
+//                            table of status codes (scripts/gen-abi)
 //   DeviceID                 the Swift library (`import DeviceID`)
-//   DeviceIDC                the @_cdecl thunks behind include/deviceid.h -> libdeviceid.so
+//   DeviceIDC                the `@c @implementation` thunks of include/*.h -> libdeviceid.so
 //   DeviceIDCLI              the `deviceid` command
 //
 // Two builds from the same sources. The default is normal Swift: `import DeviceID` for Swift apps,
@@ -56,7 +59,8 @@ let package = Package(
         .target(name: "CDeviceIDSystem"),
         .target(name: "CDeviceIDPrimitives"),
         .target(name: "CDeviceIDLibraries"),
-        .target(name: "CDeviceIDFastPaths"),
+        .target(name: "CDeviceIDFastPaths", cSettings: [.headerSearchPath("../../include")]),
+        .systemLibrary(name: "CDeviceIDAPI"),
         .target(
             name: "DeviceID",
             dependencies: ["CDeviceIDLibc", "CDeviceIDSystem", "CDeviceIDPrimitives", "CDeviceIDLibraries"],
@@ -64,12 +68,13 @@ let package = Package(
         ),
         .target(
             name: "DeviceIDC",
-            dependencies: ["DeviceID", "CDeviceIDLibc", "CDeviceIDPrimitives", "CDeviceIDFastPaths", "CDeviceIDSystem"],
+            dependencies: ["DeviceID", "CDeviceIDAPI", "CDeviceIDLibc", "CDeviceIDPrimitives", "CDeviceIDFastPaths",
+                           "CDeviceIDSystem"],
             exclude: ["exports.map"],
             swiftSettings: swiftSettings,
             linkerSettings: (embedded ? [.linkedLibrary("m")] : []) + [
                 .unsafeFlags(embeddedLinking + [
-                    "-Xlinker", "-soname=libdeviceid.so.1",
+                    "-Xlinker", "-soname=libdeviceid.so.2",
                     "-Xlinker", "--version-script=\(root)/Sources/DeviceIDC/exports.map",
                 ])
             ]

@@ -1,10 +1,10 @@
 """The platform wheel of the distribution deviceid-linux (imported as `deviceid`): the ctypes
-package with libdeviceid.so.1 inside, loaded before any other, and the deviceid command as
+package with libdeviceid.so.2 inside, loaded before any other, and the deviceid command as
 deviceid/bin/deviceid, which `python -m deviceid` and the `deviceid` console script run.
 
     make wheel                              # the release wheel: built against Debian 11's glibc
     python3 -m pip wheel . -w dist          # builds both with `make build` (Swift 6), for this glibc
-    DEVICEID_WHEEL_LIBRARY=/path/libdeviceid.so.1 DEVICEID_WHEEL_CLI=/path/deviceid \
+    DEVICEID_WHEEL_LIBRARY=/path/libdeviceid.so.2 DEVICEID_WHEEL_CLI=/path/deviceid \
         python3 -m pip wheel . -w dist      # prebuilt ones (both, or neither)
 
 `python3 setup.py dist_info` (make install) writes the package's metadata alone, for installs
@@ -40,8 +40,8 @@ GLIBC_LIBRARIES = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "l
 MANYLINUX_POLICIES = (5, 12, 17, 24, 26, 27, 28, 31)
 
 NO_SWIFT = """building the deviceid wheel needs Swift 6 on PATH (https://www.swift.org/install/linux/),
-which builds libdeviceid.so.1 and the deviceid command; or give prebuilt ones, both:
-    DEVICEID_WHEEL_LIBRARY=/path/libdeviceid.so.1 DEVICEID_WHEEL_CLI=/path/deviceid python3 -m pip wheel . -w dist
+which builds libdeviceid.so.2 and the deviceid command; or give prebuilt ones, both:
+    DEVICEID_WHEEL_LIBRARY=/path/libdeviceid.so.2 DEVICEID_WHEEL_CLI=/path/deviceid python3 -m pip wheel . -w dist
 (docs/INSTALL.md, "The Python wheel")."""
 
 
@@ -78,7 +78,7 @@ class BuildWithLibrary(build_py):
             command = os.path.join(built, "deviceid-cli")
         os.makedirs(os.path.join(self.build_lib, "deviceid", "bin"), exist_ok=True)
         targets = []
-        for source, target in ((library, os.path.join("deviceid", "libdeviceid.so.1")),
+        for source, target in ((library, os.path.join("deviceid", "libdeviceid.so.2")),
                                (command, os.path.join("deviceid", "bin", "deviceid"))):
             target = os.path.join(self.build_lib, target)
             shutil.copyfile(source, target)

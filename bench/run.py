@@ -16,10 +16,10 @@ WORK = os.environ["BENCH_WORK"]
 ROOT = os.environ["BENCH_ROOT"]
 PREFIX = f"{WORK}/prefix"
 VENV_PY = f"{WORK}/venv/bin/python"
-NORMAL_LIBRARY = f"{WORK}/normal/libdeviceid.so.1"
+NORMAL_LIBRARY = f"{WORK}/normal/libdeviceid.so.2"
 NORMAL_CLI = f"{WORK}/normal/deviceid"
 CLI = f"{PREFIX}/bin/deviceid"
-ENV = dict(os.environ, DEVICEID_LIBRARY=f"{PREFIX}/lib/libdeviceid.so.1", PYTHONPATH=f"{PREFIX}/python",
+ENV = dict(os.environ, DEVICEID_LIBRARY=f"{PREFIX}/lib/libdeviceid.so.2", PYTHONPATH=f"{PREFIX}/python",
            DEVICEID_STORE_DIR=tempfile.mkdtemp(prefix="deviceid-bench-"))
 APP = "bench.app"
 rows = []  # (group, what, unit, stats, anchor name, anchor stats, target)
@@ -146,10 +146,10 @@ print(json.dumps({{
     print("dlopen...", file=sys.stderr)
     ours, normal, theirs = [], [], []
     for _ in range(30):
-        ours.append(float(sh([f"{WORK}/dlopen", f"{PREFIX}/lib/libdeviceid.so.1"])) / 1e6)
+        ours.append(float(sh([f"{WORK}/dlopen", f"{PREFIX}/lib/libdeviceid.so.2"])) / 1e6)
         normal.append(float(sh([f"{WORK}/dlopen", NORMAL_LIBRARY])) / 1e6)
         theirs.append(float(sh([f"{WORK}/dlopen", "libsecret-1.so.0", "libcrypto.so.3"])) / 1e6)
-    row("dlopen of the library", "libdeviceid.so.1 (Embedded Swift)", stats(ours), "libsecret-1 + libcrypto",
+    row("dlopen of the library", "libdeviceid.so.2 (Embedded Swift)", stats(ours), "libsecret-1 + libcrypto",
         stats(theirs), "ms", "≤ 0.15× libsecret + libcrypto")
     row("dlopen of the library", "the same sources, normal Swift (static runtime, as 0.1.0)", stats(normal),
         "libsecret-1 + libcrypto", stats(theirs), "ms", "—")
@@ -272,10 +272,10 @@ def sizes():
     def needed(path):
         dyn = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
         return ", ".join(l.split("[")[1].rstrip("]") for l in dyn.splitlines() if "(NEEDED)" in l)
-    return [("libdeviceid.so.1, Embedded Swift", stripped(f"{PREFIX}/lib/libdeviceid.so.1"),
-             needed(f"{PREFIX}/lib/libdeviceid.so.1"), "≤ 512 KB; NEEDED libc (and libm) only: GLib, libsecret, "
+    return [("libdeviceid.so.2, Embedded Swift", stripped(f"{PREFIX}/lib/libdeviceid.so.2"),
+             needed(f"{PREFIX}/lib/libdeviceid.so.2"), "≤ 512 KB; NEEDED libc (and libm) only: GLib, libsecret, "
              "libcrypto, libdbus loaded on first use"),
-            ("libdeviceid.so.1, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_LIBRARY),
+            ("libdeviceid.so.2, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_LIBRARY),
              needed(NORMAL_LIBRARY), "—"),
             ("deviceid CLI, Embedded Swift", stripped(CLI), needed(CLI), "≤ 1 MB; NEEDED libc (and libm) only"),
             ("deviceid CLI, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_CLI), needed(NORMAL_CLI), "—")]

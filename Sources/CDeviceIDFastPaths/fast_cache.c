@@ -2,9 +2,12 @@
 
 #include <string.h>
 
+#include "deviceid.h"
+
 #define SLOTS 8
-#define NAME_MAX_BYTES 255
-#define ANSWER_BYTES 37
+/* The sizes are the public header's: a name without its NUL, a UUID with it. */
+#define NAME_MAX_BYTES (DEVICEID_NAME_MAX - 1)
+#define ANSWER_BYTES DEVICEID_UUID_STRING_MAX
 
 struct slot {
     uint64_t generation;  /* 0: empty (generations start at 1) */

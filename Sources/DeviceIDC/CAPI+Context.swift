@@ -1,9 +1,9 @@
+import CDeviceIDAPI
 import DeviceID
 
 /// `deviceid_context`: a `DeviceIdentity` of the caller's own, with its own backend, store
-/// directory, deadline and interactive mode, beside the process-wide one that the functions
-/// without `_context_` use. The pointer C holds is a retained `DeviceIdentity`; a NULL context
-/// names the process-wide instance: each function without `context_` calls its context form with NULL.
+/// directory, deadline and interactive mode. The pointer C holds is a retained `DeviceIdentity`;
+/// a NULL context names the process-wide instance, which every stateful call takes first.
 enum Context {
     static func instance(_ context: OpaquePointer?) -> DeviceIdentity {
         guard let context else { return DeviceIdentity.shared }
@@ -11,7 +11,7 @@ enum Context {
     }
 }
 
-@_cdecl("deviceid_context_new")
+@c @implementation
 public func deviceid_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     cStatus { () throws(DeviceIDError) in
         guard let out else { throw DeviceIDError(.invalidArgument, "out is NULL") }
@@ -19,7 +19,7 @@ public func deviceid_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?) -
     }
 }
 
-@_cdecl("deviceid_context_free")
+@c @implementation
 public func deviceid_context_free(_ context: OpaquePointer?) {
     guard let context else { return }
     Unmanaged<DeviceIdentity>.fromOpaque(UnsafeRawPointer(context)).release()

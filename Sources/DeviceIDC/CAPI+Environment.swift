@@ -1,96 +1,97 @@
+import CDeviceIDAPI
 import CDeviceIDFastPaths
 import DeviceID
 
-// Where the process runs and what survives what there (include/deviceid.h, "Environment").
+// Where the process runs and what survives what there (include/deviceid.h, "Environment"): one
+// snapshot per call, in a struct that later versions extend at its end.
 
-@_cdecl("deviceid_environment_kind")
-public func deviceid_environment_kind() -> Int32 {
-    Surroundings.current().kind.rawValue
+/// What one look at the surroundings, the portal, the keyring and the mount table found: the
+/// report when one can be made; where no store directory can be named, the surroundings alone,
+/// with that status as both locations.
+private struct Snapshot {
+    var surroundings: Surroundings
+    var report: EnvironmentReport?
+    var failure: Int32 = 0
+
+    init(_ instance: DeviceIdentity) throws(DeviceIDError) {
+        do {
+            let report = try instance.environment()
+            self.report = report
+            surroundings = report.surroundings
+        } catch where error.code != .invalidArgument {
+            surroundings = Surroundings.current()
+            failure = error.code.rawValue
+        }
+    }
+
+    /// Fills the caller's struct (C copies each text into its field).
+    func pack(into out: UnsafeMutableRawPointer) {
+        let location = report?.stableIDLocation
+        let name = surroundings.name, reason = surroundings.machineID.detail
+        let path = report?.storePath ?? "", detail = report?.portalDetail ?? ""
+        name.withCString { name in
+            path.withCString { path in
+                reason.withCString { reason in
+                    detail.withCString { detail in
+                        var facts = dids_environment_facts(
+                            kind: surroundings.kind.rawValue, portal: report?.portal.rawValue ?? 0,
+                            store_location: report?.storeLocation.rawValue ?? failure,
+                            stable_id_location: location?.rawValue ?? failure, stable_id_survives: location?.survives ?? 0,
+                            machine_id_weak: surroundings.machineID.weak ? 1 : 0,
+                            name: name, store_path: path, machine_id_reason: reason, portal_detail: detail)
+                        dids_environment_pack(out, &facts)
+                    }
+                }
+            }
+        }
+    }
 }
 
-@_cdecl("deviceid_environment_kind_name")
+@c @implementation
+public func deviceid_get_environment(_ context: OpaquePointer?, _ out: UnsafeMutablePointer<deviceid_environment>?,
+                                     _ size: Int) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        let known = dids_environment_size()
+        guard let out else { throw DeviceIDError(.invalidArgument, "out is NULL") }
+        let given = UInt(bitPattern: size)
+        // As openat2(2) bounds its struct by a page: a size past any version's is a caller's mistake.
+        guard given >= UInt(known), given <= 65536 else {
+            throw DeviceIDError(.invalidArgument, "size is \(given); deviceid_environment takes \(known) bytes")
+        }
+        let snapshot = try Snapshot(Context.instance(context))
+        let target = UnsafeMutableRawPointer(out)
+        snapshot.pack(into: target)
+        // A newer caller's fields this library does not know: zero, their "not known" value.
+        if given > UInt(known) {
+            (target + known).initializeMemory(as: UInt8.self, repeating: 0, count: Int(given - UInt(known)))
+        }
+    }
+}
+
+@c @implementation
 public func deviceid_environment_kind_name(_ kind: Int32) -> UnsafePointer<CChar> {
     StaticText.pointer(Surroundings.Kind(rawValue: kind)?.staticName ?? "unknown")
 }
 
-@_cdecl("deviceid_environment_name")
-public func deviceid_environment_name(_ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt) -> Int32 {
-    cStatus { () throws(DeviceIDError) in try CArguments.copy(Surroundings.current().name, to: out, size: outSize) }
+@c @implementation
+public func deviceid_portal_state_name(_ state: Int32) -> UnsafePointer<CChar> {
+    StaticText.pointer(EnvironmentReport.PortalState(rawValue: state)?.staticName ?? "unknown")
 }
 
-@_cdecl("deviceid_environment_machine_id_weak")
-public func deviceid_environment_machine_id_weak(_ reason: UnsafeMutablePointer<CChar>?, _ reasonSize: UInt) -> Int32 {
-    let origin = Surroundings.current().machineID
-    let status = cStatus { () throws(DeviceIDError) in
-        if let reason { try CArguments.copy(origin.detail, to: reason, size: reasonSize) }
-    }
-    return status < 0 ? status : (origin.weak ? 1 : 0)
-}
-
-/// The report with the portal and keyring asked: what the three functions below share.
-private func report() throws(DeviceIDError) -> EnvironmentReport { try DeviceIdentity.shared.environment() }
-
-@_cdecl("deviceid_environment_portal")
-public func deviceid_environment_portal() -> Int32 {
-    var state: Int32 = 0
-    var detail = ""
-    let status = cStatus { () throws(DeviceIDError) in
-        let environment = try report()
-        state = environment.portal.rawValue
-        detail = environment.portalDetail
-    }
-    // Why, for deviceid_last_error().
-    if status == 0, !detail.isEmpty { dids_set_last_error(detail) }
-    return status < 0 ? status : state
-}
-
-@_cdecl("deviceid_environment_store_location")
-public func deviceid_environment_store_location(_ path: UnsafeMutablePointer<CChar>?, _ pathSize: UInt) -> Int32 {
-    var location: Int32 = 0
-    let status = cStatus { () throws(DeviceIDError) in
-        let store = try DeviceIdentity.shared.store()
-        if let path { try CArguments.copy(store.path, to: path, size: pathSize) }
-        location = store.location.rawValue
-    }
-    return status < 0 ? status : location
-}
-
-@_cdecl("deviceid_environment_stable_id_location")
-public func deviceid_environment_stable_id_location() -> Int32 {
-    var location: Int32 = 0
-    let status = cStatus { () throws(DeviceIDError) in location = try report().stableIDLocation.rawValue }
-    return status < 0 ? status : location
-}
-
-@_cdecl("deviceid_identifier_location")
-public func deviceid_identifier_location(_ scope: Int32, _ name: UnsafePointer<CChar>?) -> Int32 {
-    deviceid_context_identifier_location(nil, scope, name)
-}
-
-@_cdecl("deviceid_context_identifier_location")
-public func deviceid_context_identifier_location(_ context: OpaquePointer?, _ scope: Int32,
-                                                 _ name: UnsafePointer<CChar>?) -> Int32 {
-    var location: Int32 = 0
-    let status = cStatus { () throws(DeviceIDError) in
-        guard let scope = Scope(rawValue: scope) else { throw DeviceIDError(.invalidArgument, "unknown scope \(scope)") }
-        let text = scope == .advertising ? nil : try CArguments.name(name, scope == .vendor ? "vendor id" : "app id")
-        location = try Context.instance(context).identifier(scope: scope, name: text).location.rawValue
-    }
-    return status < 0 ? status : location
-}
-
-@_cdecl("deviceid_location_name")
+@c @implementation
 public func deviceid_location_name(_ location: Int32) -> UnsafePointer<CChar> {
     StaticText.pointer(StorageLocation(rawValue: location)?.staticName ?? "unknown")
 }
 
-@_cdecl("deviceid_location_survives")
+@c @implementation
 public func deviceid_location_survives(_ location: Int32) -> UInt32 {
-    guard let location = StorageLocation(rawValue: location) else { return 0 }
-    return (location.survivesAppDataRemoval ? 1 : 0) | (location.survivesContainerRemoval ? 2 : 0)
+    StorageLocation(rawValue: location)?.survives ?? 0
 }
 
-@_cdecl("deviceid_portal_state_name")
-public func deviceid_portal_state_name(_ state: Int32) -> UnsafePointer<CChar> {
-    StaticText.pointer(EnvironmentReport.PortalState(rawValue: state)?.staticName ?? "unknown")
+extension StorageLocation {
+    /// DEVICEID_SURVIVES_* bits.
+    var survives: UInt32 {
+        (survivesAppDataRemoval ? DEVICEID_SURVIVES_APP_DATA_REMOVAL : 0)
+            | (survivesContainerRemoval ? DEVICEID_SURVIVES_CONTAINER_REMOVAL : 0)
+    }
 }

@@ -1,22 +1,18 @@
+import CDeviceIDAPI
 import DeviceID
 
 // The hardware-bound ID and attestation (docs/HARDWARE-ID.md). Messages are returned as
 // library-allocated NUL-terminated JSON, freed with deviceid_free().
 
-@_cdecl("deviceid_hardware_id")
-public func deviceid_hardware_id(_ appID: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt) -> Int32 {
-    deviceid_context_hardware_id(nil, appID, out, outSize)
-}
-
-@_cdecl("deviceid_context_hardware_id")
-public func deviceid_context_hardware_id(
-    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt
+@c @implementation
+public func deviceid_hardware_id(
+    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<CChar>?, _ outSize: Int
 ) -> Int32 {
     cStatus { () throws(DeviceIDError) in
         let app = try CArguments.name(appID, "app id")
-        try CArguments.checkUUIDBuffer(out, outSize)
+        try CArguments.checkUUIDBuffer(out, UInt(bitPattern: outSize))
         let id = try Context.instance(context).hardwareID(for: app)
-        try CArguments.copy(id.uuidString, to: out, size: outSize)
+        try CArguments.copy(id.uuidString, to: out, size: UInt(bitPattern: outSize))
     }
 }
 
@@ -26,15 +22,8 @@ private func hand(_ text: String, to out: UnsafeMutablePointer<UnsafeMutablePoin
     out.pointee = copy.assumingMemoryBound(to: CChar.self)
 }
 
-@_cdecl("deviceid_attest_enrolment")
+@c @implementation
 public func deviceid_attest_enrolment(
-    _ appID: UnsafePointer<CChar>?, _ request: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-) -> Int32 {
-    deviceid_context_attest_enrolment(nil, appID, request)
-}
-
-@_cdecl("deviceid_context_attest_enrolment")
-public func deviceid_context_attest_enrolment(
     _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?,
     _ request: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
@@ -46,16 +35,8 @@ public func deviceid_context_attest_enrolment(
     }
 }
 
-@_cdecl("deviceid_attest_activate")
+@c @implementation
 public func deviceid_attest_activate(
-    _ appID: UnsafePointer<CChar>?, _ challenge: UnsafePointer<CChar>?,
-    _ response: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-) -> Int32 {
-    deviceid_context_attest_activate(nil, appID, challenge, response)
-}
-
-@_cdecl("deviceid_context_attest_activate")
-public func deviceid_context_attest_activate(
     _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ challenge: UnsafePointer<CChar>?,
     _ response: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
@@ -68,17 +49,9 @@ public func deviceid_context_attest_activate(
     }
 }
 
-@_cdecl("deviceid_attest")
+@c @implementation
 public func deviceid_attest(
-    _ appID: UnsafePointer<CChar>?, _ nonce: UnsafeRawPointer?, _ nonceSize: UInt, _ akCertificate: UnsafePointer<CChar>?,
-    _ evidence: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-) -> Int32 {
-    deviceid_context_attest(nil, appID, nonce, nonceSize, akCertificate, evidence)
-}
-
-@_cdecl("deviceid_context_attest")
-public func deviceid_context_attest(
-    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ nonce: UnsafeRawPointer?, _ nonceSize: UInt,
+    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ nonce: UnsafeRawPointer?, _ nonceSize: Int,
     _ akCertificate: UnsafePointer<CChar>?, _ evidence: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
     evidence?.pointee = nil

@@ -1,10 +1,12 @@
 import CDeviceIDFastPaths
+import CDeviceIDAPI
 import DeviceID
 
-@_cdecl("deviceid_machine_app_specific")
+@c @implementation
 public func deviceid_machine_app_specific(
-    _ appID: UnsafePointer<CChar>?, _ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt
+    _ appID: UnsafePointer<CChar>?, _ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: Int
 ) -> Int32 {
+    let outSize = UInt(bitPattern: outSize)
     // The machine ID does not change while the system runs: answers are cached per thread.
     let kind = AnswerCache.Kind.appSpecific(format: format)
     if AnswerCache.lookup(kind, appID, into: out, size: outSize) {
@@ -22,12 +24,14 @@ public func deviceid_machine_app_specific(
     }
 }
 
-@_cdecl("deviceid_machine_id_raw")
-public func deviceid_machine_id_raw(_ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt) -> Int32 {
-    cStatus { () throws(DeviceIDError) in try CArguments.copy(try MachineID.raw(), format: format, to: out, size: outSize) }
+@c @implementation
+public func deviceid_machine_id_raw(_ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: Int) -> Int32 {
+    let outSize = UInt(bitPattern: outSize)
+    return cStatus { () throws(DeviceIDError) in try CArguments.copy(try MachineID.raw(), format: format, to: out, size: outSize) }
 }
 
-@_cdecl("deviceid_product_uuid_raw")
-public func deviceid_product_uuid_raw(_ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt) -> Int32 {
-    cStatus { () throws(DeviceIDError) in try CArguments.copy(try ProductUUID.raw(), format: format, to: out, size: outSize) }
+@c @implementation
+public func deviceid_product_uuid_raw(_ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: Int) -> Int32 {
+    let outSize = UInt(bitPattern: outSize)
+    return cStatus { () throws(DeviceIDError) in try CArguments.copy(try ProductUUID.raw(), format: format, to: out, size: outSize) }
 }

@@ -1,10 +1,12 @@
 import CDeviceIDLibc
 import CDeviceIDPrimitives
+import CDeviceIDAPI
 import DeviceID
 
-@_cdecl("deviceid_uuid_generate")
-public func deviceid_uuid_generate(_ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt, _ format: UInt32) -> Int32 {
-    cStatus { () throws(DeviceIDError) in
+@c @implementation
+public func deviceid_uuid_generate(_ out: UnsafeMutablePointer<CChar>?, _ outSize: Int, _ format: UInt32) -> Int32 {
+    let outSize = UInt(bitPattern: outSize)
+    return cStatus { () throws(DeviceIDError) in
         let options = try CArguments.format(format)
         try CArguments.checkUUIDBuffer(out, outSize, compact: options.compact)
         // A thread-local pool of getrandom bytes: one system call per 16 UUIDs.
@@ -13,7 +15,7 @@ public func deviceid_uuid_generate(_ out: UnsafeMutablePointer<CChar>?, _ outSiz
     }
 }
 
-@_cdecl("deviceid_uuid_parse")
+@c @implementation
 public func deviceid_uuid_parse(_ text: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UInt8>?) -> Int32 {
     cStatus { () throws(DeviceIDError) in
         guard let text, let bytes else { throw DeviceIDError(.invalidArgument, "text or bytes is NULL") }
@@ -26,11 +28,12 @@ public func deviceid_uuid_parse(_ text: UnsafePointer<CChar>?, _ bytes: UnsafeMu
     }
 }
 
-@_cdecl("deviceid_uuid_format")
+@c @implementation
 public func deviceid_uuid_format(
-    _ bytes: UnsafePointer<UInt8>?, _ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: UInt
+    _ bytes: UnsafePointer<UInt8>?, _ format: UInt32, _ out: UnsafeMutablePointer<CChar>?, _ outSize: Int
 ) -> Int32 {
-    cStatus { () throws(DeviceIDError) in
+    let outSize = UInt(bitPattern: outSize)
+    return cStatus { () throws(DeviceIDError) in
         guard let bytes else { throw DeviceIDError(.invalidArgument, "bytes is NULL") }
         let options = try CArguments.format(format)
         let id = ID128(bytes: Array(UnsafeBufferPointer(start: bytes, count: 16)))!

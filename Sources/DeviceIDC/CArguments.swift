@@ -1,3 +1,4 @@
+import CDeviceIDAPI
 import CDeviceIDFastPaths
 import CDeviceIDSystem
 import DeviceID
@@ -5,13 +6,15 @@ import CDeviceIDLibc
 
 /// Reading what C callers pass, without trusting any of it.
 enum CArguments {
-    /// A NUL-terminated UTF-8 name of at most `Names.maximumLength` bytes. `strnlen` bounds the
-    /// scan, so a 1 MiB string costs 256 bytes of reading before it is refused.
+    /// A NUL-terminated UTF-8 name of at most DEVICEID_NAME_MAX - 1 bytes. `strnlen` bounds the
+    /// scan, so a 1 MiB string costs 256 bytes of reading before it is refused. (The library's own
+    /// rules, `Names`, check the same length again, and control characters.)
     static func name(_ pointer: UnsafePointer<CChar>?, _ what: String) throws(DeviceIDError) -> String {
         guard let pointer else { throw DeviceIDError(.invalidArgument, "\(what) is NULL") }
-        let length = strnlen(pointer, Names.maximumLength + 1)
-        guard length <= Names.maximumLength else {
-            throw DeviceIDError(.invalidArgument, "\(what) is longer than \(Names.maximumLength) bytes")
+        let longest = Int(DEVICEID_NAME_MAX) - 1
+        let length = strnlen(pointer, longest + 1)
+        guard length <= longest else {
+            throw DeviceIDError(.invalidArgument, "\(what) is longer than \(longest) bytes")
         }
         let bytes = UnsafeRawBufferPointer(start: pointer, count: length).bindMemory(to: UInt8.self)
         guard let text = String(validating: bytes, as: UTF8.self) else {
@@ -43,6 +46,12 @@ enum CArguments {
         return text
     }
 
+    /// A C boolean that must be 0 or 1, as the header says: 2 or -1 is more likely a mistake than a yes.
+    static func flag(_ value: Int32, _ what: String) throws(DeviceIDError) -> Bool {
+        guard value == 0 || value == 1 else { throw DeviceIDError(.invalidArgument, "\(what) must be 0 or 1, not \(value)") }
+        return value == 1
+    }
+
     struct Format {
         var uppercase: Bool
         var compact: Bool
@@ -54,10 +63,11 @@ enum CArguments {
         return Format(uppercase: bits & 1 != 0, compact: bits & 2 != 0)
     }
 
-    /// A UUID output buffer: not NULL, room for 36 (or 32 compact) characters and a NUL.
+    /// A UUID output buffer: not NULL, room for DEVICEID_UUID_STRING_MAX bytes (32 hex digits and
+    /// a NUL for the compact form).
     static func checkUUIDBuffer(_ out: UnsafeMutablePointer<CChar>?, _ size: UInt, compact: Bool = false) throws(DeviceIDError) {
         guard out != nil else { throw DeviceIDError(.invalidArgument, "output buffer is NULL") }
-        let needed = UInt(compact ? 33 : ID128.stringLength + 1)
+        let needed = compact ? UInt(32 + 1) : UInt(DEVICEID_UUID_STRING_MAX)
         guard size >= needed else { throw DeviceIDError(.bufferTooSmall, "needs \(needed) bytes, got \(size)") }
     }
 

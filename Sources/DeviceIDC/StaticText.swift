@@ -13,8 +13,4 @@ enum StaticText {
     static func name(_ status: Int32) -> StaticString {
         status == 0 ? "OK" : DeviceIDError.Code(rawValue: status).staticName
     }
-
-    static func source(_ source: Int32) -> StaticString {
-        StableID.Source(rawValue: source)?.staticName ?? "unknown"
-    }
 }

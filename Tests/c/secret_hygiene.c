@@ -28,12 +28,12 @@ int main(int argc, char **argv) {
     char secret[256];
     ssize_t n = read(STDIN_FILENO, secret, sizeof secret);
     if (n <= 0) return 2;
-    if (deviceid_set_backend(backend) != 0) return 3;
-    int r = deviceid_secret_store("hygiene.service", "hygiene.account", secret, (size_t)n);
+    if (deviceid_set_backend(NULL, backend) != 0) return 3;
+    int r = deviceid_secret_store(NULL, "hygiene.service", "hygiene.account", secret, (size_t)n);
     if (r != 0) { fprintf(stderr, "store: %s %s\n", deviceid_status_name(r), deviceid_last_error()); return 1; }
     void *data = NULL;
     size_t size = 0;
-    r = deviceid_secret_lookup("hygiene.service", "hygiene.account", &data, &size);
+    r = deviceid_secret_lookup(NULL, "hygiene.service", "hygiene.account", &data, &size);
     if (r != 0 || size != (size_t)n || memcmp(data, secret, size) != 0) { fprintf(stderr, "lookup: %d\n", r); return 1; }
     deviceid_free(data);
     explicit_bzero(secret, sizeof secret);

@@ -5,6 +5,7 @@
  *   setuid_probe get|reset APP
  */
 #include <deviceid.h>
+#include <deviceid-techniques.h>
 #include <stdio.h>
 #include <string.h>
 

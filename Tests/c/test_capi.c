@@ -4,6 +4,7 @@
  *   test_capi STORE_DIR     (uses the file backend in STORE_DIR, then auto)
  */
 #include <deviceid.h>
+#include <deviceid-techniques.h>
 
 #include <glob.h>
 #include <pthread.h>
@@ -49,18 +50,8 @@ static void test_constants(void) {
     char expected[32];
     snprintf(expected, sizeof expected, "%d.%d.%d", DEVICEID_VERSION_MAJOR, DEVICEID_VERSION_MINOR,
              DEVICEID_VERSION_PATCH);
-    CHECK(strcmp(deviceid_version_string(), DEVICEID_VERSION_STRING) == 0);
-    CHECK(strcmp(deviceid_version_string(), expected) == 0);
-    CHECK(deviceid_version_major() == DEVICEID_VERSION_MAJOR);
-    CHECK(deviceid_version_minor() == DEVICEID_VERSION_MINOR);
-    CHECK(deviceid_version_patch() == DEVICEID_VERSION_PATCH);
-    CHECK(deviceid_uuid_string_max() == DEVICEID_UUID_STRING_MAX);
-    CHECK(deviceid_name_max() == DEVICEID_NAME_MAX);
-    CHECK(deviceid_secret_max() == DEVICEID_SECRET_MAX);
-    CHECK(deviceid_mac_string_max() == DEVICEID_MAC_STRING_MAX);
-    CHECK(deviceid_interface_name_max() == DEVICEID_INTERFACE_NAME_MAX);
-    CHECK(deviceid_md5_hex_max() == DEVICEID_MD5_HEX_MAX);
-    CHECK(deviceid_sha256_hex_max() == DEVICEID_SHA256_HEX_MAX);
+    CHECK(strcmp(deviceid_version(), DEVICEID_VERSION_STRING) == 0);
+    CHECK(strcmp(deviceid_version(), expected) == 0);
 
     static const struct { int status; const char *name; } statuses[] = {
         {DEVICEID_OK, "OK"}, {DEVICEID_E_INVALID_ARGUMENT, "INVALID_ARGUMENT"},
@@ -90,31 +81,35 @@ static void test_constants(void) {
 }
 
 static void test_configuration(const char *dir) {
-    CHECK_STATUS(deviceid_set_backend(3), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_set_backend(-1), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_set_timeout_ms(0), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_set_timeout_ms(86400001u), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_set_timeout_ms(3000), DEVICEID_OK);
-    CHECK_STATUS(deviceid_get_interactive(), 0);
-    CHECK_STATUS(deviceid_set_interactive(2, 0), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_set_interactive(-1, 0), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_set_interactive(1, 86400001u), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_get_interactive(), 0);
-    CHECK_STATUS(deviceid_set_interactive(1, 0), DEVICEID_OK);
-    CHECK_STATUS(deviceid_get_interactive(), 1);
-    CHECK_STATUS(deviceid_set_interactive(0, 1000), DEVICEID_OK);
-    CHECK_STATUS(deviceid_get_interactive(), 0);
-    CHECK_STATUS(deviceid_set_store_dir("relative/path"), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_set_store_dir("\xff\xfe"), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_set_store_dir(NULL), DEVICEID_OK);
+    CHECK_STATUS(deviceid_set_backend(NULL, 3), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_backend(NULL, -1), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_timeout_ms(NULL, 0), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_timeout_ms(NULL, 86400001u), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_timeout_ms(NULL, 3000), DEVICEID_OK);
+    unsigned int timeout = 0;
+    CHECK_STATUS(deviceid_get_timeout_ms(NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_get_timeout_ms(NULL, &timeout), DEVICEID_OK);
+    CHECK(timeout == 3000);
+    CHECK_STATUS(deviceid_get_interactive(NULL), 0);
+    CHECK_STATUS(deviceid_set_interactive(NULL, 2, 0), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_interactive(NULL, -1, 0), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_interactive(NULL, 1, 86400001u), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_get_interactive(NULL), 0);
+    CHECK_STATUS(deviceid_set_interactive(NULL, 1, 0), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_interactive(NULL), 1);
+    CHECK_STATUS(deviceid_set_interactive(NULL, 0, 1000), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_interactive(NULL), 0);
+    CHECK_STATUS(deviceid_set_store_dir(NULL, "relative/path"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_store_dir(NULL, "\xff\xfe"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_store_dir(NULL, NULL), DEVICEID_OK);
     /* The override rule: an invalid variable fails calls until an override replaces it; variables
        nothing overrides keep applying. */
     setenv("DEVICEID_BACKEND", "bogus", 1);
-    CHECK_STATUS(deviceid_set_store_dir(dir), DEVICEID_OK);
-    CHECK_STATUS(deviceid_get_backend(), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_store_dir(NULL, dir), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_backend(NULL), DEVICEID_E_INVALID_ARGUMENT);
     CHECK(strstr(deviceid_last_error(), "DEVICEID_BACKEND=bogus") != NULL);
-    CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_FILE), DEVICEID_OK);
-    CHECK_STATUS(deviceid_get_backend(), DEVICEID_BACKEND_FILE);
+    CHECK_STATUS(deviceid_set_backend(NULL, DEVICEID_BACKEND_FILE), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_backend(NULL), DEVICEID_BACKEND_FILE);
     unsetenv("DEVICEID_BACKEND");
 }
 
@@ -153,10 +148,10 @@ static void test_get(void) {
     char a[DEVICEID_UUID_STRING_MAX], b[64], c[DEVICEID_UUID_STRING_MAX];
     int source = -1;
     CHECK_STATUS(deviceid_reset("com.example.c"), DEVICEID_OK);
-    CHECK_STATUS(deviceid_get_ex("com.example.c", a, sizeof a, &source, NULL), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_APP, "com.example.c", a, sizeof a, &source, NULL), DEVICEID_OK);
     CHECK(is_canonical_uuid(a));
     CHECK(source == DEVICEID_SOURCE_CREATED);
-    CHECK_STATUS(deviceid_get_ex("com.example.c", b, SIZE_MAX, NULL, NULL), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_APP, "com.example.c", b, SIZE_MAX, NULL, NULL), DEVICEID_OK);
     CHECK(strcmp(a, b) == 0);
     CHECK_STATUS(deviceid_get("com.example.other", c, sizeof c), DEVICEID_OK);
     CHECK(strcmp(a, c) != 0);
@@ -170,32 +165,32 @@ static void test_secrets(void) {
     const unsigned char value[] = {'a', 0, 'b', 0xff, 0};
     void *data = (void *)0x1;
     size_t size = 99;
-    CHECK_STATUS(deviceid_secret_store(NULL, "acct", value, sizeof value), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_secret_store("svc", NULL, value, sizeof value), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_secret_store("svc", "acct", NULL, 1), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_secret_store("svc", "acct", value, SIZE_MAX), DEVICEID_E_TOO_LARGE);
-    CHECK_STATUS(deviceid_secret_store("svc", "acct", value, DEVICEID_SECRET_MAX + 1), DEVICEID_E_TOO_LARGE);
-    CHECK_STATUS(deviceid_secret_store("deviceid.app", "acct", value, 1), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_secret_lookup("svc", "acct", NULL, &size), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_secret_store(NULL, NULL, "acct", value, sizeof value), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_secret_store(NULL, "svc", NULL, value, sizeof value), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_secret_store(NULL, "svc", "acct", NULL, 1), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_secret_store(NULL, "svc", "acct", value, SIZE_MAX), DEVICEID_E_TOO_LARGE);
+    CHECK_STATUS(deviceid_secret_store(NULL, "svc", "acct", value, DEVICEID_SECRET_MAX + 1), DEVICEID_E_TOO_LARGE);
+    CHECK_STATUS(deviceid_secret_store(NULL, "deviceid.app", "acct", value, 1), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_secret_lookup(NULL, "svc", "acct", NULL, &size), DEVICEID_E_INVALID_ARGUMENT);
     CHECK(size == 0);
-    CHECK_STATUS(deviceid_secret_lookup("svc", "acct", &data, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_secret_lookup(NULL, "svc", "acct", &data, NULL), DEVICEID_E_INVALID_ARGUMENT);
     CHECK(data == NULL);
-    CHECK_STATUS(deviceid_secret_delete("svc", ""), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_secret_delete(NULL, "svc", ""), DEVICEID_E_INVALID_ARGUMENT);
 
-    deviceid_secret_delete("svc", "acct");
-    CHECK_STATUS(deviceid_secret_lookup("svc", "acct", &data, &size), DEVICEID_E_NOT_FOUND);
+    deviceid_secret_delete(NULL, "svc", "acct");
+    CHECK_STATUS(deviceid_secret_lookup(NULL, "svc", "acct", &data, &size), DEVICEID_E_NOT_FOUND);
     CHECK(data == NULL && size == 0);
-    CHECK_STATUS(deviceid_secret_store("svc", "acct", value, sizeof value), DEVICEID_OK);
-    CHECK_STATUS(deviceid_secret_lookup("svc", "acct", &data, &size), DEVICEID_OK);
+    CHECK_STATUS(deviceid_secret_store(NULL, "svc", "acct", value, sizeof value), DEVICEID_OK);
+    CHECK_STATUS(deviceid_secret_lookup(NULL, "svc", "acct", &data, &size), DEVICEID_OK);
     CHECK(size == sizeof value && data != NULL && memcmp(data, value, size) == 0);
     CHECK(data != NULL && ((unsigned char *)data)[size] == 0);
     deviceid_free(data);
-    CHECK_STATUS(deviceid_secret_store("svc", "acct", NULL, 0), DEVICEID_OK);
-    CHECK_STATUS(deviceid_secret_lookup("svc", "acct", &data, &size), DEVICEID_OK);
+    CHECK_STATUS(deviceid_secret_store(NULL, "svc", "acct", NULL, 0), DEVICEID_OK);
+    CHECK_STATUS(deviceid_secret_lookup(NULL, "svc", "acct", &data, &size), DEVICEID_OK);
     CHECK(size == 0 && data != NULL);
     deviceid_free(data);
-    CHECK_STATUS(deviceid_secret_delete("svc", "acct"), DEVICEID_OK);
-    CHECK_STATUS(deviceid_secret_delete("svc", "acct"), DEVICEID_E_NOT_FOUND);
+    CHECK_STATUS(deviceid_secret_delete(NULL, "svc", "acct"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_secret_delete(NULL, "svc", "acct"), DEVICEID_E_NOT_FOUND);
     deviceid_free(NULL);
 }
 
@@ -313,14 +308,14 @@ static void test_uuids_across_fork(void) {
 /* deviceid_identifier_reset: bad scopes refused; a vendor reset mints a new vendor ID. */
 static void test_identifier_reset(void) {
     char before[DEVICEID_UUID_STRING_MAX], after[DEVICEID_UUID_STRING_MAX];
-    CHECK_STATUS(deviceid_identifier_reset(0, "com.acme"), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_identifier_reset(5, "com.acme"), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_identifier_reset(DEVICEID_SCOPE_VENDOR, NULL), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_identifier(DEVICEID_SCOPE_VENDOR, "com.acme.reset", before, sizeof before, NULL, NULL), DEVICEID_OK);
-    CHECK_STATUS(deviceid_identifier_reset(DEVICEID_SCOPE_VENDOR, "com.acme.reset"), DEVICEID_OK);
-    CHECK_STATUS(deviceid_identifier(DEVICEID_SCOPE_VENDOR, "com.acme.reset", after, sizeof after, NULL, NULL), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier_reset(NULL, 0, "com.acme"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier_reset(NULL, 5, "com.acme"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier_reset(NULL, DEVICEID_SCOPE_VENDOR, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_VENDOR, "com.acme.reset", before, sizeof before, NULL, NULL), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier_reset(NULL, DEVICEID_SCOPE_VENDOR, "com.acme.reset"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_VENDOR, "com.acme.reset", after, sizeof after, NULL, NULL), DEVICEID_OK);
     CHECK(strcmp(before, after) != 0);
-    CHECK_STATUS(deviceid_identifier_reset(DEVICEID_SCOPE_VENDOR, "com.acme.reset"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier_reset(NULL, DEVICEID_SCOPE_VENDOR, "com.acme.reset"), DEVICEID_OK);
 }
 
 static void *reset_on_another_thread(void *app) {
@@ -397,76 +392,104 @@ static void test_machine_and_scopes(void) {
 
     unsigned flags = 99;
     int source = 0;
-    CHECK_STATUS(deviceid_identifier(0, "x", out, sizeof out, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_identifier(5, "x", out, sizeof out, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_vendor_id(NULL, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_vendor_id("com.acme", out, 36), DEVICEID_E_BUFFER_TOO_SMALL);
-    CHECK_STATUS(deviceid_vendor_id("com.acme", out, sizeof out), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, 0, "x", out, sizeof out, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier(NULL, 5, "x", out, sizeof out, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_VENDOR, NULL, out, sizeof out, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_VENDOR, "com.acme", out, 36, NULL, NULL), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_VENDOR, "com.acme", out, sizeof out, NULL, NULL), DEVICEID_OK);
     char vendor[DEVICEID_UUID_STRING_MAX];
     strcpy(vendor, out);
-    CHECK_STATUS(deviceid_identifier(DEVICEID_SCOPE_VENDOR, "com.acme", out, sizeof out, &source, &flags), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_VENDOR, "com.acme", out, sizeof out, &source, &flags), DEVICEID_OK);
     CHECK(strcmp(vendor, out) == 0 && source != 0 && (flags & DEVICEID_FLAG_DEVICE_CHANGED) == 0);
-    CHECK_STATUS(deviceid_vendor_reset("com.acme"), DEVICEID_OK);
-    CHECK_STATUS(deviceid_vendor_id("com.acme", out, sizeof out), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier_reset(NULL, DEVICEID_SCOPE_VENDOR, "com.acme"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_VENDOR, "com.acme", out, sizeof out, NULL, NULL), DEVICEID_OK);
     CHECK(strcmp(vendor, out) != 0);
 
-    CHECK_STATUS(deviceid_advertising_set_limited(1), DEVICEID_OK);
-    CHECK(deviceid_advertising_is_limited() == 1);
-    CHECK_STATUS(deviceid_identifier(DEVICEID_SCOPE_ADVERTISING, NULL, out, sizeof out, NULL, &flags), DEVICEID_OK);
+    /* A C boolean is 0 or 1: 2 or -1 is more likely a mistake than a yes. */
+    CHECK_STATUS(deviceid_set_advertising_limited(NULL, 2), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_advertising_limited(NULL, -1), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_advertising_limited(NULL, 1), DEVICEID_OK);
+    CHECK(deviceid_get_advertising_limited(NULL) == 1);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_ADVERTISING, NULL, out, sizeof out, NULL, &flags), DEVICEID_OK);
     CHECK(strcmp(out, "00000000-0000-0000-0000-000000000000") == 0 && (flags & DEVICEID_FLAG_LIMITED));
-    CHECK_STATUS(deviceid_advertising_set_limited(0), DEVICEID_OK);
-    CHECK(deviceid_advertising_is_limited() == 0);
-    CHECK_STATUS(deviceid_advertising_id(out, sizeof out), DEVICEID_OK);
+    CHECK_STATUS(deviceid_set_advertising_limited(NULL, 0), DEVICEID_OK);
+    CHECK(deviceid_get_advertising_limited(NULL) == 0);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_ADVERTISING, NULL, out, sizeof out, NULL, NULL), DEVICEID_OK);
     CHECK(is_canonical_uuid(out));
     char advertising[DEVICEID_UUID_STRING_MAX];
     strcpy(advertising, out);
-    CHECK_STATUS(deviceid_advertising_reset(), DEVICEID_OK);
-    CHECK_STATUS(deviceid_advertising_id(out, sizeof out), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier_reset(NULL, DEVICEID_SCOPE_ADVERTISING, NULL), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_ADVERTISING, NULL, out, sizeof out, NULL, NULL), DEVICEID_OK);
     CHECK(is_canonical_uuid(out) && strcmp(out, advertising) != 0);
 
-    CHECK_STATUS(deviceid_openudid(NULL, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_openudid("com.c.one", out, sizeof out), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_OPENUDID, NULL, out, sizeof out, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_OPENUDID, "com.c.one", out, sizeof out, NULL, NULL), DEVICEID_OK);
     char shared[DEVICEID_UUID_STRING_MAX];
     strcpy(shared, out);
-    CHECK_STATUS(deviceid_openudid_set_opt_out("com.c.two", 1), DEVICEID_OK);
-    CHECK_STATUS(deviceid_openudid("com.c.two", out, sizeof out), DEVICEID_E_OPTED_OUT);
+    CHECK_STATUS(deviceid_set_openudid_opt_out(NULL, "com.c.two", 7), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_openudid_opt_out(NULL, NULL, 1), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_get_openudid_opt_out(NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(deviceid_get_openudid_opt_out(NULL, "com.c.two") == 0);
+    CHECK_STATUS(deviceid_set_openudid_opt_out(NULL, "com.c.two", 1), DEVICEID_OK);
+    CHECK(deviceid_get_openudid_opt_out(NULL, "com.c.two") == 1);
+    CHECK(deviceid_get_openudid_opt_out(NULL, "com.c.one") == 0);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_OPENUDID, "com.c.two", out, sizeof out, NULL, NULL), DEVICEID_E_OPTED_OUT);
     CHECK(strcmp(out, "00000000-0000-0000-0000-000000000000") == 0);
-    CHECK_STATUS(deviceid_openudid_set_opt_out("com.c.two", 0), DEVICEID_OK);
-    CHECK_STATUS(deviceid_openudid("com.c.two", out, sizeof out), DEVICEID_OK);
+    CHECK_STATUS(deviceid_set_openudid_opt_out(NULL, "com.c.two", 0), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_OPENUDID, "com.c.two", out, sizeof out, NULL, NULL), DEVICEID_OK);
     CHECK(strcmp(out, shared) == 0);
 }
 
 /* Where the process runs, and where IDs live: every answer is one of the documented values,
  * names and survival bits agree with the header, and bad buffers get a status. */
 static void test_environment(const char *dir) {
-    int kind = deviceid_environment_kind();
+    deviceid_environment env, again;
+    CHECK_STATUS(deviceid_get_environment(NULL, NULL, sizeof env), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_get_environment(NULL, &env, sizeof env - 1), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_get_environment(NULL, &env, 0), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_get_environment(NULL, &env, SIZE_MAX), DEVICEID_E_INVALID_ARGUMENT);
+    memset(&env, 'X', sizeof env);
+    CHECK_STATUS(deviceid_get_environment(NULL, &env, sizeof env), DEVICEID_OK);
+    int kind = env.kind;
     CHECK(kind >= DEVICEID_ENVIRONMENT_HOST && kind <= DEVICEID_ENVIRONMENT_CONTAINER);
     CHECK(strcmp(deviceid_environment_kind_name(DEVICEID_ENVIRONMENT_FLATPAK), "flatpak") == 0);
     CHECK(strcmp(deviceid_environment_kind_name(99), "unknown") == 0);
-    char name[DEVICEID_NAME_MAX], tiny[1];
-    CHECK_STATUS(deviceid_environment_name(name, sizeof name), DEVICEID_OK);
-    CHECK((kind == DEVICEID_ENVIRONMENT_HOST) == (name[0] == '\0'));
-    CHECK_STATUS(deviceid_environment_name(NULL, 5), DEVICEID_E_INVALID_ARGUMENT);
-    if (name[0]) CHECK_STATUS(deviceid_environment_name(tiny, sizeof tiny), DEVICEID_E_BUFFER_TOO_SMALL);
-    char reason[1024];
-    int weak = deviceid_environment_machine_id_weak(reason, sizeof reason);
-    CHECK((weak == 0 || weak == 1) && reason[0] != '\0');
-    CHECK(deviceid_environment_machine_id_weak(NULL, 0) == weak);
-    CHECK_STATUS(deviceid_environment_machine_id_weak(tiny, sizeof tiny), DEVICEID_E_BUFFER_TOO_SMALL);
-    /* Not in a sandbox here: the portal is not asked. */
-    CHECK_STATUS(deviceid_environment_portal(), DEVICEID_PORTAL_NOT_ASKED);
+    CHECK(memchr(env.name, 0, sizeof env.name) != NULL);
+    CHECK((kind == DEVICEID_ENVIRONMENT_HOST) == (env.name[0] == '\0'));
+    CHECK((env.machine_id_weak == 0 || env.machine_id_weak == 1) && env.machine_id_reason[0] != '\0');
+    /* Not in a sandbox here: the portal is not asked, and says nothing. */
+    CHECK(env.portal == DEVICEID_PORTAL_NOT_ASKED && env.portal_detail[0] == '\0');
     CHECK(strcmp(deviceid_portal_state_name(DEVICEID_PORTAL_SECRET), "secret") == 0);
-    char path[4096];
-    int store = deviceid_environment_store_location(path, sizeof path);
+    int store = env.store_location;
     CHECK(store == DEVICEID_LOCATION_HOST || store == DEVICEID_LOCATION_CONTAINER ||
           store == DEVICEID_LOCATION_VOLUME || store == DEVICEID_LOCATION_BIND_MOUNT);
-    CHECK(strcmp(path, dir) == 0);
-    CHECK(deviceid_environment_store_location(NULL, 0) == store);
+    CHECK(strcmp(env.store_path, dir) == 0);
     /* The file backend: the stable ID lives where the store does, and says so. */
-    CHECK(deviceid_environment_stable_id_location() == store);
-    CHECK(deviceid_identifier_location(DEVICEID_SCOPE_APP, "com.example.c-location") == store);
-    CHECK_STATUS(deviceid_identifier_location(DEVICEID_SCOPE_APP, NULL), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_identifier_location(42, "x"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(env.stable_id_location == store);
+    CHECK(env.stable_id_survives == deviceid_location_survives(store));
+    /* One snapshot: a second call answers the same. */
+    CHECK_STATUS(deviceid_get_environment(NULL, &again, sizeof again), DEVICEID_OK);
+    CHECK(memcmp(&env, &again, sizeof env) == 0);
+    /* A caller compiled against a later header passes a larger struct: the fields this library
+       does not know come back zero, and nothing past the size it gave is touched. */
+    struct { deviceid_environment known; int later[4]; char guard[8]; } newer;
+    memset(&newer, 'X', sizeof newer);
+    CHECK_STATUS(deviceid_get_environment(NULL, (deviceid_environment *)&newer,
+                                          sizeof newer.known + sizeof newer.later), DEVICEID_OK);
+    CHECK(newer.later[0] == 0 && newer.later[3] == 0 && newer.guard[0] == 'X');
+    CHECK(memcmp(&newer.known, &env, sizeof env) == 0);
+    /* A context with another store directory: its own store path, the process-wide one untouched. */
+    deviceid_context *ctx = NULL;
+    char other[4096];
+    snprintf(other, sizeof other, "%s/environment-context", dir);
+    CHECK_STATUS(deviceid_context_new(&ctx), DEVICEID_OK);
+    CHECK_STATUS(deviceid_set_store_dir(ctx, other), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_environment(ctx, &again, sizeof again), DEVICEID_OK);
+    CHECK(strcmp(again.store_path, other) == 0);
+    deviceid_context_free(ctx);
+    CHECK(deviceid_identifier_location(NULL, DEVICEID_SCOPE_APP, "com.example.c-location") == store);
+    CHECK_STATUS(deviceid_identifier_location(NULL, DEVICEID_SCOPE_APP, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_identifier_location(NULL, 42, "x"), DEVICEID_E_INVALID_ARGUMENT);
     CHECK(strcmp(deviceid_location_name(DEVICEID_LOCATION_BIND_MOUNT), "bind-mount") == 0);
     CHECK(strcmp(deviceid_location_name(0), "unknown") == 0);
     CHECK(deviceid_location_survives(DEVICEID_LOCATION_PORTAL) ==
@@ -488,53 +511,66 @@ static void test_contexts(const char *dir) {
     CHECK_STATUS(deviceid_context_new(&one), DEVICEID_OK);
     CHECK_STATUS(deviceid_context_new(&two), DEVICEID_OK);
     CHECK(one != NULL && two != NULL && one != two);
-    int backend = deviceid_get_backend();
-    CHECK_STATUS(deviceid_context_set_backend(one, DEVICEID_BACKEND_FILE), DEVICEID_OK);
-    CHECK_STATUS(deviceid_context_set_backend(two, DEVICEID_BACKEND_FILE), DEVICEID_OK);
-    CHECK_STATUS(deviceid_context_set_backend(one, 42), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK(deviceid_context_get_backend(one) == DEVICEID_BACKEND_FILE);
-    CHECK(deviceid_get_backend() == backend);
+    int backend = deviceid_get_backend(NULL);
+    CHECK_STATUS(deviceid_set_backend(one, DEVICEID_BACKEND_FILE), DEVICEID_OK);
+    CHECK_STATUS(deviceid_set_backend(two, DEVICEID_BACKEND_FILE), DEVICEID_OK);
+    CHECK_STATUS(deviceid_set_backend(one, 42), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(deviceid_get_backend(one) == DEVICEID_BACKEND_FILE);
+    CHECK(deviceid_get_backend(NULL) == backend);
     snprintf(path, sizeof path, "%s/context-one", dir);
-    CHECK_STATUS(deviceid_context_set_store_dir(one, path), DEVICEID_OK);
+    CHECK_STATUS(deviceid_set_store_dir(one, path), DEVICEID_OK);
     snprintf(path, sizeof path, "%s/context-two", dir);
-    CHECK_STATUS(deviceid_context_set_store_dir(two, path), DEVICEID_OK);
-    CHECK_STATUS(deviceid_context_set_store_dir(one, "relative"), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_context_set_timeout_ms(one, 0), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_context_set_timeout_ms(one, 2000), DEVICEID_OK);
-    CHECK_STATUS(deviceid_context_set_interactive(one, 1, 0), DEVICEID_OK);
-    CHECK(deviceid_context_get_interactive(one) == 1 && deviceid_get_interactive() == 0);
-    CHECK_STATUS(deviceid_context_set_interactive(one, 0, 0), DEVICEID_OK);
-    CHECK_STATUS(deviceid_context_identifier(one, DEVICEID_SCOPE_APP, "com.example.context", a, sizeof a, NULL, NULL),
+    CHECK_STATUS(deviceid_set_store_dir(two, path), DEVICEID_OK);
+    CHECK_STATUS(deviceid_set_store_dir(one, "relative"), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_timeout_ms(one, 0), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_set_timeout_ms(one, 2000), DEVICEID_OK);
+    unsigned int one_timeout = 0, shared_timeout = 0;
+    CHECK_STATUS(deviceid_get_timeout_ms(one, &one_timeout), DEVICEID_OK);
+    CHECK_STATUS(deviceid_get_timeout_ms(NULL, &shared_timeout), DEVICEID_OK);
+    CHECK(one_timeout == 2000 && shared_timeout != 2000);
+    CHECK_STATUS(deviceid_set_interactive(one, 1, 0), DEVICEID_OK);
+    CHECK(deviceid_get_interactive(one) == 1 && deviceid_get_interactive(NULL) == 0);
+    CHECK_STATUS(deviceid_set_interactive(one, 0, 0), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(one, DEVICEID_SCOPE_APP, "com.example.context", a, sizeof a, NULL, NULL),
                  DEVICEID_OK);
-    CHECK_STATUS(deviceid_context_identifier(two, DEVICEID_SCOPE_APP, "com.example.context", b, sizeof b, NULL, NULL),
+    CHECK_STATUS(deviceid_identifier(two, DEVICEID_SCOPE_APP, "com.example.context", b, sizeof b, NULL, NULL),
                  DEVICEID_OK);
     CHECK(is_canonical_uuid(a) && is_canonical_uuid(b) && strcmp(a, b) != 0);
-    CHECK_STATUS(deviceid_context_identifier(NULL, DEVICEID_SCOPE_APP, "com.example.context", shared, sizeof shared,
-                                             NULL, NULL), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(NULL, DEVICEID_SCOPE_APP, "com.example.context", shared, sizeof shared, NULL, NULL), DEVICEID_OK);
     char via_get[DEVICEID_UUID_STRING_MAX];
     CHECK_STATUS(deviceid_get("com.example.context", via_get, sizeof via_get), DEVICEID_OK);
     CHECK(strcmp(shared, via_get) == 0);
-    CHECK(deviceid_context_identifier_location(one, DEVICEID_SCOPE_APP, "com.example.context") > 0);
-    CHECK_STATUS(deviceid_context_secret_store(one, "ctx.service", "acct", "v", 1), DEVICEID_OK);
+    CHECK(deviceid_identifier_location(one, DEVICEID_SCOPE_APP, "com.example.context") > 0);
+    CHECK_STATUS(deviceid_secret_store(one, "ctx.service", "acct", "v", 1), DEVICEID_OK);
     void *data = NULL;
     size_t size = 0;
-    CHECK_STATUS(deviceid_context_secret_lookup(two, "ctx.service", "acct", &data, &size), DEVICEID_E_NOT_FOUND);
-    CHECK_STATUS(deviceid_context_secret_lookup(one, "ctx.service", "acct", &data, &size), DEVICEID_OK);
+    CHECK_STATUS(deviceid_secret_lookup(two, "ctx.service", "acct", &data, &size), DEVICEID_E_NOT_FOUND);
+    CHECK_STATUS(deviceid_secret_lookup(one, "ctx.service", "acct", &data, &size), DEVICEID_OK);
     CHECK(size == 1 && data != NULL && memcmp(data, "v", 1) == 0);
     deviceid_free(data);
-    CHECK_STATUS(deviceid_context_secret_delete(one, "ctx.service", "acct"), DEVICEID_OK);
-    CHECK_STATUS(deviceid_context_secret_delete(one, "ctx.service", "acct"), DEVICEID_E_NOT_FOUND);
+    CHECK_STATUS(deviceid_secret_delete(one, "ctx.service", "acct"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_secret_delete(one, "ctx.service", "acct"), DEVICEID_E_NOT_FOUND);
+    /* Settings are the context's stores': limiting ad tracking through one leaves the other, and
+       the process-wide configuration, as they were. */
+    int limited = deviceid_get_advertising_limited(NULL);
+    CHECK_STATUS(deviceid_set_advertising_limited(one, 1), DEVICEID_OK);
+    CHECK(deviceid_get_advertising_limited(one) == 1 && deviceid_get_advertising_limited(two) == 0);
+    CHECK(deviceid_get_advertising_limited(NULL) == limited);
+    CHECK_STATUS(deviceid_identifier(one, DEVICEID_SCOPE_ADVERTISING, NULL, b, sizeof b, NULL, NULL), DEVICEID_OK);
+    CHECK(strcmp(b, "00000000-0000-0000-0000-000000000000") == 0);
+    CHECK_STATUS(deviceid_set_openudid_opt_out(two, "com.example.context", 1), DEVICEID_OK);
+    CHECK(deviceid_get_openudid_opt_out(two, "com.example.context") == 1);
+    CHECK(deviceid_get_openudid_opt_out(one, "com.example.context") == 0);
     pid_t child = fork();
     if (child == 0) {
         char again[DEVICEID_UUID_STRING_MAX];
-        int r = deviceid_context_identifier(one, DEVICEID_SCOPE_APP, "com.example.context", again, sizeof again,
-                                            NULL, NULL);
+        int r = deviceid_identifier(one, DEVICEID_SCOPE_APP, "com.example.context", again, sizeof again, NULL, NULL);
         _exit(r == 0 && strcmp(again, a) == 0 ? 0 : 1);
     }
     int status = 0;
     CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    CHECK_STATUS(deviceid_context_identifier_reset(one, DEVICEID_SCOPE_APP, "com.example.context"), DEVICEID_OK);
-    CHECK_STATUS(deviceid_context_identifier(one, DEVICEID_SCOPE_APP, "com.example.context", b, sizeof b, NULL, NULL),
+    CHECK_STATUS(deviceid_identifier_reset(one, DEVICEID_SCOPE_APP, "com.example.context"), DEVICEID_OK);
+    CHECK_STATUS(deviceid_identifier(one, DEVICEID_SCOPE_APP, "com.example.context", b, sizeof b, NULL, NULL),
                  DEVICEID_OK);
     CHECK(strcmp(a, b) != 0);
     deviceid_context_free(one);
@@ -549,40 +585,40 @@ static void test_hardware_bad_input(void) {
     char *message = (char *)"untouched";
     const unsigned char nonce[65] = {0};
     setenv("DEVICEID_TPM_TCTI", "device:/nonexistent/tpmrm0", 1);
-    CHECK_STATUS(deviceid_hardware_id(NULL, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_hardware_id("com.example.hw", NULL, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, 36), DEVICEID_E_BUFFER_TOO_SMALL);
-    CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, sizeof out), DEVICEID_E_UNAVAILABLE);
+    CHECK_STATUS(deviceid_hardware_id(NULL, NULL, out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_hardware_id(NULL, "com.example.hw", NULL, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_hardware_id(NULL, "com.example.hw", out, 36), DEVICEID_E_BUFFER_TOO_SMALL);
+    CHECK_STATUS(deviceid_hardware_id(NULL, "com.example.hw", out, sizeof out), DEVICEID_E_UNAVAILABLE);
     CHECK(strstr(deviceid_last_error(), "/nonexistent/tpmrm0 does not exist") != NULL);
-    CHECK_STATUS(deviceid_attest_enrolment("com.example.hw", NULL), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest_enrolment(NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest_enrolment("com.example.hw", &message), DEVICEID_E_UNAVAILABLE);
+    CHECK_STATUS(deviceid_attest_enrolment(NULL, "com.example.hw", NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_enrolment(NULL, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_enrolment(NULL, "com.example.hw", &message), DEVICEID_E_UNAVAILABLE);
     CHECK(message == NULL);
-    CHECK_STATUS(deviceid_attest("com.example.hw", NULL, 32, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 0, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 65, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest(NULL, nonce, 32, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, "not json", &message), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, "{\"v\":1,\"type\":\"deviceid.ak-certificate\"}", &message),
+    CHECK_STATUS(deviceid_attest(NULL, "com.example.hw", NULL, 32, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest(NULL, "com.example.hw", nonce, 0, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest(NULL, "com.example.hw", nonce, 65, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest(NULL, NULL, nonce, 32, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest(NULL, "com.example.hw", nonce, 32, "not json", &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest(NULL, "com.example.hw", nonce, 32, "{\"v\":1,\"type\":\"deviceid.ak-certificate\"}", &message),
                  DEVICEID_E_INVALID_ARGUMENT);
     CHECK(strstr(deviceid_last_error(), "\"certificate\"") != NULL);
-    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest("com.example.hw", nonce, 32, NULL, &message), DEVICEID_E_UNAVAILABLE);
+    CHECK_STATUS(deviceid_attest(NULL, "com.example.hw", nonce, 32, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest(NULL, "com.example.hw", nonce, 32, NULL, &message), DEVICEID_E_UNAVAILABLE);
     CHECK(message == NULL);
-    CHECK_STATUS(deviceid_attest_activate("com.example.hw", NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest_activate(NULL, "{}", &message), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest_activate("com.example.hw", "{\"v\":1,\"type\":\"deviceid.enrolment-request\"}", &message),
+    CHECK_STATUS(deviceid_attest_activate(NULL, "com.example.hw", NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_activate(NULL, NULL, "{}", &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_activate(NULL, "com.example.hw", "{\"v\":1,\"type\":\"deviceid.enrolment-request\"}", &message),
                  DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_attest_activate("com.example.hw", "{\"v\":2,\"type\":\"deviceid.enrolment-challenge\"}", &message),
+    CHECK_STATUS(deviceid_attest_activate(NULL, "com.example.hw", "{\"v\":2,\"type\":\"deviceid.enrolment-challenge\"}", &message),
                  DEVICEID_E_UNSUPPORTED);
-    CHECK_STATUS(deviceid_attest_activate("com.example.hw", "{\"v\":1,\"type\":\"deviceid.enrolment-challenge\",\"id\":\"1\","
+    CHECK_STATUS(deviceid_attest_activate(NULL, "com.example.hw", "{\"v\":1,\"type\":\"deviceid.enrolment-challenge\",\"id\":\"1\","
                                           "\"credential_blob\":\"!!\",\"encrypted_secret\":\"AA==\"}", &message),
                  DEVICEID_E_INVALID_ARGUMENT);
     setenv("DEVICEID_TPM_TCTI", "device:/dev/tpm0", 1);
-    CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_hardware_id(NULL, "com.example.hw", out, sizeof out), DEVICEID_E_INVALID_ARGUMENT);
     CHECK(strstr(deviceid_last_error(), "resource manager") != NULL);
     setenv("DEVICEID_TPM_TCTI", "mssim:host=localhost", 1);
-    CHECK_STATUS(deviceid_hardware_id("com.example.hw", out, sizeof out), DEVICEID_E_UNSUPPORTED);
+    CHECK_STATUS(deviceid_hardware_id(NULL, "com.example.hw", out, sizeof out), DEVICEID_E_UNSUPPORTED);
     unsetenv("DEVICEID_TPM_TCTI");
 }
 
@@ -606,7 +642,7 @@ int main(int argc, char **argv) {
     test_contexts(argv[1]);
     test_hardware_bad_input();
     /* The same again with the keyring (auto backend) where the test run has one. */
-    CHECK_STATUS(deviceid_set_backend(DEVICEID_BACKEND_AUTO), DEVICEID_OK);
+    CHECK_STATUS(deviceid_set_backend(NULL, DEVICEID_BACKEND_AUTO), DEVICEID_OK);
     test_get();
     test_secrets();
     test_machine_and_scopes();

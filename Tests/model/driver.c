@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
     char id[DEVICEID_UUID_STRING_MAX];
     int source = 0;
     unsigned int flags = 0;
-    int r = deviceid_get_ex(app, id, sizeof id, &source, &flags);
+    int r = deviceid_identifier(NULL, DEVICEID_SCOPE_APP, app, id, sizeof id, &source, &flags);
     if (r < 0) return fail(r);
     printf("{\"id\":\"%s\",\"source\":\"%s\",\"provisional\":%s,\"mirrored\":%s}\n", id, deviceid_source_name(source),
            flags & DEVICEID_FLAG_PROVISIONAL ? "true" : "false", flags & DEVICEID_FLAG_MIRRORED ? "true" : "false");

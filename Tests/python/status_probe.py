@@ -33,94 +33,82 @@ backend = sys.argv[1] if len(sys.argv) > 1 else None
 context = c_void_p()
 call("deviceid_context_new", byref(context))
 call("deviceid_context_new", None)
-if backend is not None:
-    number = {"auto": 0, "secret-service": 1, "file": 2}[backend]
-    call("deviceid_set_backend", number)
-    call("deviceid_context_set_backend", context, number)
-call("deviceid_set_backend", 7)
-call("deviceid_context_set_backend", context, -1)
-call("deviceid_get_backend")
-call("deviceid_context_get_backend", context)
-call("deviceid_set_timeout_ms", c_uint(0))
-call("deviceid_context_set_timeout_ms", context, c_uint(0))
+# Every stateful call, through the process-wide configuration (NULL) and a context of its own.
+TARGETS = (None, context)
 timeout = c_uint(int(os.environ.get("PROBE_TIMEOUT_MS", "1500")))
-call("deviceid_set_timeout_ms", timeout)
-call("deviceid_context_set_timeout_ms", context, timeout)
-call("deviceid_set_store_dir", b"relative")
-call("deviceid_context_set_store_dir", context, b"relative")
-call("deviceid_set_interactive", 2, 0)
-call("deviceid_context_set_interactive", context, 2, 0)
-call("deviceid_get_interactive")
-call("deviceid_context_get_interactive", context)
+for target in TARGETS:
+    if backend is not None:
+        call("deviceid_set_backend", target, {"auto": 0, "secret-service": 1, "file": 2}[backend])
+    call("deviceid_set_backend", target, 7)
+    call("deviceid_set_backend", target, -1)
+    call("deviceid_get_backend", target)
+    call("deviceid_set_timeout_ms", target, c_uint(0))
+    call("deviceid_set_timeout_ms", target, timeout)
+    milliseconds = c_uint()
+    call("deviceid_get_timeout_ms", target, byref(milliseconds))
+    call("deviceid_get_timeout_ms", target, None)
+    call("deviceid_set_store_dir", target, b"relative")
+    call("deviceid_set_interactive", target, 2, 0)
+    call("deviceid_get_interactive", target)
 
 NAMES = [b"probe.app", None, b"", b"x" * 300, b"\xff\xfe"]
 for name in NAMES:
     for size in (37, 8):
         call("deviceid_get", name, out(size), c_size_t(size))
-        call("deviceid_get_ex", name, out(size), c_size_t(size), None, None)
-        call("deviceid_vendor_id", name, out(size), c_size_t(size))
-        call("deviceid_openudid", name, out(size), c_size_t(size))
-        for scope in (1, 2, 3, 4, 9):
-            call("deviceid_identifier", scope, name, out(size), c_size_t(size), None, None)
-            call("deviceid_context_identifier", context, scope, name, out(size), c_size_t(size), None, None)
+        for target in TARGETS:
+            for scope in (1, 2, 3, 4, 9):
+                call("deviceid_identifier", target, scope, name, out(size), c_size_t(size), None, None)
     call("deviceid_reset", name)
-    call("deviceid_vendor_reset", name)
-    call("deviceid_openudid_set_opt_out", name, 0)
-    for scope in (1, 2, 3, 4, 9):
-        call("deviceid_identifier_location", scope, name)
-        call("deviceid_context_identifier_location", context, scope, name)
-        call("deviceid_identifier_reset", scope, name)
-        call("deviceid_context_identifier_reset", context, scope, name)
-call("deviceid_openudid_set_opt_out", b"probe.opted", 1)
-call("deviceid_openudid", b"probe.opted", out(), c_size_t(37))
-call("deviceid_context_identifier", context, 4, b"probe.opted", out(), c_size_t(37), None, None)
-call("deviceid_identifier_location", 4, b"probe.opted")
-call("deviceid_advertising_id", out(), c_size_t(37))
-call("deviceid_advertising_id", out(8), c_size_t(8))
-call("deviceid_advertising_id", None, c_size_t(37))
-call("deviceid_advertising_reset")
-call("deviceid_advertising_set_limited", 1)
-call("deviceid_advertising_is_limited")
-call("deviceid_advertising_set_limited", 0)
+    for target in TARGETS:
+        for opt_out in (0, 2):
+            call("deviceid_set_openudid_opt_out", target, name, opt_out)
+        call("deviceid_get_openudid_opt_out", target, name)
+        for scope in (1, 2, 3, 4, 9):
+            call("deviceid_identifier_location", target, scope, name)
+            call("deviceid_identifier_reset", target, scope, name)
+for target in TARGETS:
+    call("deviceid_set_openudid_opt_out", target, b"probe.opted", 1)
+    call("deviceid_identifier", target, 4, b"probe.opted", out(), c_size_t(37), None, None)
+    call("deviceid_identifier_location", target, 4, b"probe.opted")
+    call("deviceid_identifier", target, 3, None, None, c_size_t(37), None, None)
+    for limited in (1, 2, 0):
+        call("deviceid_set_advertising_limited", target, limited)
+        call("deviceid_get_advertising_limited", target)
 
 for service, account in ((b"probe.service", b"acct"), (None, b"acct"), (b"deviceid.reserved", b"a"), (b"s", b"")):
-    for target in (None, context):
-        prefix = "deviceid_secret_" if target is None else "deviceid_context_secret_"
-        lead = () if target is None else (target,)
-        call(prefix + "store", *lead, service, account, b"value", c_size_t(5))
-        call(prefix + "store", *lead, service, account, None, c_size_t(5))
-        call(prefix + "store", *lead, service, account, b"v", c_size_t(70000))
+    for target in TARGETS:
+        call("deviceid_secret_store", target, service, account, b"value", c_size_t(5))
+        call("deviceid_secret_store", target, service, account, None, c_size_t(5))
+        call("deviceid_secret_store", target, service, account, b"v", c_size_t(70000))
         data, size = c_void_p(), c_size_t()
-        if call(prefix + "lookup", *lead, service, account, byref(data), byref(size)) == 0:
+        if call("deviceid_secret_lookup", target, service, account, byref(data), byref(size)) == 0:
             lib.deviceid_free(data)
-        call(prefix + "lookup", *lead, service, account, None, None)
-        call(prefix + "delete", *lead, service, account)
-        call(prefix + "delete", *lead, service, account)
+        call("deviceid_secret_lookup", target, service, account, None, None)
+        call("deviceid_secret_delete", target, service, account)
+        call("deviceid_secret_delete", target, service, account)
 
 # The hardware-bound ID and attestation, against whatever TPM DEVICEID_TPM_TCTI names (none here:
 # UNAVAILABLE), with good and bad arguments.
-for target in (None, context):
-    prefix = "deviceid_" if target is None else "deviceid_context_"
-    lead = () if target is None else (target,)
+for target in TARGETS:
     for name in NAMES:
         for size in (37, 8):
-            call(prefix + "hardware_id", *lead, name, out(size), c_size_t(size))
+            call("deviceid_hardware_id", target, name, out(size), c_size_t(size))
     message = c_void_p()
     for name in (b"probe.app", None, b"\xff"):
-        for status in (call(prefix + "attest_enrolment", *lead, name, byref(message)),
-                       call(prefix + "attest_enrolment", *lead, name, None)):
+        for status in (call("deviceid_attest_enrolment", target, name, byref(message)),
+                       call("deviceid_attest_enrolment", target, name, None)):
             if status == 0:
                 lib.deviceid_free(message)
     for challenge in (None, b"{}", b'{"v":2,"type":"deviceid.enrolment-challenge"}',
                       b'{"v":1,"type":"deviceid.enrolment-challenge","id":"1","credential_blob":"AA==",'
                       b'"encrypted_secret":"AA=="}'):
         for name in (b"probe.app", None):
-            if call(prefix + "attest_activate", *lead, name, challenge, byref(message)) == 0:
+            if call("deviceid_attest_activate", target, name, challenge, byref(message)) == 0:
                 lib.deviceid_free(message)
     for name, nonce, size, certificate in ((b"probe.app", b"n" * 32, 32, None), (None, b"n", 1, None),
                                            (b"probe.app", None, 32, None), (b"probe.app", b"n" * 65, 65, None),
                                            (b"probe.app", b"n", 1, b"{}")):
-        if call(prefix + "attest", *lead, name, nonce, c_size_t(size), certificate, byref(message)) == 0:
+        if call("deviceid_attest", target, name, nonce, c_size_t(size), certificate, byref(message)) == 0:
             lib.deviceid_free(message)
 
 for fmt in (0, 1, 2, 3, 8):
@@ -153,15 +141,12 @@ for algorithm in (1, 2, 5):
         call("deviceid_token_hash", algorithm, b"tok", c_size_t(3), None, out(size), c_size_t(size))
     call("deviceid_hash_hex", algorithm, b"abc", c_size_t(1 << 32), out(65), c_size_t(65))
 
-call("deviceid_environment_kind")
-call("deviceid_environment_name", out(256), c_size_t(256))
-call("deviceid_environment_name", None, c_size_t(256))
-call("deviceid_environment_machine_id_weak", out(1024), c_size_t(1024))
-call("deviceid_environment_machine_id_weak", out(2), c_size_t(2))
-call("deviceid_environment_portal")
-call("deviceid_environment_store_location", out(4096), c_size_t(4096))
-call("deviceid_environment_store_location", out(2), c_size_t(2))
-call("deviceid_environment_stable_id_location")
+ENVIRONMENT = 8192  # more than sizeof(deviceid_environment): a caller built against a later header
+for target in TARGETS:
+    call("deviceid_get_environment", target, out(ENVIRONMENT), c_size_t(ENVIRONMENT))
+    call("deviceid_get_environment", target, out(8), c_size_t(8))
+    call("deviceid_get_environment", target, out(8), c_size_t(1 << 20))  # refused before anything is written
+    call("deviceid_get_environment", target, None, c_size_t(ENVIRONMENT))
 lib.deviceid_context_free(context)
 
 print(json.dumps({name: sorted(statuses) for name, statuses in seen.items()}))

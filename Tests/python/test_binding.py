@@ -13,12 +13,14 @@ from deviceid import _errors
 
 from conftest import UUID_V4
 
-HEADER = (__import__("pathlib").Path(__file__).resolve().parents[2] / "include" / "deviceid.h").read_text()
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HEADER = (ROOT / "include" / "deviceid.h").read_text()
+TECHNIQUES = (ROOT / "include" / "deviceid-techniques.h").read_text()
 
 
 # The defines of the header that are not numbers: the include guard, the nullability
 # annotations and the version string (compared below). Any other define must read as an integer.
-NOT_NUMBERS = {"H", "NONNULL", "NULLABLE", "VERSION_STRING"}
+NOT_NUMBERS = {"H", "TECHNIQUES_H", "NONNULL", "NULLABLE", "VERSION_STRING"}
 
 
 def header_defines(unread=None, source=None):
@@ -47,71 +49,69 @@ def test_the_header_parse_reads_every_form_c_writes_a_constant_in():
     assert unread == {"FLAG_E": "(1u << 6)", "FLAG_F": "0x10u|0x20u", "G": ""}
 
 
-def test_constants_match_the_header():
-    """Every numeric #define of the header is compared with what the binding uses for it, both
-    ways: a constant the header gains and Python lacks fails here, as does one Python keeps and
-    the header no longer has. Python's own tables (FLAG_*, BACKENDS, SCOPES, FORMAT_*, the MAC
-    bits, the hash algorithms, the exceptions) must equal the header's; the rest Python asks the
-    library for (sizes, version, status and source names), and those answers are compared."""
+def test_the_generated_tables_are_current():
+    """_c.py, the header's status block, DeviceIDError+Codes.swift and Version.swift are what
+    scripts/gen-abi writes from their owners today: none was edited by hand or left stale."""
+    result = subprocess.run([str(ROOT / "scripts" / "gen-abi"), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_number_of_the_headers_reaches_the_binding():
+    """Every numeric #define of both headers is in _c (read with a parser of its own, not
+    gen-abi's), and Python's own tables (BACKENDS, SCOPES, the flags StableID reports, the names the
+    library gives environments, locations and portal states, the exceptions) agree with them."""
     unread = {}
-    defines = header_defines(unread)
+    defines = {**header_defines(unread), **header_defines(unread, TECHNIQUES)}
     assert set(unread) == NOT_NUMBERS, f"defines whose value this test cannot read: {unread}"
+    numbers = {name: value for name, value in vars(deviceid._c).items() if name.isupper() and isinstance(value, int)}
+    assert numbers == {name: value for name, value in defines.items() if not name.startswith("E_")}
 
     def family(prefix):
         return {name[len(prefix):]: value for name, value in defines.items() if name.startswith(prefix)}
 
-    def exported(prefix):
-        return {name[len(prefix):]: value for name, value in vars(deviceid._c).items() if name.startswith(prefix)}
-
-    checked = set()
-
-    def check(prefix, python, header=None):
-        header = family(prefix) if header is None else header
-        assert header, f"no DEVICEID_{prefix}* read from the header"
-        assert python == header, f"DEVICEID_{prefix}*: Python has {python}, the header {header}"
-        checked.update(prefix + name for name in header)
-
     version = re.search(r'#define DEVICEID_VERSION_STRING "([^"]+)"', HEADER).group(1)
-    assert deviceid.__version__ == version
-    check("VERSION_", {part: getattr(deviceid._native, "version_" + part.lower())()
-                       for part in ("MAJOR", "MINOR", "PATCH")})
-    assert "%d.%d.%d" % tuple(defines["VERSION_" + p] for p in ("MAJOR", "MINOR", "PATCH")) == version
-    sizes = {name: value for name, value in defines.items() if name.endswith("_MAX")}
-    check("", {name: getattr(deviceid._native, name.lower(), lambda: None)() for name in sizes}, sizes)
+    assert deviceid.__version__ == version == "%d.%d.%d" % tuple(defines["VERSION_" + p] for p in ("MAJOR", "MINOR", "PATCH"))
     assert (deviceid._core.UUID_STRING_MAX, deviceid.NAME_MAX, deviceid.SECRET_MAX) == \
-        (sizes["UUID_STRING_MAX"], sizes["NAME_MAX"], sizes["SECRET_MAX"])
-    check("OK", {"": 0})  # the success the binding tests for (status < 0 fails)
-
-    flags = family("FLAG_")
-    assert "MIRRORED" in flags and "PROVISIONAL" in flags
-    check("FLAG_", exported("FLAG_"))
-    for name in flags:  # and StableID reports each of them
+        (defines["UUID_STRING_MAX"], defines["NAME_MAX"], defines["SECRET_MAX"])
+    for name in family("FLAG_"):  # StableID reports each flag
         assert name.lower() in deviceid.StableID._fields, name
-    check("FORMAT_", exported("FORMAT_"))
-    check("BACKEND_", {name.upper().replace("-", "_"): number for name, number in deviceid._c.BACKEND_NUMBERS.items()})
-    assert deviceid.BACKENDS == tuple(deviceid._c.BACKEND_NUMBERS)
-    check("SCOPE_", {name.upper(): number for name, number in deviceid._c.SCOPE_NUMBERS.items()})
-    assert deviceid.SCOPES == tuple(deviceid._c.SCOPE_NUMBERS)
-    check("MAC_", exported("MAC_"), {k: v for k, v in family("MAC_").items() if not k.endswith("_MAX")})
-    check("HASH_", {name.upper(): number for name, number in deviceid._c.ALGORITHM_NUMBERS.items()})
-    # Sources: Python names them with the library's deviceid_source_name(), as the CLI does.
-    check("SOURCE_", {name: value for name, value in family("SOURCE_").items()
-                      if deviceid._native.source_name(value).decode() == name.lower()})
-    # Environments, locations and portal states: named by the library (deviceid_*_name()), as
-    # deviceid.environment() and StableID.location report them; survival bits are Python's own.
-    for prefix, name_of in (("ENVIRONMENT_", deviceid._native.environment_kind_name),
+    assert {name.upper().replace("-", "_"): n for name, n in deviceid._core.BACKEND_NUMBERS.items()} == family("BACKEND_")
+    assert deviceid.BACKENDS == tuple(sorted(deviceid._core.BACKEND_NUMBERS, key=deviceid._core.BACKEND_NUMBERS.get))
+    assert {name.upper(): number for name, number in deviceid._core.SCOPE_NUMBERS.items()} == family("SCOPE_")
+    assert deviceid.SCOPES == tuple(deviceid._core.SCOPE_NUMBERS)
+    # Sources, environments, locations and portal states: Python reports the library's names
+    # (deviceid_*_name()), which must be the macros' own words.
+    for prefix, name_of in (("SOURCE_", deviceid._native.source_name),
+                            ("ENVIRONMENT_", deviceid._native.environment_kind_name),
                             ("LOCATION_", deviceid._native.location_name),
                             ("PORTAL_", deviceid._native.portal_state_name)):
-        check(prefix, {name: value for name, value in family(prefix).items()
-                       if name_of(value).decode().replace("-", "_").upper() == name})
-    check("SURVIVES_", exported("SURVIVES_"))
+        for name, value in family(prefix).items():
+            assert name_of(value).decode().replace("-", "_").upper() == name, (prefix, name)
     statuses = family("E_")
-    check("E_", {error.name: error.status for error in deviceid._errors.BY_STATUS.values()})
+    assert {error.name: error.status for error in deviceid._errors.BY_STATUS.values()} == statuses
     for name, value in statuses.items():
         assert deviceid.status_name(value) == name
         assert getattr(deviceid, deviceid._errors.BY_STATUS[value].__name__) is deviceid._errors.BY_STATUS[value]
 
-    assert set(defines) == checked, f"constants of the header no test compares with Python: {set(defines) - checked}"
+
+def test_the_environment_struct_has_the_c_layout(tmp_path):
+    """ctypes' deviceid_environment has every field at the offset, and the size, a C compiler gives
+    the header's struct: a field the header gains, moves or resizes fails here."""
+    import ctypes
+    fields = [name for name, _, _ in deviceid._c.ENVIRONMENT_FIELDS]
+    source = tmp_path / "layout.c"
+    source.write_text("#include <stddef.h>\n#include <stdio.h>\n#include <deviceid.h>\nint main(void) {\n"
+                      '    printf("size %zu\\n", sizeof(deviceid_environment));\n'
+                      + "".join(f'    printf("{f} %zu %zu\\n", offsetof(deviceid_environment, {f}), '
+                                f"sizeof(((deviceid_environment *)0)->{f}));\n" for f in fields)
+                      + "    return 0;\n}\n")
+    binary = tmp_path / "layout"
+    subprocess.run(["cc", "-Wall", "-Werror", f"-I{ROOT / 'include'}", "-o", str(binary), str(source)], check=True)
+    c_layout = dict(line.split(" ", 1) for line in subprocess.run([str(binary)], capture_output=True, text=True,
+                                                                   check=True).stdout.splitlines())
+    structure = deviceid._native.Environment
+    assert int(c_layout.pop("size")) == ctypes.sizeof(structure)
+    assert c_layout == {f: f"{getattr(structure, f).offset} {getattr(structure, f).size}" for f in fields}
 
 
 def test_every_status_has_one_exception_with_the_c_name():
@@ -251,7 +251,11 @@ def test_error_detail_comes_from_the_library(store, keyring):
 
 
 def test_the_package_exports_exactly_its_api_and_is_typed():
-    public = {name for name in dir(deviceid) if not name.startswith("_")}
+    import types
+    # The package's own public submodules (deviceid.aio) appear once imported, as submodules do.
+    public = {name for name in dir(deviceid) if not name.startswith("_")
+              and not (isinstance(getattr(deviceid, name), types.ModuleType)
+                       and getattr(deviceid, name).__name__ == f"deviceid.{name}")}
     assert public == set(deviceid.__all__), "dir() shows the API and nothing else (no ctypes, namedtuple)"
     assert (pathlib.Path(deviceid.__file__).parent / "py.typed").exists(), "PEP 561: type checkers read it"
 
@@ -277,5 +281,39 @@ def test_an_unloadable_library_says_what_to_install(tmp_path):
             "l.SONAME = 'libdeviceid-not-installed.so.1'; l.load()")
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert "ImportError" in result.stderr
-    for advice in ("apt install libdeviceid1", "make install", "pip install", "DEVICEID_LIBRARY"):
+    for advice in ("apt install libdeviceid2", "make install", "pip install", "DEVICEID_LIBRARY"):
         assert advice in result.stderr, advice
+
+
+def test_a_client_has_everything_a_context_has(tmp_path, store):
+    """Settings, the environment and every scope through a Client: its own stores, the
+    process-wide configuration untouched, and configure() changing only what it is given."""
+    deviceid.set_backend("file")
+    with deviceid.Client(backend="file", store_dir=str(tmp_path / "mine"), timeout=1.5) as client:
+        assert (client.backend, client.timeout, client.interactive) == ("file", 1.5, False)
+        client.configure(timeout=0.25)
+        assert (client.backend, client.timeout) == ("file", 0.25)
+        with pytest.raises(deviceid.InvalidArgumentError):
+            client.configure(backend="nowhere")
+        assert client.environment().store_path == str(tmp_path / "mine")
+        assert deviceid.environment().store_path != str(tmp_path / "mine")
+        client.set_advertising_limited(True)
+        assert client.advertising_limited() and client.advertising_id() == deviceid.NULL_UUID
+        assert not deviceid.advertising_limited() and deviceid.advertising_id() != deviceid.NULL_UUID
+        client.set_advertising_limited(False)
+        before = client.advertising_id()
+        client.reset_advertising_id()
+        assert UUID_V4.match(client.advertising_id()) and client.advertising_id() != before
+        client.set_openudid_opt_out("com.example.mine", True)
+        assert client.openudid_opted_out("com.example.mine") and not deviceid.openudid_opted_out("com.example.mine")
+        with pytest.raises(deviceid.OptedOutError):
+            client.openudid("com.example.mine")
+        shared = client.openudid("com.example.other")
+        client.reset_openudid()
+        assert client.openudid("com.example.other") != shared
+        vendor = client.vendor_id("com.vendor")
+        assert vendor != deviceid.vendor_id("com.vendor")
+        client.reset_vendor_id("com.vendor")
+        assert client.vendor_id("com.vendor") != vendor
+    with pytest.raises(ValueError, match="closed"):
+        client.advertising_limited()

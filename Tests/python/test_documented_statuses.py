@@ -40,9 +40,9 @@ NAMES_BY_VALUE = {value: name for name, value in STATUS_VALUES.items()}
 def documented():
     """Function name -> the statuses its doc names (and DEVICEID_E_INTERNAL), for every function
     returning int."""
-    groups, _ = GEN.header_entries()
+    groups, _, _ = GEN.header_entries()
     out = {}
-    for _, group, doc in groups:
+    for _, group, doc, _ in groups:
         for name, declaration in group:
             if declaration.startswith("int "):
                 out[name] = set(GEN.documented_statuses(doc or ""))
@@ -72,9 +72,7 @@ def check(observed, label):
 
 
 def test_every_int_function_documents_its_statuses():
-    missing = [name for name, statuses in DOCUMENTED.items() if not statuses
-               and not re.search(rf"\b{name}\b", "deviceid_environment_kind deviceid_version_major "
-                                 "deviceid_version_minor deviceid_version_patch")]
+    missing = [name for name, statuses in DOCUMENTED.items() if not statuses]
     assert not missing, f"no 'Returns 0, or ...' list: {missing}"
     for name, statuses in DOCUMENTED.items():
         assert statuses <= set(STATUS_VALUES), (name, statuses - set(STATUS_VALUES))

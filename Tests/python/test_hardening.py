@@ -169,17 +169,17 @@ def test_the_last_error_is_cut_at_a_character_boundary_and_stays_utf8(store):
 
     library = ctypes.CDLL(os.environ["DEVICEID_LIBRARY"])
     library.deviceid_last_error.restype = ctypes.c_char_p
-    library.deviceid_set_store_dir.argtypes = [ctypes.c_char_p]
-    assert library.deviceid_set_backend(2) == 0  # the file store
+    library.deviceid_set_store_dir.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    assert library.deviceid_set_backend(None, 2) == 0  # the file store
     lengths = set()
     for prefix in ["", "x"]:
         # A name too long to open: the detail quotes the 600-byte path.
-        assert library.deviceid_set_store_dir(f"/tmp/{prefix}{'é' * 300}".encode()) == 0
+        assert library.deviceid_set_store_dir(None, f"/tmp/{prefix}{'é' * 300}".encode()) == 0
         answer = ctypes.create_string_buffer(64)
         assert library.deviceid_get(b"utf8.app", answer, 64) == -8  # IO
         detail = library.deviceid_last_error()
         lengths.add(len(detail))
         assert detail.decode("utf-8").startswith("cannot open /tmp/")  # strict: a cut character raises
     assert lengths == {510, 511}, lengths
-    library.deviceid_set_store_dir(None)
-    library.deviceid_set_backend(0)
+    library.deviceid_set_store_dir(None, None)
+    library.deviceid_set_backend(None, 0)

@@ -37,14 +37,14 @@ def test_a_staged_prefix_install_writes_only_under_the_prefix(tmp_path):
     stage, prefix = tmp_path / "stage", "/opt/deviceid-test"
     make("install", f"DESTDIR={stage}", f"PREFIX={prefix}")
     written = files(stage)
-    assert any(path.endswith("/libdeviceid.so.1") for path in written), written
+    assert any(path.endswith("/libdeviceid.so.2") for path in written), written
     outside = [path for path in written if not path.startswith(f"{stage}{prefix}/")]
     assert not outside, f"written outside PREFIX: {outside}"
 
     # The documented way to use it: PYTHONPATH=PREFIX/lib/python3/dist-packages.
     site = f"{stage}{prefix}/lib/python3/dist-packages"
     imported = run([PYTHON, "-c", "import deviceid; print(deviceid.__file__); print(deviceid.uuid4())"],
-                   env={"PYTHONPATH": site, "DEVICEID_LIBRARY": f"{stage}{prefix}/lib/libdeviceid.so.1"})
+                   env={"PYTHONPATH": site, "DEVICEID_LIBRARY": f"{stage}{prefix}/lib/libdeviceid.so.2"})
     assert imported.returncode == 0, imported.stderr
     assert imported.stdout.startswith(f"{site}/deviceid/__init__.py\n"), imported.stdout
 

@@ -1,5 +1,5 @@
 """GLib, libsecret, libcrypto and libdbus are loaded on first use (Sources/CDeviceIDLibraries):
-libdeviceid.so.1 and the deviceid command NEED libc and libm only; importing the Python binding or
+libdeviceid.so.2 and the deviceid command NEED libc and libm only; importing the Python binding or
 getting an answer from the mirror maps none of them; the path that needs one loads it (an
 identifier's keyring conversation GLib, a caller's secret libsecret too, a digest libcrypto); a
 library that is missing or too old is UNAVAILABLE with words naming the package, and nothing is

@@ -174,6 +174,6 @@ def test_an_invalid_store_dir_in_the_environment_is_reported_by_get_backend():
     result = run(["python3", "-c", """
 import ctypes, os
 library = ctypes.CDLL(os.environ["DEVICEID_LIBRARY"])
-print(library.deviceid_get_backend())
+print(library.deviceid_get_backend(None))
 """], env={"DEVICEID_STORE_DIR": "relative/path"})
     assert result.stdout.strip() == "-1", (result.stdout, result.stderr)

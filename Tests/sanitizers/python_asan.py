@@ -2,7 +2,7 @@
 
 Run with the toolchain's ASan runtime preloaded (scripts/robustness does):
     LD_PRELOAD=libclang_rt.asan-x86_64.so ASAN_OPTIONS=detect_leaks=1:leak_check_at_exit=0 \
-    DEVICEID_LIBRARY=.build/asan/debug/libdeviceid.so.1 python3 python_asan.py [--leak-on-purpose]
+    DEVICEID_LIBRARY=.build/asan/debug/libdeviceid.so.2 python3 python_asan.py [--leak-on-purpose]
 
 The leak check runs while the interpreter is alive, so Python's own objects are still reachable
 and only blocks nobody points to — a secret never handed to deviceid_free — are reported.

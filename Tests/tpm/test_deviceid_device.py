@@ -433,7 +433,7 @@ def gen_man():
 
 def test_the_statuses_returned_with_a_tpm_are_documented(machine_a, tmp_path):
     gen = gen_man()
-    documented = {name: set(gen.documented_statuses(doc or "")) for _, group, doc in gen.header_entries()[0]
+    documented = {name: set(gen.documented_statuses(doc or "")) for _, group, doc, _ in gen.header_entries()[0]
                   for name, declaration in group if declaration.startswith("int ")}
     names = {int(value): name for name, (value, _) in gen.STATUSES.items()}
     result = subprocess.run([sys.executable, str(ROOT / "Tests" / "python" / "status_probe.py"), "file"],

@@ -15,7 +15,7 @@ int main(int argc, char **argv) {
     char id[DEVICEID_UUID_STRING_MAX];
     int source = 0;
     unsigned int flags = 0;
-    if (deviceid_get_ex(argv[1], id, sizeof id, &source, &flags) != 0 || source != DEVICEID_SOURCE_KEYRING) return 1;
+    if (deviceid_identifier(NULL, DEVICEID_SCOPE_APP, argv[1], id, sizeof id, &source, &flags) != 0 || source != DEVICEID_SOURCE_KEYRING) return 1;
     if (!!(flags & DEVICEID_FLAG_MIRRORED) != expect_mirrored) return 3;
     printf("%.0f\n", now_ns() - start);
     return 0;

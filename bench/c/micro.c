@@ -7,6 +7,7 @@
 /* The anchor is OpenSSL's one-shot MD5(), deprecated since 3.0 but what callers use. */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <deviceid.h>
+#include <deviceid-techniques.h>
 
 #include "bench.h"
 

@@ -27,14 +27,14 @@ from ._records import (
     Algorithm, Backend, Environment, EnvironmentKind, Location, MACAddress, PortalState, Scope, Source, StableID,
 )
 
-__version__: str = _native.version_string().decode()
+__version__: str = _native.version().decode()
 del annotations  # the __future__ import's name is not API
 
 __all__ = [
     # identifiers
     "get", "get_info", "identifier", "reset", "reset_identifier", "vendor_id", "reset_vendor_id", "advertising_id",
     "reset_advertising_id", "set_advertising_limited", "advertising_limited", "openudid", "set_openudid_opt_out",
-    "reset_openudid", "StableID", "Scope", "Source", "Location", "SCOPES",
+    "openudid_opted_out", "reset_openudid", "StableID", "Scope", "Source", "Location", "SCOPES",
     # a configuration of the caller's own
     "Client",
     # where the process runs, and where IDs live there
@@ -47,8 +47,8 @@ __all__ = [
     "uuid4", "parse_uuid", "mac_address", "mac_md5", "MACAddress", "hash_hex", "token_hash", "Algorithm",
     "machine_app_specific", "machine_id_raw", "machine_id_weak", "product_uuid_raw", "NULL_UUID",
     # the process-wide configuration, and statuses
-    "set_backend", "get_backend", "Backend", "BACKENDS", "set_timeout", "set_timeout_ms", "set_interactive",
-    "get_interactive", "set_store_dir", "strerror", "status_name", "NAME_MAX",
+    "set_backend", "get_backend", "Backend", "BACKENDS", "set_timeout", "get_timeout", "set_timeout_ms",
+    "set_interactive",    "get_interactive", "set_store_dir", "strerror", "status_name", "NAME_MAX",
     # errors
     "DeviceIDError", "InvalidArgumentError", "BufferTooSmallError", "NotFoundError", "LockedError",
     "UnavailableError", "TimedOutError", "CorruptError", "IOFailureError", "PermissionDeniedError",
@@ -57,9 +57,9 @@ __all__ = [
 ]
 
 #: The longest name (app id, vendor id, service, account) in UTF-8 bytes, plus one.
-NAME_MAX: int = _native.name_max()
+NAME_MAX: int = _c.NAME_MAX
 #: The largest secret store_secret() accepts, in bytes.
-SECRET_MAX: int = _native.secret_max()
+SECRET_MAX: int = _c.SECRET_MAX
 #: The all-zero UUID: the advertising ID while tracking is limited.
 NULL_UUID = "00000000-0000-0000-0000-000000000000"
 #: The backends set_backend() and Client take.
@@ -156,26 +156,13 @@ def environment() -> Environment:
     """Where this process runs (host, Flatpak, Snap, container), what the Secret portal said, and
     where identifiers live there. Asks the portal (in a sandbox) and the keyring; writes nothing.
 
-    Raises InvalidArgumentError for an invalid configuration, NoMemoryError; a portal or keyring
-    that fails is reported in the answer, not raised.
+    One snapshot: every field from the same look, so the answer cannot contradict itself.
+
+    Raises InvalidArgumentError for an invalid configuration, PermissionDeniedError where no store
+    directory can be named (no home), NoMemoryError; a portal or keyring that fails is reported in
+    the answer, not raised.
     """
-    name = _ctypes.create_string_buffer(NAME_MAX)
-    _native.environment_name(name, len(name))
-    reason = _ctypes.create_string_buffer(1024)
-    weak = _native.environment_machine_id_weak(reason, len(reason))
-    portal = _native.environment_portal()
-    portal_detail = _native.last_error().decode("utf-8", "replace")
-    path = _ctypes.create_string_buffer(4096)
-    store = _native.environment_store_location(path, len(path))
-    stable = _native.environment_stable_id_location()
-    survives = _native.location_survives(stable)
-    return Environment(_native.environment_kind_name(_native.environment_kind()).decode("ascii"),
-                       name.value.decode("utf-8", "replace"),
-                       _native.portal_state_name(portal).decode("ascii"), portal_detail,
-                       weak == 1, reason.value.decode("utf-8", "replace"),
-                       path.value.decode("utf-8", "surrogateescape"),
-                       _native.location_name(store).decode("ascii"), _native.location_name(stable).decode("ascii"),
-                       bool(survives & _c.SURVIVES_APP_DATA_REMOVAL), bool(survives & _c.SURVIVES_CONTAINER_REMOVAL))
+    return _core.environment(None)
 
 
 def vendor_id(vendor: str) -> str:
@@ -219,7 +206,7 @@ def set_advertising_limited(limited: bool) -> None:
 
     Raises as reset().
     """
-    _native.advertising_set_limited(1 if limited else 0)
+    _core.set_advertising_limited(None, limited)
 
 
 def advertising_limited() -> bool:
@@ -227,7 +214,7 @@ def advertising_limited() -> bool:
 
     Raises as get().
     """
-    return bool(_native.advertising_is_limited() == 1)
+    return _core.advertising_limited(None)
 
 
 def openudid(app_id: str) -> str:
@@ -240,7 +227,15 @@ def set_openudid_opt_out(app_id: str, opt_out: bool) -> None:
 
     Raises as reset().
     """
-    _native.openudid_set_opt_out(_core.text(app_id, "app_id"), 1 if opt_out else 0)
+    _core.set_openudid_opt_out(None, app_id, opt_out)
+
+
+def openudid_opted_out(app_id: str) -> bool:
+    """Whether the app opted out of OpenUDID.
+
+    Raises as get().
+    """
+    return _core.openudid_opted_out(None, app_id)
 
 
 def reset_openudid() -> None:
@@ -281,8 +276,8 @@ def mac_address(interface: str | None = None) -> MACAddress:
     Raises NotFoundError when no interface qualifies (or `interface` does not exist),
     InvalidArgumentError for a bad name.
     """
-    out = _ctypes.create_string_buffer(_native.mac_string_max())
-    name = _ctypes.create_string_buffer(_native.interface_name_max())
+    out = _ctypes.create_string_buffer(_c.MAC_STRING_MAX)
+    name = _ctypes.create_string_buffer(_c.INTERFACE_NAME_MAX)
     properties = _ctypes.c_uint(0)
     _native.mac_address(None if interface is None else _core.text(interface, "interface"), 0, out, len(out),
                         name, len(name), _ctypes.byref(properties))
@@ -296,16 +291,17 @@ def mac_md5(bundle_id: str | None = None, interface: str | None = None) -> str:
     Raises as mac_address(), UnsupportedError where MD5 is refused (FIPS mode), UnavailableError
     where libcrypto (OpenSSL 3) is missing.
     """
-    out = _ctypes.create_string_buffer(_native.md5_hex_max())
+    out = _ctypes.create_string_buffer(_c.MD5_HEX_MAX)
     _native.mac_md5(None if interface is None else _core.text(interface, "interface"),
                     None if bundle_id is None else _core.text(bundle_id, "bundle_id"), out, len(out), None)
     return str(out.value.decode("ascii"))
 
 
 def _algorithm(name: Algorithm) -> int:
-    if name not in _c.ALGORITHM_NUMBERS:
+    numbers = {"md5": _c.HASH_MD5, "sha256": _c.HASH_SHA256}
+    if name not in numbers:
         raise InvalidArgumentError("invalid argument: algorithm must be 'md5' or 'sha256'")
-    return _c.ALGORITHM_NUMBERS[name]
+    return numbers[name]
 
 
 def hash_hex(data: bytes | bytearray | memoryview, algorithm: Algorithm = "sha256") -> str:
@@ -315,7 +311,7 @@ def hash_hex(data: bytes | bytearray | memoryview, algorithm: Algorithm = "sha25
     in FIPS mode), UnavailableError where libcrypto (OpenSSL 3) is missing.
     """
     data = bytes(data)
-    out = _ctypes.create_string_buffer(_native.sha256_hex_max())
+    out = _ctypes.create_string_buffer(_c.SHA256_HEX_MAX)
     _native.hash_hex(_algorithm(algorithm), data, len(data), out, len(out))
     return str(out.value.decode("ascii"))
 
@@ -326,7 +322,7 @@ def token_hash(token: bytes | bytearray | memoryview, bundle_id: str, algorithm:
     Raises as hash_hex().
     """
     token = bytes(token)
-    out = _ctypes.create_string_buffer(_native.sha256_hex_max())
+    out = _ctypes.create_string_buffer(_c.SHA256_HEX_MAX)
     _native.token_hash(_algorithm(algorithm), token, len(token), _core.text(bundle_id, "bundle_id"), out, len(out))
     return str(out.value.decode("ascii"))
 
@@ -346,11 +342,11 @@ def machine_id_weak() -> tuple[bool, str]:
     """Whether the machine ID is weak — not known to be this machine's own (in a container, one
     baked into the image and shared by every container made from it) — and why, in words.
 
-    Never raises: an unreadable machine ID is weak, and says why.
+    An unreadable machine ID is weak, and says why. The answer is environment()'s (which asks the
+    portal and the keyring too), and raises as it does.
     """
-    reason = _ctypes.create_string_buffer(1024)
-    weak = _native.environment_machine_id_weak(reason, len(reason))
-    return weak == 1, str(reason.value.decode("utf-8", "replace"))
+    report = environment()
+    return report.machine_id_weak, report.machine_id_detail
 
 
 def machine_id_raw(compact: bool = True) -> str:
@@ -452,7 +448,7 @@ def set_backend(backend: Backend) -> None:
 
     Raises InvalidArgumentError for another name.
     """
-    _native.set_backend(_core.backend_number(backend))
+    _native.set_backend(None, _core.backend_number(backend))
 
 
 def get_backend() -> Backend:
@@ -460,7 +456,7 @@ def get_backend() -> Backend:
 
     Raises InvalidArgumentError when DEVICEID_BACKEND is invalid.
     """
-    return _core.backend_name(int(_native.get_backend()))
+    return _core.get_backend(None)
 
 
 def set_timeout(seconds: float) -> None:
@@ -468,7 +464,15 @@ def set_timeout(seconds: float) -> None:
 
     Raises InvalidArgumentError outside 0 < seconds <= 86400.
     """
-    _native.set_timeout_ms(_core.milliseconds(seconds))
+    _native.set_timeout_ms(None, _core.milliseconds(seconds))
+
+
+def get_timeout() -> float:
+    """The process-wide deadline in force, in seconds.
+
+    Raises InvalidArgumentError when DEVICEID_TIMEOUT_MS is invalid.
+    """
+    return _core.get_timeout(None)
 
 
 def set_timeout_ms(milliseconds: int) -> None:
@@ -476,7 +480,7 @@ def set_timeout_ms(milliseconds: int) -> None:
 
     Raises as set_timeout().
     """
-    _native.set_timeout_ms(_core.unsigned(milliseconds, "milliseconds"))
+    _native.set_timeout_ms(None, _core.unsigned(milliseconds, "milliseconds"))
 
 
 def set_interactive(interactive: bool, *, timeout: float | None = None) -> None:
@@ -487,7 +491,7 @@ def set_interactive(interactive: bool, *, timeout: float | None = None) -> None:
 
     Raises InvalidArgumentError for a bad timeout.
     """
-    _native.set_interactive(1 if interactive else 0, 0 if timeout is None else _core.milliseconds(timeout))
+    _native.set_interactive(None, 1 if interactive else 0, 0 if timeout is None else _core.milliseconds(timeout))
 
 
 def get_interactive() -> bool:
@@ -495,7 +499,7 @@ def get_interactive() -> bool:
 
     Raises InvalidArgumentError when DEVICEID_INTERACTIVE is invalid.
     """
-    return bool(_native.get_interactive() == 1)
+    return _core.get_interactive(None)
 
 
 def set_store_dir(path: str | None) -> None:
@@ -503,7 +507,7 @@ def set_store_dir(path: str | None) -> None:
 
     Raises InvalidArgumentError for a relative or over-long path.
     """
-    _native.set_store_dir(None if path is None else _core.text(path, "path"))
+    _native.set_store_dir(None, None if path is None else _core.text(path, "path"))
 
 
 def strerror(status: int) -> str:

@@ -6,7 +6,7 @@ from _thread import allocate_lock
 
 from . import _core, _native
 from ._errors import DeviceIDError
-from ._records import Backend, Scope, StableID
+from ._records import Backend, Environment, Scope, StableID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,16 +42,7 @@ class Client:
         _native.context_new(ctypes.byref(handle))
         self._handle = handle.value
         try:
-            if backend is not None:
-                _native.context_set_backend(self._handle, _core.backend_number(backend))
-            if store_dir is not None:
-                _native.context_set_store_dir(self._handle, _core.text(store_dir, "store_dir"))
-            if timeout is not None:
-                _native.context_set_timeout_ms(self._handle, _core.milliseconds(timeout))
-            if interactive is not None or interactive_timeout is not None:
-                wait = 0 if interactive_timeout is None else _core.milliseconds(interactive_timeout, "interactive_timeout")
-                on = self.interactive if interactive is None else interactive
-                _native.context_set_interactive(self._handle, 1 if on else 0, wait)
+            _core.configure(self._handle, backend, store_dir, timeout, interactive, interactive_timeout)
         except BaseException:
             self.close()
             raise
@@ -118,64 +109,195 @@ class Client:
         except DeviceIDError as error:
             return f"<deviceid.Client ({error.name}: invalid configuration)>"
 
+    def configure(self, backend: Backend | None = None, store_dir: str | None = None, timeout: float | None = None,
+                  interactive: bool | None = None, interactive_timeout: float | None = None) -> None:
+        """Changes the settings given, as the constructor takes them; the others stay. Forgets the
+        client's cached answers.
+
+        Raises InvalidArgumentError for a bad value (the settings before it are changed).
+        """
+        self._call(lambda handle: _core.configure(handle, backend, store_dir, timeout, interactive,
+                                                  interactive_timeout))
+
     @property
     def backend(self) -> Backend:
-        """The backend in force: "auto", "secret-service" or "file"."""
-        return self._call(lambda handle: _core.backend_name(int(_native.context_get_backend(handle))))
+        """The backend in force: "auto", "secret-service" or "file".
+
+        Raises as deviceid.get_backend() does, and ValueError once the client is closed.
+        """
+        return self._call(_core.get_backend)
 
     @property
     def interactive(self) -> bool:
-        """Whether the Secret Service may show unlock and confirmation dialogs."""
-        return self._call(lambda handle: bool(_native.context_get_interactive(handle) == 1))
+        """Whether the Secret Service may show unlock and confirmation dialogs.
+
+        Raises as deviceid.get_interactive() does, and ValueError once the client is closed.
+        """
+        return self._call(_core.get_interactive)
+
+    @property
+    def timeout(self) -> float:
+        """The deadline of each conversation with the Secret Service, the portal or the TPM, in seconds.
+
+        Raises as deviceid.get_timeout() does, and ValueError once the client is closed.
+        """
+        return self._call(_core.get_timeout)
+
+    def environment(self) -> Environment:
+        """Where this process runs and where identifiers live there, in this client's
+        configuration, as deviceid.environment(): one snapshot.
+
+        Raises as deviceid.environment() does, and ValueError once the client is closed.
+        """
+        return self._call(_core.environment)
 
     def get(self, app_id: str) -> str:
-        """This device's identifier for `app_id` (a canonical lowercase UUID), as deviceid.get()."""
+        """This device's identifier for `app_id` (a canonical lowercase UUID), as deviceid.get().
+
+        Raises as deviceid.get() does, and ValueError once the client is closed.
+        """
         return self.identifier("app", app_id).id
 
     def get_info(self, app_id: str) -> StableID:
-        """As get(), with where the answer came from and its flags."""
+        """As get(), with where the answer came from and its flags.
+
+        Raises as deviceid.get_info() does, and ValueError once the client is closed.
+        """
         return self.identifier("app", app_id)
 
     def identifier(self, scope: Scope, name: str | None = None) -> StableID:
-        """The identifier of a scope, as deviceid.identifier()."""
+        """The identifier of a scope, as deviceid.identifier().
+
+        Raises as deviceid.identifier() does, and ValueError once the client is closed.
+        """
         return self._call(lambda handle: _core.identifier(handle, scope, name))
 
     def reset(self, app_id: str) -> None:
-        """Removes the app's identifier from every store; the next get() mints a new one."""
+        """Removes the app's identifier from every store; the next get() mints a new one.
+
+        Raises as deviceid.reset() does, and ValueError once the client is closed.
+        """
         self._call(lambda handle: _core.reset(handle, "app", app_id))
 
     def reset_identifier(self, scope: Scope, name: str | None = None) -> None:
-        """Forgets the identifier of a scope, as deviceid.reset_identifier()."""
+        """Forgets the identifier of a scope, as deviceid.reset_identifier().
+
+        Raises as deviceid.reset_identifier() does, and ValueError once the client is closed.
+        """
         self._call(lambda handle: _core.reset(handle, scope, name))
 
     def vendor_id(self, vendor: str) -> str:
-        """identifierForVendor: the same for every app passing the same vendor id."""
+        """identifierForVendor: the same for every app passing the same vendor id.
+
+        Raises as deviceid.vendor_id() does, and ValueError once the client is closed.
+        """
         return self.identifier("vendor", vendor).id
 
+    def reset_vendor_id(self, vendor: str) -> None:
+        """Forgets the vendor's identifier ("all the vendor's apps were removed").
+
+        Raises as deviceid.reset_vendor_id() does, and ValueError once the client is closed.
+        """
+        self.reset_identifier("vendor", vendor)
+
+    def advertising_id(self) -> str:
+        """The user's advertising ID; all zeros while tracking is limited.
+
+        Raises as deviceid.advertising_id() does, and ValueError once the client is closed.
+        """
+        return self.identifier("advertising").id
+
+    def reset_advertising_id(self) -> None:
+        """Mints a new advertising ID (hidden too while tracking is limited).
+
+        Raises as deviceid.reset_advertising_id() does, and ValueError once the client is closed.
+        """
+        self.reset_identifier("advertising")
+
+    def set_advertising_limited(self, limited: bool) -> None:
+        """Turns "limit ad tracking" on or off in this client's stores; persistent.
+
+        Raises as deviceid.set_advertising_limited() does, and ValueError once the client is closed.
+        """
+        self._call(lambda handle: _core.set_advertising_limited(handle, limited))
+
+    def advertising_limited(self) -> bool:
+        """Whether advertising tracking is limited in this client's stores.
+
+        Raises as deviceid.advertising_limited() does, and ValueError once the client is closed.
+        """
+        return self._call(_core.advertising_limited)
+
+    def openudid(self, app_id: str) -> str:
+        """The ID every app of this user shares. Raises OptedOutError for an app that opted out."""
+        return self.identifier("openudid", app_id).id
+
+    def set_openudid_opt_out(self, app_id: str, opt_out: bool) -> None:
+        """Opts the app out of OpenUDID, or back in; persistent.
+
+        Raises as deviceid.set_openudid_opt_out() does, and ValueError once the client is closed.
+        """
+        self._call(lambda handle: _core.set_openudid_opt_out(handle, app_id, opt_out))
+
+    def openudid_opted_out(self, app_id: str) -> bool:
+        """Whether the app opted out of OpenUDID.
+
+        Raises as deviceid.openudid_opted_out() does, and ValueError once the client is closed.
+        """
+        return self._call(lambda handle: _core.openudid_opted_out(handle, app_id))
+
+    def reset_openudid(self) -> None:
+        """Forgets the OpenUDID, for every app; the next request mints a new one.
+
+        Raises as deviceid.reset_openudid() does, and ValueError once the client is closed.
+        """
+        self.reset_identifier("openudid")
+
     def store_secret(self, service: str, account: str, secret: bytes | bytearray | memoryview) -> None:
-        """Stores bytes under service and account (replacing), as deviceid.store_secret()."""
+        """Stores bytes under service and account (replacing), as deviceid.store_secret().
+
+        Raises as deviceid.store_secret() does, and ValueError once the client is closed.
+        """
         self._call(lambda handle: _core.store_secret(handle, service, account, secret))
 
     def lookup_secret(self, service: str, account: str) -> bytes | None:
-        """The secret stored under service and account, or None when there is none."""
+        """The secret stored under service and account, or None when there is none.
+
+        Raises as deviceid.lookup_secret() does, and ValueError once the client is closed.
+        """
         return self._call(lambda handle: _core.lookup_secret(handle, service, account))
 
     def delete_secret(self, service: str, account: str) -> bool:
-        """Deletes the secret; False when there was none."""
+        """Deletes the secret; False when there was none.
+
+        Raises as deviceid.delete_secret() does, and ValueError once the client is closed.
+        """
         return self._call(lambda handle: _core.delete_secret(handle, service, account))
 
     def hardware_id(self, app_id: str) -> str:
-        """This TPM's hardware-bound ID for app_id, as deviceid.hardware_id(), within this Client's timeout."""
+        """This TPM's hardware-bound ID for app_id, as deviceid.hardware_id(), within this Client's timeout.
+
+        Raises as deviceid.hardware_id() does, and ValueError once the client is closed.
+        """
         return self._call(lambda handle: _core.hardware_id(handle, app_id))
 
     def attest_enrolment(self, app_id: str) -> str:
-        """app_id's enrolment request for the attestation CA, as deviceid.attest_enrolment()."""
+        """app_id's enrolment request for the attestation CA, as deviceid.attest_enrolment().
+
+        Raises as deviceid.attest_enrolment() does, and ValueError once the client is closed.
+        """
         return self._call(lambda handle: _core.attest_enrolment(handle, app_id))
 
     def attest_activate(self, app_id: str, challenge: str | bytes) -> str:
-        """The response to the CA's challenge for app_id, as deviceid.attest_activate()."""
+        """The response to the CA's challenge for app_id, as deviceid.attest_activate().
+
+        Raises as deviceid.attest_activate() does, and ValueError once the client is closed.
+        """
         return self._call(lambda handle: _core.attest_activate(handle, app_id, challenge))
 
     def attest(self, app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None = None) -> str:
-        """Evidence for app_id's server over its nonce, as deviceid.attest()."""
+        """Evidence for app_id's server over its nonce, as deviceid.attest().
+
+        Raises as deviceid.attest() does, and ValueError once the client is closed.
+        """
         return self._call(lambda handle: _core.attest(handle, app_id, nonce, ak_certificate))

@@ -1,4 +1,9 @@
-"""DeviceIDError and one subclass per status of include/deviceid.h, with the same names."""
+"""DeviceIDError and one subclass per status of include/deviceid.h, with the same names. The numbers
+and texts come from the one table of statuses (Sources/CDeviceIDAPI/statuses.tsv, through _c); only
+the Python names and base classes are chosen here."""
+from __future__ import annotations
+
+from . import _c
 
 
 class DeviceIDError(Exception):
@@ -14,112 +19,91 @@ class DeviceIDError(Exception):
 
 
 class InvalidArgumentError(DeviceIDError, ValueError):
-    status, name = -1, "INVALID_ARGUMENT"
+    name = "INVALID_ARGUMENT"
 
 
 class BufferTooSmallError(DeviceIDError):
-    status, name = -2, "BUFFER_TOO_SMALL"
+    name = "BUFFER_TOO_SMALL"
 
 
 class NotFoundError(DeviceIDError, LookupError):
-    status, name = -3, "NOT_FOUND"
+    name = "NOT_FOUND"
 
 
 class LockedError(DeviceIDError):
-    status, name = -4, "LOCKED"
+    name = "LOCKED"
 
 
 class UnavailableError(DeviceIDError):
-    status, name = -5, "UNAVAILABLE"
+    name = "UNAVAILABLE"
 
 
 class TimedOutError(DeviceIDError, TimeoutError):
-    status, name = -6, "TIMED_OUT"
+    name = "TIMED_OUT"
 
 
 class CorruptError(DeviceIDError):
-    status, name = -7, "CORRUPT"
+    name = "CORRUPT"
 
 
 class IOFailureError(DeviceIDError, OSError):
-    status, name = -8, "IO"
+    name = "IO"
 
 
 class PermissionDeniedError(DeviceIDError, PermissionError):
-    status, name = -9, "PERMISSION"
+    name = "PERMISSION"
 
 
 class NoMemoryError(DeviceIDError, MemoryError):
-    status, name = -10, "NO_MEMORY"
+    name = "NO_MEMORY"
 
 
 class TooLargeError(DeviceIDError, ValueError):
-    status, name = -11, "TOO_LARGE"
+    name = "TOO_LARGE"
 
 
 class UnsupportedError(DeviceIDError):
-    status, name = -12, "UNSUPPORTED"
+    name = "UNSUPPORTED"
 
 
 class KeyringError(DeviceIDError):
-    status, name = -13, "KEYRING"
+    name = "KEYRING"
 
 
 class OptedOutError(DeviceIDError):
-    status, name = -14, "OPTED_OUT"
+    name = "OPTED_OUT"
 
 
 class InternalError(DeviceIDError):
-    status, name = -15, "INTERNAL"
+    name = "INTERNAL"
 
 
 class InvalidMachineIDError(DeviceIDError):
-    status, name = -16, "INVALID_MACHINE_ID"
+    name = "INVALID_MACHINE_ID"
 
 
 class NoCollectionError(DeviceIDError):
-    status, name = -17, "NO_COLLECTION"
+    name = "NO_COLLECTION"
 
 
 class NoKeyringError(DeviceIDError):
-    status, name = -18, "NO_KEYRING"
+    name = "NO_KEYRING"
 
 
-BY_STATUS = {
-    cls.status: cls
-    for cls in (
-        InvalidArgumentError, BufferTooSmallError, NotFoundError, LockedError, UnavailableError,
-        TimedOutError, CorruptError, IOFailureError, PermissionDeniedError, NoMemoryError,
-        TooLargeError, UnsupportedError, KeyringError, OptedOutError, InternalError,
-        InvalidMachineIDError, NoCollectionError, NoKeyringError,
-    )
-}
-
-
-_MEANINGS = {
-    -1: "An argument or the configuration is invalid: NULL, empty, too long, not UTF-8, control characters.",
-    -2: "The answer does not fit the buffer (a binding bug, as Python sizes its buffers).",
-    -3: "The store answered: there is no such item.",
-    -4: "The keyring is locked; nothing was read, written or minted.",
-    -5: "No session bus, Secret Service or usable store is reachable from here.",
-    -6: "The store did not answer within the deadline.",
-    -7: "Stored data failed validation; it was neither returned nor replaced.",
-    -8: "File store I/O failed (disk full, read-only, ...).",
-    -9: "An unsafe location (symlink, foreign owner, writable by others), or access denied.",
-    -10: "Memory or descriptors ran out (also while loading a library); retry later.",
-    -11: "The data is over the size limit (SECRET_MAX for secrets).",
-    -12: "Not available here (e.g. MD5 refused in FIPS mode, a reset of a portal-derived ID).",
-    -13: "The Secret Service answered with an error.",
-    -14: "The app opted out of this identifier.",
-    -15: "A bug in DeviceID; please report it.",
-    -16: "The machine ID is empty, all zeros or malformed.",
-    -17: "The Secret Service has no default collection (no keyring, database or wallet open).",
-    -18: ("No keyring can keep the secret here and the file backend was not chosen: nothing was written, "
-          "as a secret goes to a file in plain text only where the caller asked for that."),
-}
-for _cls in BY_STATUS.values():
-    _cls.__doc__ = _MEANINGS[_cls.status]
-del _cls
+_CLASSES = {cls.name: cls for cls in (
+    InvalidArgumentError, BufferTooSmallError, NotFoundError, LockedError, UnavailableError,
+    TimedOutError, CorruptError, IOFailureError, PermissionDeniedError, NoMemoryError,
+    TooLargeError, UnsupportedError, KeyringError, OptedOutError, InternalError,
+    InvalidMachineIDError, NoCollectionError, NoKeyringError,
+)}
+BY_STATUS: dict[int, type[DeviceIDError]] = {}
+for _number, _name, _summary, _meaning in _c.STATUSES:
+    # A status without a class here is a status this binding does not know: a test (test_binding)
+    # fails on the table growing without a class.
+    _cls = _CLASSES[_name]
+    _cls.status, _cls.__doc__ = _number, _meaning
+    BY_STATUS[_number] = _cls
+del _number, _name, _summary, _meaning, _cls
 
 # Shown and pickled as deviceid.LockedError, where users import them from, not as this module's.
 for _public in (DeviceIDError, *BY_STATUS.values()):

@@ -8,7 +8,7 @@ subprocess (≈ 10 ms here), which a process that named its library need not pay
 import ctypes
 import os
 
-SONAME = "libdeviceid.so.1"
+SONAME = "libdeviceid.so.2"
 
 
 def load() -> ctypes.CDLL:
@@ -40,7 +40,7 @@ def load() -> ctypes.CDLL:
     except OSError as error:
         tried.append(f"soname {SONAME!r}: {error}")
     raise ImportError("cannot load libdeviceid, the C library this package calls; tried:\n  " + "\n  ".join(tried)
-                      + "\nTo fix it, one of: install the library (Debian: apt install libdeviceid1; from the source"
+                      + "\nTo fix it, one of: install the library (Debian: apt install libdeviceid2; from the source"
                       " tree: make install), install the platform wheel, which carries it (pip install"
-                      " deviceid-*-linux_x86_64.whl), or set DEVICEID_LIBRARY to the path of libdeviceid.so.1."
+                      " deviceid-*-linux_x86_64.whl), or set DEVICEID_LIBRARY to the path of libdeviceid.so.2."
                       " It needs libsecret-1-0 and libssl3 (or their equivalents) at run time.")

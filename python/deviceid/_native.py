@@ -1,11 +1,12 @@
-"""ctypes declarations for every function of include/deviceid.h; nothing else touches ctypes."""
+"""ctypes declarations for every function of include/deviceid.h and include/deviceid-techniques.h;
+nothing else declares a C function."""
 
 from __future__ import annotations
 
 import ctypes
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_uint, c_void_p
 
-from . import _errors
+from . import _c, _errors
 from ._loader import load
 
 TYPE_CHECKING = False
@@ -33,37 +34,20 @@ def _declare(name: str, restype: Any, argtypes: list[Any], check: bool = False) 
     return func
 
 
-# Constant facts.
-version_string = _declare("deviceid_version_string", c_char_p, [])
-version_major = _declare("deviceid_version_major", c_int, [])
-version_minor = _declare("deviceid_version_minor", c_int, [])
-version_patch = _declare("deviceid_version_patch", c_int, [])
-uuid_string_max = _declare("deviceid_uuid_string_max", c_size_t, [])
-name_max = _declare("deviceid_name_max", c_size_t, [])
-secret_max = _declare("deviceid_secret_max", c_size_t, [])
+class Environment(ctypes.Structure):
+    """struct deviceid_environment, field for field as include/deviceid.h has it (_c.ENVIRONMENT_FIELDS)."""
+    _fields_ = [(name, {"int": c_int, "unsigned int": c_uint}[ctype] if size is None else ctypes.c_char * size)
+                for name, ctype, size in _c.ENVIRONMENT_FIELDS]
+
+
+# The library, statuses, memory.
+version = _declare("deviceid_version", c_char_p, [])
 strerror = _declare("deviceid_strerror", c_char_p, [c_int])
 status_name = _declare("deviceid_status_name", c_char_p, [c_int])
 last_error = _declare("deviceid_last_error", c_char_p, [])
-source_name = _declare("deviceid_source_name", c_char_p, [c_int])
-location_name = _declare("deviceid_location_name", c_char_p, [c_int])
-location_survives = _declare("deviceid_location_survives", ctypes.c_uint, [c_int])
-environment_kind = _declare("deviceid_environment_kind", c_int, [])
-environment_kind_name = _declare("deviceid_environment_kind_name", c_char_p, [c_int])
-portal_state_name = _declare("deviceid_portal_state_name", c_char_p, [c_int])
-mac_string_max = _declare("deviceid_mac_string_max", c_size_t, [])
-interface_name_max = _declare("deviceid_interface_name_max", c_size_t, [])
-md5_hex_max = _declare("deviceid_md5_hex_max", c_size_t, [])
-sha256_hex_max = _declare("deviceid_sha256_hex_max", c_size_t, [])
+free = _declare("deviceid_free", None, [c_void_p])
 
-# Configuration.
-set_backend = _declare("deviceid_set_backend", c_int, [c_int], check=True)
-get_backend = _declare("deviceid_get_backend", c_int, [], check=True)
-set_timeout_ms = _declare("deviceid_set_timeout_ms", c_int, [c_uint], check=True)
-set_interactive = _declare("deviceid_set_interactive", c_int, [c_int, c_uint], check=True)
-get_interactive = _declare("deviceid_get_interactive", c_int, [], check=True)
-set_store_dir = _declare("deviceid_set_store_dir", c_int, [c_char_p], check=True)
-
-# The stable identifier.
+# The one-call conveniences.
 get = _declare("deviceid_get", c_int, [c_char_p, ctypes.c_char_p, c_size_t], check=True)
 # The same function for get()'s hot path, which checks the status itself and passes only bytes,
 # a c_char array and a c_size_t: ctypes hands those over as char *, char * and size_t on its own,
@@ -72,24 +56,53 @@ get = _declare("deviceid_get", c_int, [c_char_p, ctypes.c_char_p, c_size_t], che
 # declaration above is untouched.
 get_unchecked = lib["deviceid_get"]
 get_unchecked.restype = c_int
-get_ex = _declare("deviceid_get_ex", c_int,
-                  [c_char_p, c_char_p, c_size_t, POINTER(c_int), POINTER(c_uint)], check=True)
 reset = _declare("deviceid_reset", c_int, [c_char_p], check=True)
 
-# Scoped identifiers.
-identifier = _declare("deviceid_identifier", c_int,
-                      [c_int, c_char_p, c_char_p, c_size_t, POINTER(c_int), POINTER(c_uint)], check=True)
-identifier_reset = _declare("deviceid_identifier_reset", c_int, [c_int, c_char_p], check=True)
-vendor_id = _declare("deviceid_vendor_id", c_int, [c_char_p, c_char_p, c_size_t], check=True)
-vendor_reset = _declare("deviceid_vendor_reset", c_int, [c_char_p], check=True)
-advertising_id = _declare("deviceid_advertising_id", c_int, [c_char_p, c_size_t], check=True)
-advertising_reset = _declare("deviceid_advertising_reset", c_int, [], check=True)
-advertising_set_limited = _declare("deviceid_advertising_set_limited", c_int, [c_int], check=True)
-advertising_is_limited = _declare("deviceid_advertising_is_limited", c_int, [], check=True)
-openudid = _declare("deviceid_openudid", c_int, [c_char_p, c_char_p, c_size_t], check=True)
-openudid_set_opt_out = _declare("deviceid_openudid_set_opt_out", c_int, [c_char_p, c_int], check=True)
+# Contexts (None: the process-wide configuration) and their configuration.
+context_new = _declare("deviceid_context_new", c_int, [POINTER(c_void_p)], check=True)
+context_free = _declare("deviceid_context_free", None, [c_void_p])
+set_backend = _declare("deviceid_set_backend", c_int, [c_void_p, c_int], check=True)
+get_backend = _declare("deviceid_get_backend", c_int, [c_void_p], check=True)
+set_timeout_ms = _declare("deviceid_set_timeout_ms", c_int, [c_void_p, c_uint], check=True)
+get_timeout_ms = _declare("deviceid_get_timeout_ms", c_int, [c_void_p, POINTER(c_uint)], check=True)
+set_store_dir = _declare("deviceid_set_store_dir", c_int, [c_void_p, c_char_p], check=True)
+set_interactive = _declare("deviceid_set_interactive", c_int, [c_void_p, c_int, c_uint], check=True)
+get_interactive = _declare("deviceid_get_interactive", c_int, [c_void_p], check=True)
 
-# UUIDs, MAC, digests, machine identity.
+# Identifiers of every scope, and the settings kept like them.
+identifier = _declare("deviceid_identifier", c_int,
+                      [c_void_p, c_int, c_char_p, c_char_p, c_size_t, POINTER(c_int), POINTER(c_uint)], check=True)
+identifier_reset = _declare("deviceid_identifier_reset", c_int, [c_void_p, c_int, c_char_p], check=True)
+identifier_location = _declare("deviceid_identifier_location", c_int, [c_void_p, c_int, c_char_p], check=True)
+source_name = _declare("deviceid_source_name", c_char_p, [c_int])
+set_advertising_limited = _declare("deviceid_set_advertising_limited", c_int, [c_void_p, c_int], check=True)
+get_advertising_limited = _declare("deviceid_get_advertising_limited", c_int, [c_void_p], check=True)
+set_openudid_opt_out = _declare("deviceid_set_openudid_opt_out", c_int, [c_void_p, c_char_p, c_int], check=True)
+get_openudid_opt_out = _declare("deviceid_get_openudid_opt_out", c_int, [c_void_p, c_char_p], check=True)
+
+# Environment: one snapshot, and the names of its values.
+get_environment = _declare("deviceid_get_environment", c_int, [c_void_p, POINTER(Environment), c_size_t], check=True)
+environment_kind_name = _declare("deviceid_environment_kind_name", c_char_p, [c_int])
+portal_state_name = _declare("deviceid_portal_state_name", c_char_p, [c_int])
+location_name = _declare("deviceid_location_name", c_char_p, [c_int])
+location_survives = _declare("deviceid_location_survives", c_uint, [c_int])
+
+# Secrets. The looked-up pointer is c_void_p, never c_char_p: it must go back to deviceid_free.
+secret_store = _declare("deviceid_secret_store", c_int, [c_void_p, c_char_p, c_char_p, c_void_p, c_size_t], check=True)
+secret_lookup = _declare("deviceid_secret_lookup", c_int,
+                         [c_void_p, c_char_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)], check=True)
+secret_delete = _declare("deviceid_secret_delete", c_int, [c_void_p, c_char_p, c_char_p], check=True)
+
+# The hardware-bound ID and attestation. Messages come back library-allocated: c_void_p, released
+# with deviceid_free.
+hardware_id = _declare("deviceid_hardware_id", c_int, [c_void_p, c_char_p, c_char_p, c_size_t], check=True)
+attest_enrolment = _declare("deviceid_attest_enrolment", c_int, [c_void_p, c_char_p, POINTER(c_void_p)], check=True)
+attest_activate = _declare("deviceid_attest_activate", c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)],
+                           check=True)
+attest = _declare("deviceid_attest", c_int, [c_void_p, c_char_p, c_void_p, c_size_t, c_char_p, POINTER(c_void_p)],
+                  check=True)
+
+# The techniques (include/deviceid-techniques.h): no context, no state.
 uuid_generate = _declare("deviceid_uuid_generate", c_int, [c_char_p, c_size_t, c_uint], check=True)
 uuid_parse = _declare("deviceid_uuid_parse", c_int, [c_char_p, c_char_p], check=True)
 uuid_format = _declare("deviceid_uuid_format", c_int, [c_char_p, c_uint, c_char_p, c_size_t], check=True)
@@ -103,50 +116,3 @@ machine_app_specific = _declare("deviceid_machine_app_specific", c_int, [c_char_
                                 check=True)
 machine_id_raw = _declare("deviceid_machine_id_raw", c_int, [c_uint, c_char_p, c_size_t], check=True)
 product_uuid_raw = _declare("deviceid_product_uuid_raw", c_int, [c_uint, c_char_p, c_size_t], check=True)
-
-# Secrets. The looked-up pointer is c_void_p, never c_char_p: it must go back to deviceid_free.
-secret_store = _declare("deviceid_secret_store", c_int, [c_char_p, c_char_p, c_void_p, c_size_t], check=True)
-secret_lookup = _declare("deviceid_secret_lookup", c_int,
-                         [c_char_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)], check=True)
-secret_delete = _declare("deviceid_secret_delete", c_int, [c_char_p, c_char_p], check=True)
-free = _declare("deviceid_free", None, [c_void_p])
-
-# Contexts: a configuration of the caller's own (None: the process-wide one).
-context_new = _declare("deviceid_context_new", c_int, [POINTER(c_void_p)], check=True)
-context_free = _declare("deviceid_context_free", None, [c_void_p])
-context_set_backend = _declare("deviceid_context_set_backend", c_int, [c_void_p, c_int], check=True)
-context_get_backend = _declare("deviceid_context_get_backend", c_int, [c_void_p], check=True)
-context_set_timeout_ms = _declare("deviceid_context_set_timeout_ms", c_int, [c_void_p, c_uint], check=True)
-context_set_store_dir = _declare("deviceid_context_set_store_dir", c_int, [c_void_p, c_char_p], check=True)
-context_set_interactive = _declare("deviceid_context_set_interactive", c_int, [c_void_p, c_int, c_uint], check=True)
-context_get_interactive = _declare("deviceid_context_get_interactive", c_int, [c_void_p], check=True)
-context_identifier = _declare("deviceid_context_identifier", c_int,
-                              [c_void_p, c_int, c_char_p, c_char_p, c_size_t, POINTER(c_int), POINTER(c_uint)],
-                              check=True)
-context_identifier_reset = _declare("deviceid_context_identifier_reset", c_int, [c_void_p, c_int, c_char_p], check=True)
-context_identifier_location = _declare("deviceid_context_identifier_location", c_int, [c_void_p, c_int, c_char_p],
-                                       check=True)
-context_secret_store = _declare("deviceid_context_secret_store", c_int,
-                                [c_void_p, c_char_p, c_char_p, c_void_p, c_size_t], check=True)
-context_secret_lookup = _declare("deviceid_context_secret_lookup", c_int,
-                                 [c_void_p, c_char_p, c_char_p, POINTER(c_void_p), POINTER(c_size_t)], check=True)
-context_secret_delete = _declare("deviceid_context_secret_delete", c_int, [c_void_p, c_char_p, c_char_p], check=True)
-context_hardware_id = _declare("deviceid_context_hardware_id", c_int, [c_void_p, c_char_p, c_char_p, c_size_t],
-                                check=True)
-# Attestation messages come back library-allocated: c_void_p, released with deviceid_free.
-context_attest_enrolment = _declare("deviceid_context_attest_enrolment", c_int, [c_void_p, c_char_p, POINTER(c_void_p)],
-                                    check=True)
-context_attest_activate = _declare("deviceid_context_attest_activate", c_int,
-                                   [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)], check=True)
-context_attest = _declare("deviceid_context_attest", c_int,
-                          [c_void_p, c_char_p, c_void_p, c_size_t, c_char_p, POINTER(c_void_p)], check=True)
-
-# Environment: sandboxes, containers, where IDs live.
-environment_name = _declare("deviceid_environment_name", c_int, [c_char_p, c_size_t], check=True)
-environment_machine_id_weak = _declare("deviceid_environment_machine_id_weak", c_int, [c_char_p, c_size_t],
-                                       check=True)
-environment_portal = _declare("deviceid_environment_portal", c_int, [], check=True)
-environment_store_location = _declare("deviceid_environment_store_location", c_int, [c_char_p, c_size_t],
-                                      check=True)
-environment_stable_id_location = _declare("deviceid_environment_stable_id_location", c_int, [], check=True)
-identifier_location = _declare("deviceid_identifier_location", c_int, [c_int, c_char_p], check=True)

@@ -3,7 +3,7 @@
 #include <stddef.h>
 // Every library DeviceID calls besides libc, loaded on first use — as systemd loads its optional
 // libraries (dlopen_many_sym_or_warn) — so that a process that only loads libdeviceid, or gets a
-// mirror-first answer, maps none of them (libdeviceid.so.1 NEEDs libc and libm only):
+// mirror-first answer, maps none of them (libdeviceid.so.2 NEEDs libc and libm only):
 //
 //   DIDS_LIBRARY_GLIB    libgio-2.0.so.0 and, through it, GLib and GObject: the Secret Service
 //                        over GDBus

@@ -5,6 +5,7 @@
  *   scripts/fuzz capi 60
  */
 #include <deviceid.h>
+#include <deviceid-techniques.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     setenv("DEVICEID_STORE_DIR", dir, 1);
     unsetenv("DBUS_SESSION_BUS_ADDRESS"); /* no keyring: the file store only */
     unsetenv("DISPLAY");
-    if (deviceid_set_backend(DEVICEID_BACKEND_FILE) != 0) abort();
+    if (deviceid_set_backend(NULL, DEVICEID_BACKEND_FILE) != 0) abort();
     return 0;
 }
 
@@ -40,18 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     void *secret = NULL;
     size_t secret_size = 0;
 
-    switch (op % 22) {
+    switch (op % 26) {
     case 0: r = deviceid_get(s, out, out_size); if (r == 0) deviceid_reset(s); break;
-    case 1: deviceid_get_ex(s, out, out_size, &source, &flags); deviceid_reset(s); break;
+    case 1: deviceid_identifier(NULL, DEVICEID_SCOPE_APP, s, out, out_size, &source, &flags); deviceid_reset(s); break;
     case 2: deviceid_reset(s); break;
-    case 3: deviceid_secret_store(s, s2, data + 2, n); deviceid_secret_delete(s, s2); break;
+    case 3: deviceid_secret_store(NULL, s, s2, data + 2, n); deviceid_secret_delete(NULL, s, s2); break;
     case 4:
-        if (deviceid_secret_store(s, s2, data, size) == 0 &&
-            deviceid_secret_lookup(s, s2, &secret, &secret_size) == 0) {
+        if (deviceid_secret_store(NULL, s, s2, data, size) == 0 &&
+            deviceid_secret_lookup(NULL, s, s2, &secret, &secret_size) == 0) {
             if (secret_size != size || memcmp(secret, data, size) != 0) abort();
             deviceid_free(secret);
         }
-        deviceid_secret_delete(s, s2);
+        deviceid_secret_delete(NULL, s, s2);
         break;
     case 5: deviceid_uuid_parse(s, bytes); break;
     case 6: if (n >= 16) deviceid_uuid_format(data + 2, arg & 3, out, out_size); break;
@@ -62,15 +63,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 11: deviceid_machine_id_raw(arg & 7, out, out_size); break;
     case 12: deviceid_mac_address(s, arg & 3, out, out_size, out, out_size, &flags); break;
     case 13: deviceid_mac_md5(s, s2, out, out_size, &flags); break;
-    case 14: deviceid_identifier((int)(arg % 6), s, out, out_size, &source, &flags);
-             deviceid_identifier_reset((int)(arg % 6), s); break;
-    case 15: deviceid_vendor_id(s, out, out_size); deviceid_vendor_reset(s); break;
-    case 16: deviceid_openudid_set_opt_out(s, arg & 1); deviceid_openudid(s, out, out_size); break;
+    case 14: deviceid_identifier(NULL, (int)(arg % 6), s, out, out_size, &source, &flags);
+             deviceid_identifier_reset(NULL, (int)(arg % 6), s); break;
+    case 15: deviceid_identifier(NULL, DEVICEID_SCOPE_VENDOR, s, out, out_size, NULL, NULL); deviceid_identifier_reset(NULL, DEVICEID_SCOPE_VENDOR, s); break;
+    case 16: deviceid_set_openudid_opt_out(NULL, s, arg & 1); deviceid_identifier(NULL, DEVICEID_SCOPE_OPENUDID, s, out, out_size, NULL, NULL); break;
     case 17: deviceid_strerror((int)(int8_t)arg); deviceid_status_name(-(int)arg); deviceid_source_name(arg); break;
-    case 18: deviceid_set_timeout_ms((unsigned)arg * 1000u); deviceid_set_timeout_ms(5000); break;
-    case 19: deviceid_set_backend((int)(int8_t)arg); deviceid_set_backend(DEVICEID_BACKEND_FILE); break;
-    case 20: deviceid_secret_lookup(s, s2, &secret, &secret_size); deviceid_free(secret); break;
-    case 21: deviceid_advertising_set_limited(arg & 1); deviceid_advertising_id(out, out_size); break;
+    case 18: deviceid_set_timeout_ms(NULL, (unsigned)arg * 1000u); deviceid_set_timeout_ms(NULL, 5000); break;
+    case 19: deviceid_set_backend(NULL, (int)(int8_t)arg); deviceid_set_backend(NULL, DEVICEID_BACKEND_FILE); break;
+    case 20: deviceid_secret_lookup(NULL, s, s2, &secret, &secret_size); deviceid_free(secret); break;
+    case 21: deviceid_set_advertising_limited(NULL, arg & 1); deviceid_identifier(NULL, DEVICEID_SCOPE_ADVERTISING, NULL, out, out_size, NULL, NULL); break;
+    case 22: {
+        /* The environment with every size around the struct's, in a buffer of that size. */
+        size_t env_size = sizeof(deviceid_environment) - 128 + (size_t)arg;
+        void *env = malloc(env_size);
+        deviceid_get_environment(NULL, env, env_size);
+        free(env);
+        break;
+    }
+    case 23: deviceid_set_openudid_opt_out(NULL, s, (int)(int8_t)arg); deviceid_get_openudid_opt_out(NULL, s); break;
+    case 24: deviceid_set_advertising_limited(NULL, (int)(int8_t)arg); deviceid_get_advertising_limited(NULL);
+             deviceid_set_advertising_limited(NULL, 0); break;
+    case 25: {
+        unsigned int ms = 0;
+        deviceid_set_interactive(NULL, (int)(int8_t)arg, arg * 1000u); deviceid_get_interactive(NULL);
+        deviceid_get_timeout_ms(NULL, arg & 1 ? &ms : NULL); deviceid_set_interactive(NULL, 0, 0);
+        deviceid_environment_kind_name(arg); deviceid_portal_state_name(arg); deviceid_location_name(arg);
+        deviceid_location_survives(arg);
+        break;
+    }
     }
     (void)deviceid_last_error();
     free(out);

@@ -1,0 +1,22 @@
+#include "CDeviceIDFastPaths.h"
+
+#include <string.h>
+
+#include "deviceid.h"
+
+void dids_environment_pack(void *out, const struct dids_environment_facts *facts) {
+    deviceid_environment *environment = out;
+    memset(environment, 0, sizeof *environment);
+    environment->kind = facts->kind;
+    environment->portal = facts->portal;
+    environment->store_location = facts->store_location;
+    environment->stable_id_location = facts->stable_id_location;
+    environment->stable_id_survives = facts->stable_id_survives;
+    environment->machine_id_weak = facts->machine_id_weak;
+    dids_copy_text(environment->name, sizeof environment->name, facts->name);
+    dids_copy_text(environment->store_path, sizeof environment->store_path, facts->store_path);
+    dids_copy_text(environment->machine_id_reason, sizeof environment->machine_id_reason, facts->machine_id_reason);
+    dids_copy_text(environment->portal_detail, sizeof environment->portal_detail, facts->portal_detail);
+}
+
+size_t dids_environment_size(void) { return sizeof(deviceid_environment); }
