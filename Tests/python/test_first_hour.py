@@ -218,6 +218,29 @@ def test_every_public_function_says_what_it_raises():
     assert silent == [], f"docstrings that do not say what they raise: {silent}"
 
 
+def test_every_client_method_and_coroutine_says_what_it_raises():
+    import deviceid
+    import deviceid.aio
+
+    def public(cls):
+        return [(f"{cls.__name__}.{name}", member.fget if isinstance(member, property) else member)
+                for name, member in vars(cls).items() if not name.startswith("_")
+                and (inspect.isfunction(member) or isinstance(member, property))]
+
+    calls = public(deviceid.Client) + public(deviceid.aio.AsyncClient) + [
+        (name, getattr(deviceid.aio, name)) for name in deviceid.aio.__all__
+        if inspect.iscoroutinefunction(getattr(deviceid.aio, name))]
+    assert len(calls) > 60
+    quiet = {"Client.close", "AsyncClient.close"}  # they never raise
+    silent = [name for name, f in calls if "raise" not in (f.__doc__ or "").lower() and name not in quiet]
+    assert silent == [], f"docstrings that do not say what they raise: {silent}"
+    # Every coroutine has a blocking form of the same name, and every Client method a coroutine twin.
+    assert {name for name in deviceid.aio.__all__ if name != "AsyncClient"} <= set(deviceid.__all__)
+    assert {n for n, m in vars(deviceid.Client).items() if inspect.isfunction(m) and not n.startswith("_")} - {
+        "configure"} == {n for n, m in vars(deviceid.aio.AsyncClient).items()
+                         if inspect.iscoroutinefunction(m) and not n.startswith("_")} | {"close"}
+
+
 def test_the_ids_here_are_uuids(cli, tmp_path):
     """A control: the environment of these tests does give IDs."""
     result = run([cli, "get", "com.example.control"], env=no_keyring_env(tmp_path))
@@ -233,5 +256,5 @@ def test_building_the_wheel_without_swift_says_what_to_do(tmp_path):
     assert no_swift.returncode != 0
     for words in ("needs Swift 6", "DEVICEID_WHEEL_LIBRARY=", "DEVICEID_WHEEL_CLI=", "docs/INSTALL.md"):
         assert words in no_swift.stderr, (words, no_swift.stderr)
-    half = run(build, env={"DEVICEID_WHEEL_LIBRARY": "/nonexistent/libdeviceid.so.1", "DEVICEID_WHEEL_CLI": None})
+    half = run(build, env={"DEVICEID_WHEEL_LIBRARY": "/nonexistent/libdeviceid.so.2", "DEVICEID_WHEEL_CLI": None})
     assert half.returncode != 0 and "together" in half.stderr, half.stderr
