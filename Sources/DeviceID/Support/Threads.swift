@@ -1,7 +1,7 @@
 import CDeviceIDLibc
 
 /// The one place DeviceID starts threads (the deadline watchdog, the side work of a first lookup,
-/// the async overloads, the headroom probe).
+/// the async forms of `nonblocking`, the headroom probe).
 ///
 /// A library must not take a thread for granted: `ulimit -u`, a container's `pids.max` or a
 /// shortage of address space make `pthread_create` fail with EAGAIN, and every caller here has

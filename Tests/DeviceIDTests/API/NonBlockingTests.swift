@@ -2,8 +2,7 @@
 import Foundation
 import XCTest
 
-/// The blocking form of a call that has an `async` overload, from async code: a synchronous
-/// closure is a synchronous context, where Swift picks the blocking overload.
+/// A blocking call from async code, in a synchronous closure (as a caller mixing both writes it).
 private func synchronously<T>(_ body: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
     try body()
 }
@@ -72,29 +71,49 @@ final class NonBlockingTests: XCTestCase {
         do {
             _ = try await identity.nonblocking.stableID(for: "")
             XCTFail("an empty app id is refused")
-        } catch {
+        } catch let error as DeviceIDError {
             XCTAssertEqual(error.code, .invalidArgument)
         }
     }
 
-    /// The async overloads of the blocking names: `try await` picks them in an async context.
-    func testTheAsyncOverloadsAreTheNonblockingCalls() async throws {
+    /// Every other waiting call has its async form, answering as the blocking one: settings,
+    /// every scope's resets, string secrets; the TPM's calls fail as theirs do without a TPM.
+    func testEveryWaitingCallHasItsAsyncForm() async throws {
         let tmp = TemporaryDirectory()
         let identity = makeIdentity(.file, store: tmp.path)
-        let first = try await identity.stableID(for: "com.example.overload")
-        XCTAssertEqual(first.source, .created)
-        let again = try await identity.stableID(for: "com.example.overload")
-        XCTAssertEqual(again.id, first.id)
-        try await identity.storeSecret("pässword", service: "svc", account: "acc")
-        let text = try await identity.lookupSecretString(service: "svc", account: "acc")
+        let async = identity.nonblocking
+        try await async.setAdvertisingTrackingLimited(true)
+        let limited = try await async.isAdvertisingTrackingLimited()
+        XCTAssertTrue(limited)
+        let hidden = try await async.advertisingID()
+        XCTAssertEqual(hidden.uuidString, "00000000-0000-0000-0000-000000000000")
+        try await async.setAdvertisingTrackingLimited(false)
+        let advertising = try await async.advertisingID()
+        try await async.resetAdvertisingID()
+        let newAdvertising = try await async.advertisingID()
+        XCTAssertNotEqual(newAdvertising.id, advertising.id)
+        try await async.setOpenUDIDOptOut(true, for: "com.example.out")
+        let optedOut = try await async.isOpenUDIDOptedOut("com.example.out")
+        XCTAssertTrue(optedOut)
+        let shared = try await async.openUDID(for: "com.example.in")
+        try await async.resetOpenUDID()
+        let newShared = try await async.openUDID(for: "com.example.in")
+        XCTAssertNotEqual(newShared.id, shared.id)
+        let vendor = try await async.vendorID(for: "com.vendor")
+        try await async.resetVendorID(for: "com.vendor")
+        let newVendor = try await async.vendorID(for: "com.vendor")
+        XCTAssertNotEqual(newVendor.id, vendor.id)
+        try await async.storeSecret("pässword", service: "svc", account: "acc")
+        let text = try await async.lookupSecretString(service: "svc", account: "acc")
         XCTAssertEqual(text, "pässword")
-        let bytes = try await identity.lookupSecret(service: "svc", account: "acc")
-        XCTAssertEqual(bytes, Array("pässword".utf8))
-        let deleted = try await identity.deleteSecret(service: "svc", account: "acc")
-        XCTAssertTrue(deleted)
-        try await identity.reset(appID: "com.example.overload")
-        let minted = try await identity.stableID(for: "com.example.overload")
-        XCTAssertNotEqual(minted.id, first.id)
+        setenv("DEVICEID_TPM_TCTI", "device:/nonexistent/tpmrm0", 1)
+        defer { unsetenv("DEVICEID_TPM_TCTI") }
+        do {
+            _ = try await async.hardwareID(for: "com.example.hw")
+            XCTFail("no TPM here")
+        } catch let error as DeviceIDError {
+            XCTAssertEqual(error.code, .unavailable)
+        }
     }
 
     func testStringSecretsAreUTF8AndOtherBytesAreCorrupt() throws {

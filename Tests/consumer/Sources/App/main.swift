@@ -1,6 +1,19 @@
+// The code a Swift developer writes first, as the README shows it: top-level `await` reaching the
+// async forms, and `catch let error as DeviceIDError` with a `switch` over its code, in a module
+// of several files. It must build without a warning and print the ID the blocking call gives.
 import DeviceID
+import Glibc
 
-let id = try DeviceIdentity.shared.stableID(for: "com.example.consumer")
-let again = try await DeviceIdentity.shared.nonblocking.stableID(for: "com.example.consumer")
-precondition(id.id == again.id)
-print(id.uuidString)
+do {
+    let id = try await DeviceIdentity.shared.nonblocking.stableID(for: Settings.appID)
+    let blocking = try DeviceIdentity.shared.stableID(for: Settings.appID)
+    precondition(id.id == blocking.id, "the async and blocking calls disagree")
+    print(Report.line(for: id))
+} catch let error as DeviceIDError {
+    switch error.code {
+    case .locked: print("the keyring is locked: unlock it and run again")
+    case .timedOut: print("the keyring did not answer in time")
+    default: print("deviceid: \(error)")
+    }
+    exit(1)
+}
