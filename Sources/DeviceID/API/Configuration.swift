@@ -153,11 +153,6 @@ public struct Configuration: Sendable, Equatable {
         return try configuration.validated()
     }
 
-    /// The configuration the environment alone asks for.
-    public static func fromEnvironment() throws(DeviceIDError) -> Configuration {
-        try resolved()
-    }
-
     public func validated() throws(DeviceIDError) -> Configuration {
         for ms in [timeoutMilliseconds, interactiveTimeoutMilliseconds] {
             guard ms > 0, ms <= Self.maximumTimeoutMilliseconds else {

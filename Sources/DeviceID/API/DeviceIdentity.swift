@@ -143,19 +143,12 @@ public final class DeviceIdentity: Sendable {
         let chosen = try configuration.get()
         let stores = try chosen.stores()
         var keeper = IdentifierKeeper(stores: stores)
-        let surroundings = Surroundings.current()
         if let sandbox = sandboxKeeper(key, chosen, keeper) {
             switch try sandbox.get(key, now: WallClock.seconds(), fingerprint: MachineID.fingerprint) {
             case .derived(let id, let fromMirror):
-                var flags: StableID.Flags = fromMirror ? .mirrored : []
-                if surroundings.machineID.weak { flags.insert(.weak) }
-                let answer = StableID(id: id, source: .portal, flags: flags, location: .portal)
+                let answer = Self.derivedAnswer(id, fromMirror: fromMirror)
                 // From the mirror, the portal is asked again next time.
-                if !fromMirror {
-                    state.withLock { state in
-                        remember(answer, for: key, computedAt: computedAt, &state)
-                    }
-                }
+                if !fromMirror { keep(answer, for: key, computedAt: computedAt) }
                 return answer
             case .stores(let mintExtra):
                 keeper.mintExtra = mintExtra
@@ -165,15 +158,48 @@ public final class DeviceIdentity: Sendable {
         // fingerprint below meets again) overlaps the keyring's D-Bus round trips.
         let resolution = try keeper.resolve(key, now: WallClock.seconds(), fingerprint: MachineID.fingerprint,
                                             alongside: { _ = try? MachineID.raw() })
+        let answer = Self.answer(resolution, storePath: stores.lock.path)
+        if answer.isSettled { keep(answer, for: key, computedAt: computedAt) }
+        return answer
+    }
+
+    /// Remembers an answer computed at `computedAt` (unless a reset or reconfiguration came since).
+    private func keep(_ answer: StableID, for key: StoreKey, computedAt: UInt64) {
+        state.withLock { state in remember(answer, for: key, computedAt: computedAt, &state) }
+    }
+
+    /// A sandboxed app's stable ID, derived from the Secret portal's secret.
+    private static func derivedAnswer(_ id: ID128, fromMirror: Bool) -> StableID {
+        var flags: StableID.Flags = fromMirror ? .mirrored : []
+        if Surroundings.current().machineID.weak { flags.insert(.weak) }
+        return StableID(id: id, source: .portal, flags: flags, location: .portal)
+    }
+
+    /// What the stores' resolution says to the caller: the ID, where it came from and lives, and
+    /// the flags that tell what is true of it.
+    private static func answer(_ resolution: IdentifierKeeper.Resolution, storePath: String) -> StableID {
         let record = resolution.record
-        let fingerprint = MachineID.fingerprint()
+        let surroundings = Surroundings.current()
+        // In the keyring when it holds the ID; else wherever the file store's directory lives.
+        let location = record.portalOrigin == .anchored ? StorageLocation.portal
+            : resolution.inKeyring ? StorageLocation.keyring : surroundings.location(ofFilesIn: storePath)
+        var answer = StableID(id: record.id, source: StableID.Source(resolution.source),
+                              flags: flags(resolution, location: location, surroundings: surroundings),
+                              keyringFailure: resolution.keyringFailure, location: location)
+        answer.awaitsKeyring = resolution.keyringMayAnswer && resolution.provisional
+        return answer
+    }
+
+    private static func flags(_ resolution: IdentifierKeeper.Resolution, location: StorageLocation,
+                              surroundings: Surroundings) -> StableID.Flags {
+        let record = resolution.record
         var flags: StableID.Flags = resolution.keyringFailure == nil ? [] : .fileOnly
         if resolution.repairedCorrupt { flags.insert(.repaired) }
         if resolution.fromMirror { flags.insert(.mirrored) }
         if resolution.provisional { flags.insert(.provisional) }
         // Minted in a sandbox while no portal answered: the derived ID replaces it when one does.
         if record.portalOrigin == .unanchored { flags.insert(.provisional) }
-        if let fingerprint {
+        if let fingerprint = MachineID.fingerprint() {
             if let stored = record.machine, stored != fingerprint { flags.insert(.deviceChanged) }
         } else {
             // No machine ID: the ID cannot be bound to this machine, so a clone would go unnoticed.
@@ -181,19 +207,8 @@ public final class DeviceIdentity: Sendable {
         }
         // A machine ID shared by every container of an image: clone detection cannot tell them apart.
         if surroundings.machineID.weak { flags.insert(.weak) }
-        // In the keyring when it holds the ID; else wherever the file store's directory lives.
-        let location = record.portalOrigin == .anchored ? StorageLocation.portal
-            : resolution.inKeyring ? StorageLocation.keyring : surroundings.location(ofFilesIn: stores.lock.path)
         if location == .appData { flags.insert(.appDataOnly) }
-        var answer = StableID(id: record.id, source: StableID.Source(resolution.source), flags: flags,
-                              keyringFailure: resolution.keyringFailure, location: location)
-        answer.awaitsKeyring = resolution.keyringMayAnswer && resolution.provisional
-        if answer.isSettled {
-            state.withLock { state in
-                remember(answer, for: key, computedAt: computedAt, &state)
-            }
-        }
-        return answer
+        return flags
     }
 
     func resetIdentifier(_ key: StoreKey) throws(DeviceIDError) {

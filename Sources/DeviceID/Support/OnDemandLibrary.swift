@@ -47,9 +47,6 @@ enum OnDemandLibrary {
         }
     }
 
-    /// Loads the library: whether it is usable now.
-    func load() -> Bool { dids_library_load(id) == Int32(DIDS_LIBRARY_LOADED) }
-
     /// Why loading failed ("" when it did not).
     var failure: String {
         var text = [CChar](repeating: 0, count: 512)
