@@ -629,6 +629,11 @@ int deviceid_secret_delete(deviceid_context *DEVICEID_NULLABLE ctx, const char *
  * deviceid_attest_activate(), which creates the RSA endorsement key). When a TPM command or
  * connection fails, tpm2-tss itself may write a warning line to stderr; DeviceID does not change
  * the environment to prevent it (TSS2_LOG=all+none does).
+ *
+ * A status has one deviceid_strerror() text, worded for the stores ("store unavailable"); after a
+ * TPM call, it means what that call's list says (DEVICEID_E_UNAVAILABLE: no TPM), and the
+ * command, Swift and Python word it for the TPM ("TPM unavailable: ...", the status table's TPM
+ * column). deviceid_last_error() says what happened in either case.
  */
 
 /**

@@ -209,6 +209,21 @@ def test_no_tpm_is_worded_as_a_tpm(cli, store):
     assert result.stderr.startswith("deviceid: TPM unavailable"), result.stderr
 
 
+def test_python_words_no_tpm_as_a_tpm(store, monkeypatch):
+    """The status table's TPM column: Python says "TPM unavailable", as the command does, not the
+    store's "store unavailable" that deviceid_strerror() gives the status."""
+    import deviceid
+
+    monkeypatch.setenv("DEVICEID_TPM_TCTI", "device:/nonexistent/tpmrm0")
+    for call in (lambda: deviceid.hardware_id("com.example.app"), lambda: deviceid.attest_enrolment("com.example.app"),
+                 lambda: deviceid.Client().hardware_id("com.example.app")):
+        with pytest.raises(deviceid.UnavailableError) as raised:
+            call()
+        assert str(raised.value).startswith("TPM unavailable: "), raised.value
+        assert "/nonexistent/tpmrm0" in str(raised.value)
+    assert deviceid.strerror(deviceid.UnavailableError.status) == "store unavailable"
+
+
 def test_every_public_function_says_what_it_raises():
     import deviceid
 

@@ -97,13 +97,16 @@ _CLASSES = {cls.name: cls for cls in (
     InvalidMachineIDError, NoCollectionError, NoKeyringError,
 )}
 BY_STATUS: dict[int, type[DeviceIDError]] = {}
-for _number, _name, _summary, _meaning in _c.STATUSES:
+#: A TPM call's failure in words about a TPM ("TPM unavailable"), where they differ from the store's.
+TPM_SUMMARIES: dict[int, str] = {}
+for _number, _name, _summary, _meaning, _tpm in _c.STATUSES:
     # A status without a class here is a status this binding does not know: a test (test_binding)
     # fails on the table growing without a class.
     _cls = _CLASSES[_name]
     _cls.status, _cls.__doc__ = _number, _meaning
     BY_STATUS[_number] = _cls
-del _number, _name, _summary, _meaning, _cls
+    TPM_SUMMARIES[_number] = _tpm
+del _number, _name, _summary, _meaning, _tpm, _cls
 
 # Shown and pickled as deviceid.LockedError, where users import them from, not as this module's.
 for _public in (DeviceIDError, *BY_STATUS.values()):

@@ -25,12 +25,22 @@ def _check(status: int, func: object, args: object) -> int:
     return status
 
 
-def _declare(name: str, restype: Any, argtypes: list[Any], check: bool = False) -> Any:
+def _check_tpm(status: int, func: object, args: object) -> int:
+    """errcheck for the TPM's calls: as _check, in words about a TPM ("TPM unavailable: ..."), as
+    the CLI and Swift say it; deviceid_strerror() has one summary per status, about stores."""
+    if status < 0:
+        summary = _errors.TPM_SUMMARIES.get(status) or lib.deviceid_strerror(status).decode()
+        detail = lib.deviceid_last_error().decode("utf-8", "replace")
+        raise _errors.error_for(status, f"{summary}: {detail}" if detail else summary)
+    return status
+
+
+def _declare(name: str, restype: Any, argtypes: list[Any], check: bool = False, tpm: bool = False) -> Any:
     func = getattr(lib, name)
     func.restype = restype
     func.argtypes = argtypes
     if check:
-        func.errcheck = _check
+        func.errcheck = _check_tpm if tpm else _check
     return func
 
 
@@ -95,12 +105,12 @@ secret_delete = _declare("deviceid_secret_delete", c_int, [c_void_p, c_char_p, c
 
 # The hardware-bound ID and attestation. Messages come back library-allocated: c_void_p, released
 # with deviceid_free.
-hardware_id = _declare("deviceid_hardware_id", c_int, [c_void_p, c_char_p, c_char_p, c_size_t], check=True)
-attest_enrolment = _declare("deviceid_attest_enrolment", c_int, [c_void_p, c_char_p, POINTER(c_void_p)], check=True)
+hardware_id = _declare("deviceid_hardware_id", c_int, [c_void_p, c_char_p, c_char_p, c_size_t], check=True, tpm=True)
+attest_enrolment = _declare("deviceid_attest_enrolment", c_int, [c_void_p, c_char_p, POINTER(c_void_p)], check=True, tpm=True)
 attest_activate = _declare("deviceid_attest_activate", c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)],
-                           check=True)
+                           check=True, tpm=True)
 attest = _declare("deviceid_attest", c_int, [c_void_p, c_char_p, c_void_p, c_size_t, c_char_p, POINTER(c_void_p)],
-                  check=True)
+                  check=True, tpm=True)
 
 # The techniques (include/deviceid-techniques.h): no context, no state.
 uuid_generate = _declare("deviceid_uuid_generate", c_int, [c_char_p, c_size_t, c_uint], check=True)

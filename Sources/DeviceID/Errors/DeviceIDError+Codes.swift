@@ -109,4 +109,16 @@ extension DeviceIDError.Code {
         default: "unknown status"
         }
     }
+
+    /// The summary where the TPM failed: the same status, in words about a TPM.
+    var tpmSummary: String {
+        switch self {
+        case .locked: "TPM locked out"
+        case .unavailable: "TPM unavailable"
+        case .timedOut: "TPM timed out"
+        case .io: "TPM error"
+        case .permission: "TPM access denied"
+        default: summary
+        }
+    }
 }

@@ -57,8 +57,8 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
         public let rawValue: Int32
         public init(rawValue: Int32) { self.rawValue = rawValue }
 
-        // The codes, `all`, `staticName` and `staticSummary`: DeviceIDError+Codes.swift, written by
-        // scripts/gen-abi from the one table of statuses (Sources/CDeviceIDAPI/statuses.tsv).
+        // The codes, `all`, `staticName`, `staticSummary` and `tpmSummary`: DeviceIDError+Codes.swift,
+        // written by scripts/gen-abi from the one table of statuses (Sources/CDeviceIDAPI/statuses.tsv).
 
         /// The stable symbolic name, shared by Swift, C (`DEVICEID_E_<NAME>`) and Python.
         public var name: String { staticName.description }
@@ -67,17 +67,5 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
         public var summary: String { staticSummary.description }
 
         public var description: String { name }
-
-        /// The summary where the TPM failed: the same status, in words about a TPM.
-        var tpmSummary: String {
-            switch self {
-            case .unavailable: "TPM unavailable"
-            case .permission: "TPM access denied"
-            case .timedOut: "TPM timed out"
-            case .locked: "TPM locked out"
-            case .io: "TPM error"
-            default: summary
-            }
-        }
     }
 }
