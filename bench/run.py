@@ -128,13 +128,17 @@ def main():
     print("Python warm calls...", file=sys.stderr)
     warm = json.loads(sh([VENV_PY, "-c", f"""
 import json, timeit, deviceid, keyring
+import ctypes
 from deviceid import _native
+# The ctypes floor: a no-argument call returning a pointer-sized number, no conversion.
+floor_call = _native.lib["deviceid_version"]
+floor_call.restype = ctypes.c_void_p
 deviceid.get("{APP}"); keyring.get_password("deviceid.app", "{APP}")
 def per_call(stmt, number):
     return [t / number * 1e9 for t in timeit.repeat(stmt, number=number, repeat=15, globals=globals())]
 print(json.dumps({{
     "get": per_call('deviceid.get("{APP}")', 20000),
-    "floor": per_call("_native.version_major()", 20000),
+    "floor": per_call("floor_call()", 20000),
     "keyring": [t / 1e6 for t in per_call('keyring.get_password("deviceid.app", "{APP}")', 20)],
 }}))
 """]))

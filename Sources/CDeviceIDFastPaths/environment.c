@@ -4,7 +4,8 @@
 
 #include "deviceid.h"
 
-void dids_environment_pack(void *out, const struct dids_environment_facts *facts) {
+void dids_environment_pack(void *out, const struct dids_environment_facts *facts, const char *name,
+                           const char *store_path, const char *machine_id_reason, const char *portal_detail) {
     deviceid_environment *environment = out;
     memset(environment, 0, sizeof *environment);
     environment->kind = facts->kind;
@@ -13,10 +14,10 @@ void dids_environment_pack(void *out, const struct dids_environment_facts *facts
     environment->stable_id_location = facts->stable_id_location;
     environment->stable_id_survives = facts->stable_id_survives;
     environment->machine_id_weak = facts->machine_id_weak;
-    dids_copy_text(environment->name, sizeof environment->name, facts->name);
-    dids_copy_text(environment->store_path, sizeof environment->store_path, facts->store_path);
-    dids_copy_text(environment->machine_id_reason, sizeof environment->machine_id_reason, facts->machine_id_reason);
-    dids_copy_text(environment->portal_detail, sizeof environment->portal_detail, facts->portal_detail);
+    dids_copy_text(environment->name, sizeof environment->name, name);
+    dids_copy_text(environment->store_path, sizeof environment->store_path, store_path);
+    dids_copy_text(environment->machine_id_reason, sizeof environment->machine_id_reason, machine_id_reason);
+    dids_copy_text(environment->portal_detail, sizeof environment->portal_detail, portal_detail);
 }
 
 size_t dids_environment_size(void) { return sizeof(deviceid_environment); }

@@ -24,26 +24,17 @@ private struct Snapshot {
         }
     }
 
-    /// Fills the caller's struct (C copies each text into its field).
+    /// Fills the caller's struct (C copies each text into its field: the strings reach it as
+    /// `const char *` arguments, which costs no closures).
     func pack(into out: UnsafeMutableRawPointer) {
         let location = report?.stableIDLocation
-        let name = surroundings.name, reason = surroundings.machineID.detail
-        let path = report?.storePath ?? "", detail = report?.portalDetail ?? ""
-        name.withCString { name in
-            path.withCString { path in
-                reason.withCString { reason in
-                    detail.withCString { detail in
-                        var facts = dids_environment_facts(
-                            kind: surroundings.kind.rawValue, portal: report?.portal.rawValue ?? 0,
-                            store_location: report?.storeLocation.rawValue ?? failure,
-                            stable_id_location: location?.rawValue ?? failure, stable_id_survives: location?.survives ?? 0,
-                            machine_id_weak: surroundings.machineID.weak ? 1 : 0,
-                            name: name, store_path: path, machine_id_reason: reason, portal_detail: detail)
-                        dids_environment_pack(out, &facts)
-                    }
-                }
-            }
-        }
+        var facts = dids_environment_facts(
+            kind: surroundings.kind.rawValue, portal: report?.portal.rawValue ?? 0,
+            store_location: report?.storeLocation.rawValue ?? failure,
+            stable_id_location: location?.rawValue ?? failure, stable_id_survives: location?.survives ?? 0,
+            machine_id_weak: surroundings.machineID.weak ? 1 : 0)
+        dids_environment_pack(out, &facts, surroundings.name, report?.storePath ?? "", surroundings.machineID.detail,
+                              report?.portalDetail ?? "")
     }
 }
 

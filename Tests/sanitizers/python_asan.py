@@ -52,7 +52,7 @@ def main():
     if "--leak-on-purpose" in sys.argv:
         data, size = ctypes.c_void_p(), ctypes.c_size_t()
         deviceid.store_secret("asan", "leak", b"dropped")
-        _native.secret_lookup(b"asan", b"leak", ctypes.byref(data), ctypes.byref(size))
+        _native.secret_lookup(None, b"asan", b"leak", ctypes.byref(data), ctypes.byref(size))
         data = None  # the only pointer to the secret is gone, never freed
     gc.collect()
     leaks = ctypes.CDLL(None).__lsan_do_recoverable_leak_check()

@@ -27,16 +27,16 @@ int dids_cache_lookup(int kind, const char *name, uint64_t generation, char *out
 void dids_cache_store(int kind, const char *name, uint64_t generation, const char *answer, int source,
                       unsigned int flags);
 
-/// What deviceid_get_environment() reports (include/deviceid.h, struct deviceid_environment).
+/// The numbers deviceid_get_environment() reports (include/deviceid.h, struct deviceid_environment).
 struct dids_environment_facts {
     int kind, portal, store_location, stable_id_location;
     unsigned int stable_id_survives;
     int machine_id_weak;
-    const char *name, *store_path, *machine_id_reason, *portal_detail;
 };
-/// Fills the deviceid_environment at `out` (this library's size of it) from `facts`, each text cut
-/// to its field.
-void dids_environment_pack(void *out, const struct dids_environment_facts *facts);
+/// Fills the deviceid_environment at `out` (this library's size of it): the numbers from `facts`,
+/// each text cut to its field.
+void dids_environment_pack(void *out, const struct dids_environment_facts *facts, const char *name,
+                           const char *store_path, const char *machine_id_reason, const char *portal_detail);
 /// sizeof(deviceid_environment) as this library knows it.
 size_t dids_environment_size(void);
 
