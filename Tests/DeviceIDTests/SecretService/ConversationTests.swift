@@ -67,8 +67,11 @@ final class ConversationTests: XCTestCase {
     func testAPromptCallThatMeetsTheDeadlineIsDismissedAndLocked() {
         let transport = creatingThroughAPrompt(owner: "org.keepassxc.KeePassXC.MainWindow")
         transport.replies["org.freedesktop.Secret.Prompt.Prompt"] = .failure(DeviceIDError(.timedOut, "no reply"))
-        transport.delays["org.freedesktop.Secret.Prompt.Prompt"] = 150  // past the deadline
-        let conversation = transport.conversation(endingIn: 100)
+        // The deadline leaves a write to KeePassXC its budget however slow the build (ASan), and
+        // the Prompt call's reply comes past it.
+        let deadline = KeePassXCSaves.writeBudgetMilliseconds + 200
+        transport.delays["org.freedesktop.Secret.Prompt.Prompt"] = UInt32(deadline + 150)
+        let conversation = transport.conversation(endingIn: deadline)
         XCTAssertEqual(errorCode { _ = try self.create(conversation) }, .locked)
         XCTAssertEqual(transport.sent, ["org.freedesktop.Secret.Prompt.Dismiss \(prompt)"])
     }
