@@ -18,7 +18,7 @@ configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/deviceidConfig.cmake.in
     INSTALL_PREFIX "${PREFIX}"
     PATH_VARS LIBDIR INCLUDEDIR
     NO_CHECK_REQUIRED_COMPONENTS_MACRO)
-# A 0.x minor release may change the API (SameMinorVersion); from 1.0 on, SameMajorVersion.
+# From 1.0 on a release keeps the API of its major version: find_package(deviceid 1.0) accepts 1.x.
 set(CMAKE_SIZEOF_VOID_P 8)
 write_basic_package_version_file("${OUT}/deviceidConfigVersion.cmake"
-    VERSION "${VERSION}" COMPATIBILITY SameMinorVersion)
+    VERSION "${VERSION}" COMPATIBILITY SameMajorVersion)

@@ -104,7 +104,7 @@ int deviceid_mac_md5(const char *DEVICEID_NULLABLE interface, const char *DEVICE
  * (DEVICEID_HASH_*). out: DEVICEID_MD5_HEX_MAX or DEVICEID_SHA256_HEX_MAX bytes.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (also an unknown algorithm), DEVICEID_E_BUFFER_TOO_SMALL,
- * DEVICEID_E_TOO_LARGE (size over 2^31), DEVICEID_E_UNSUPPORTED (MD5 in FIPS mode),
+ * DEVICEID_E_TOO_LARGE (size over 2^31 - 1), DEVICEID_E_UNSUPPORTED (MD5 in FIPS mode),
  * DEVICEID_E_UNAVAILABLE (libcrypto.so.3 cannot be loaded), DEVICEID_E_NO_MEMORY.
  */
 int deviceid_hash_hex(int algorithm, const void *DEVICEID_NULLABLE data, size_t size,

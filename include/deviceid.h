@@ -168,6 +168,12 @@ void deviceid_free(void *DEVICEID_NULLABLE p);
  * same stores, so they answer with the same IDs, and a reset through any of them is seen by the
  * next call through every other (and the process-wide one).
  *
+ * A context pointer is a handle the library never dereferences: one that is not a live context
+ * of this process (freed, or never made by deviceid_context_new()) gives
+ * DEVICEID_E_INVALID_ARGUMENT from every call, and a freed context's handle never names a later
+ * one. (A program built for 0.3, whose calls took no context, that reaches 1.0's functions is
+ * refused the same way: see docs/MIGRATING.md on loading both.)
+ *
  *     deviceid_context *ctx;
  *     if (deviceid_context_new(&ctx) == 0) {
  *         deviceid_set_backend(ctx, DEVICEID_BACKEND_FILE);
@@ -180,8 +186,9 @@ typedef struct deviceid_context deviceid_context;
 
 /**
  * Makes a context, configured from the environment as the process-wide configuration starts
- * (DEVICEID_BACKEND, DEVICEID_TIMEOUT_MS, DEVICEID_STORE_DIR, DEVICEID_INTERACTIVE); the setters
- * change it and nothing else. A context may be used from several threads at once, and in a
+ * (DEVICEID_BACKEND, DEVICEID_TIMEOUT_MS, DEVICEID_STORE_DIR, DEVICEID_INTERACTIVE,
+ * DEVICEID_MIRROR_RECHECK_S; an invalid one is DEVICEID_E_INVALID_ARGUMENT from the first call that
+ * needs the configuration, naming it); the setters change it and nothing else. A context may be used from several threads at once, and in a
  * forked child. Release it with deviceid_context_free().
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out is NULL).
@@ -189,8 +196,9 @@ typedef struct deviceid_context deviceid_context;
 int deviceid_context_new(deviceid_context *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 
 /**
- * Releases a context; NULL is ignored. A call still running on the context in another thread
- * finishes first with the context kept alive; using the pointer after this is undefined.
+ * Releases a context; NULL, a context already released and any other pointer are ignored. A call
+ * still running on the context in another thread finishes with the context kept alive; calls
+ * made with it afterwards give DEVICEID_E_INVALID_ARGUMENT.
  */
 void deviceid_context_free(deviceid_context *DEVICEID_NULLABLE ctx);
 
@@ -211,8 +219,8 @@ int deviceid_set_backend(deviceid_context *DEVICEID_NULLABLE ctx, int backend);
 /**
  * The backend in force in `ctx` (a DEVICEID_BACKEND_* value).
  *
- * Returns that value (0 or more), or DEVICEID_E_INVALID_ARGUMENT (the environment:
- * DEVICEID_BACKEND, DEVICEID_TIMEOUT_MS or DEVICEID_STORE_DIR, is invalid).
+ * Returns that value (0 or more), or DEVICEID_E_INVALID_ARGUMENT (the environment is invalid:
+ * one of the variables deviceid_context_new() names).
  */
 int deviceid_get_backend(deviceid_context *DEVICEID_NULLABLE ctx);
 
@@ -227,7 +235,8 @@ int deviceid_set_timeout_ms(deviceid_context *DEVICEID_NULLABLE ctx, unsigned in
 /**
  * The deadline in force in `ctx`, in milliseconds, in `*milliseconds`.
  *
- * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (milliseconds is NULL, or the environment is invalid).
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (milliseconds is NULL, or the environment is invalid:
+ * one of the variables deviceid_context_new() names).
  */
 int deviceid_get_timeout_ms(deviceid_context *DEVICEID_NULLABLE ctx, unsigned int *DEVICEID_NULLABLE milliseconds);
 
@@ -262,7 +271,8 @@ int deviceid_set_interactive(deviceid_context *DEVICEID_NULLABLE ctx, int intera
 /**
  * Whether interactive mode is on in `ctx`.
  *
- * Returns 1 (on) or 0 (off), or DEVICEID_E_INVALID_ARGUMENT (the environment is invalid).
+ * Returns 1 (on) or 0 (off), or DEVICEID_E_INVALID_ARGUMENT (the environment is invalid: one of
+ * the variables deviceid_context_new() names).
  */
 int deviceid_get_interactive(deviceid_context *DEVICEID_NULLABLE ctx);
 
@@ -537,16 +547,20 @@ typedef struct deviceid_environment {
 /**
  * Fills `*out` with one snapshot of the environment in `ctx`'s configuration: every field from
  * the same look at the sandbox, the container, the portal, the keyring and the mount table, so
- * the answer cannot contradict itself. Asks, never writes.
+ * the answer cannot contradict itself. Asks, never writes; asking the portal and the keyring can
+ * take up to the deadline (deviceid_set_timeout_ms()) each where they are slow. Each text is
+ * NUL-terminated and, where longer than its field, cut at a character boundary (never
+ * DEVICEID_E_BUFFER_TOO_SMALL).
  *
  *     deviceid_environment env;
  *     if (deviceid_get_environment(NULL, &env, sizeof env) == 0)
  *         printf("%s: %s\n", deviceid_environment_kind_name(env.kind), deviceid_location_name(env.stable_id_location));
  *
- * size: sizeof *out; at least the size of 1.0's struct.
+ * size: sizeof *out; at least the size of 1.0's struct and at most 65536 (as openat2(2) bounds
+ * its struct by a page). A larger struct than this library knows gets its unknown tail zeroed.
  *
- * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out is NULL, size smaller than 1.0's struct, or an
- * invalid configuration).
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out is NULL, size out of those bounds, an invalid
+ * configuration, or ctx not a context).
  */
 int deviceid_get_environment(deviceid_context *DEVICEID_NULLABLE ctx, deviceid_environment *DEVICEID_NULLABLE out,
                              size_t size);

@@ -2,12 +2,46 @@ import CDeviceIDAPI
 import DeviceID
 
 /// `deviceid_context`: a `DeviceIdentity` of the caller's own, with its own backend, store
-/// directory, deadline and interactive mode. The pointer C holds is a retained `DeviceIdentity`;
-/// a NULL context names the process-wide instance, which every stateful call takes first.
+/// directory, deadline and interactive mode. A NULL context names the process-wide instance,
+/// which every stateful call takes first.
+///
+/// The pointer C holds is a handle, never dereferenced: a number this process gives out once,
+/// looked up among the live contexts. So a freed, doubly freed or made-up pointer is an
+/// `INVALID_ARGUMENT` and never a crash, a freed context's handle never names a later one, and a
+/// caller built for 0.3 (whose first argument was an app id or a backend number) that reaches
+/// these functions by mistake is refused rather than read as a context.
 enum Context {
-    static func instance(_ context: OpaquePointer?) -> DeviceIdentity {
+    /// The live contexts by handle; removing one releases it once no call holds it any more.
+    private static let live = Locked<(next: UInt, contexts: [UInt: DeviceIdentity])>((next: 1, contexts: [:]))
+    /// The low bits every handle carries: no small number, as a 0.3 caller's backend or flag was,
+    /// and no address (those are aligned) names a context.
+    private static let tag: UInt = 0xD1D5
+
+    static func instance(_ context: OpaquePointer?) throws(DeviceIDError) -> DeviceIdentity {
         guard let context else { return DeviceIdentity.shared }
-        return Unmanaged<DeviceIdentity>.fromOpaque(UnsafeRawPointer(context)).takeUnretainedValue()
+        let handle = UInt(bitPattern: context)
+        guard let found = live.withLock({ $0.contexts[handle] }) else {
+            throw DeviceIDError(.invalidArgument, "ctx is not a context of this process: never made by "
+                + "deviceid_context_new, or already given to deviceid_context_free")
+        }
+        return found
+    }
+
+    static func make() -> OpaquePointer {
+        let identity = DeviceIdentity()
+        let handle = live.withLock { state in
+            let handle = state.next << 16 | tag
+            state.next += 1
+            state.contexts[handle] = identity
+            return handle
+        }
+        return OpaquePointer(bitPattern: handle)!
+    }
+
+    static func release(_ context: OpaquePointer) {
+        let handle = UInt(bitPattern: context)
+        // Its last reference goes when this returns, outside the lock, unless a call still holds it.
+        _ = live.withLock { $0.contexts.removeValue(forKey: handle) }
     }
 }
 
@@ -15,12 +49,12 @@ enum Context {
 public func deviceid_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     cStatus { () throws(DeviceIDError) in
         guard let out else { throw DeviceIDError(.invalidArgument, "out is NULL") }
-        out.pointee = OpaquePointer(Unmanaged.passRetained(DeviceIdentity()).toOpaque())
+        out.pointee = Context.make()
     }
 }
 
 @c @implementation
 public func deviceid_context_free(_ context: OpaquePointer?) {
     guard let context else { return }
-    Unmanaged<DeviceIdentity>.fromOpaque(UnsafeRawPointer(context)).release()
+    Context.release(context)
 }

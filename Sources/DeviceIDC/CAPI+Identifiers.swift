@@ -30,10 +30,10 @@ private func identifier(
         dids_set_last_error(nil)
         return 0
     }
-    let instance = Context.instance(context)
     let generation = AnswerCache.generation()
     var keyringFailure: DeviceIDError?
     let status = cStatus { () throws(DeviceIDError) in
+        let instance = try Context.instance(context)
         let scope = try scope(scopeValue)
         let text = try scopedName(scope, name)
         try CArguments.checkUUIDBuffer(out, outSize)

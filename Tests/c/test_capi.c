@@ -576,6 +576,33 @@ static void test_contexts(const char *dir) {
     deviceid_context_free(one);
     deviceid_context_free(two);
     deviceid_context_free(NULL);
+
+    /* A context is a handle: a freed one, one freed twice, a small number (0.3's first argument
+     * was a backend or a flag) or an address is refused, never dereferenced. */
+    deviceid_context_free(one);
+    int on_the_stack = 0;
+    deviceid_context *made_up[] = {one, two, (deviceid_context *)(uintptr_t)1, (deviceid_context *)(uintptr_t)2,
+                                   (deviceid_context *)(uintptr_t)0xD1D5, (deviceid_context *)&on_the_stack,
+                                   (deviceid_context *)(uintptr_t)-1};
+    for (size_t i = 0; i < sizeof made_up / sizeof made_up[0]; i++) {
+        deviceid_context *bad = made_up[i];
+        CHECK_STATUS(deviceid_identifier(bad, DEVICEID_SCOPE_APP, "com.example.context", b, sizeof b, NULL, NULL),
+                     DEVICEID_E_INVALID_ARGUMENT);
+        CHECK(strstr(deviceid_last_error(), "not a context of this process") != NULL);
+        CHECK_STATUS(deviceid_get_backend(bad), DEVICEID_E_INVALID_ARGUMENT);
+        CHECK_STATUS(deviceid_set_timeout_ms(bad, 1000), DEVICEID_E_INVALID_ARGUMENT);
+        CHECK_STATUS(deviceid_identifier_reset(bad, DEVICEID_SCOPE_APP, "com.example.context"),
+                     DEVICEID_E_INVALID_ARGUMENT);
+        deviceid_environment environment;
+        CHECK_STATUS(deviceid_get_environment(bad, &environment, sizeof environment), DEVICEID_E_INVALID_ARGUMENT);
+        deviceid_context_free(bad);
+    }
+    deviceid_context *three = NULL;
+    CHECK_STATUS(deviceid_context_new(&three), DEVICEID_OK);
+    CHECK(three != one && three != two);
+    CHECK_STATUS(deviceid_get_backend(one), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(deviceid_get_backend(three) >= 0);
+    deviceid_context_free(three);
 }
 
 /* The hardware-bound ID and attestation: every bad argument gets its status before the TPM is

@@ -68,7 +68,7 @@ def test_the_coroutines_answer_as_the_blocking_calls(store):
         first = await deviceid.aio.get("aio.same")
         info = await deviceid.aio.get_info("aio.same")
         vendor = await deviceid.aio.vendor_id("com.aio")
-        environment = await deviceid.aio.environment()
+        environment = await deviceid.aio.environment(), await deviceid.aio.machine_id_weak()
         await deviceid.aio.store_secret("aio.svc", "acct", bytearray(b"\x00v"))
         secret = await deviceid.aio.lookup_secret("aio.svc", "acct")
         deleted = await deviceid.aio.delete_secret("aio.svc", "acct")
@@ -81,7 +81,7 @@ def test_the_coroutines_answer_as_the_blocking_calls(store):
     assert UUID_V4.match(first) and info.id == first and info.source in ("file", "created")
     assert deviceid.get("aio.same") == again != first
     assert vendor == deviceid.vendor_id("com.aio")
-    assert environment == deviceid.environment()
+    assert environment == (deviceid.environment(), deviceid.machine_id_weak())
     assert (secret, deleted) == (b"\x00v", True)
 
 
@@ -94,6 +94,22 @@ def test_errors_come_out_of_the_await_as_the_blocking_calls_raise_them(store):
         asyncio.run(deviceid.aio.get(""))
     with pytest.raises(TypeError):
         asyncio.run(deviceid.aio.get(42))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [5, "text", None, [1, 2]])
+def test_bytes_arguments_are_bytes_in_both_forms(store, value):
+    # bytes(5) is five zero bytes: a secret or nonce given as a number must not become one.
+    import asyncio
+    import deviceid
+    import deviceid.aio
+
+    for call in (lambda: deviceid.store_secret("aio.types", "a", value),
+                 lambda: asyncio.run(deviceid.aio.store_secret("aio.types", "a", value)),
+                 lambda: deviceid.attest("aio.types", value),
+                 lambda: asyncio.run(deviceid.aio.attest("aio.types", value))):
+        with pytest.raises(TypeError):
+            call()
+    assert deviceid.lookup_secret("aio.types", "a") is None
 
 
 def test_an_async_client_keeps_its_own_configuration(tmp_path, store):

@@ -285,6 +285,32 @@ def test_an_unloadable_library_says_what_to_install(tmp_path):
         assert advice in result.stderr, advice
 
 
+@pytest.mark.parametrize("body", ["int deviceid_get_backend(void) { return 0; }",
+                                  'const char *deviceid_version(void) { return "0.3.0"; }'])
+def test_a_library_of_another_abi_is_passed_over_with_the_reason(tmp_path, body):
+    # 0.3's libdeviceid.so.1 (no deviceid_version(), or not 1.x) takes other arguments: calling
+    # it with 1.0's would crash, so the loader goes on to the next place, and says why.
+    old = tmp_path / "libdeviceid.so.1"
+    source = tmp_path / "old.c"
+    source.write_text(body + "\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(old), str(source)], check=True)
+    loader = pathlib.Path(deviceid.__file__).parent / "_loader.py"
+
+    def load(soname):
+        code = ("import ctypes.util, importlib.util as u; "
+                f"spec = u.spec_from_file_location('loader', {str(loader)!r}); l = u.module_from_spec(spec); "
+                "spec.loader.exec_module(l); ctypes.util.find_library = lambda name: None; "
+                f"l.SONAME = {soname!r}; print(l.load()._name)")
+        return subprocess.run([sys.executable, "-c", code], env=dict(os.environ, DEVICEID_LIBRARY=str(old)),
+                              capture_output=True, text=True)
+
+    refused = load("libdeviceid-not-installed.so.2")
+    assert "ImportError" in refused.stderr and repr(str(old)) in refused.stderr
+    assert "not libdeviceid 1.x" in refused.stderr or "libdeviceid 0.3.0, not 1.x" in refused.stderr
+    found = load(os.environ["DEVICEID_LIBRARY"])
+    assert found.returncode == 0 and found.stdout.strip() == os.environ["DEVICEID_LIBRARY"], found.stderr
+
+
 def test_a_client_has_everything_a_context_has(tmp_path, store):
     """Settings, the environment and every scope through a Client: its own stores, the
     process-wide configuration untouched, and configure() changing only what it is given."""

@@ -342,8 +342,10 @@ def machine_id_weak() -> tuple[bool, str]:
     """Whether the machine ID is weak — not known to be this machine's own (in a container, one
     baked into the image and shared by every container made from it) — and why, in words.
 
-    An unreadable machine ID is weak, and says why. The answer is environment()'s (which asks the
-    portal and the keyring too), and raises as it does.
+    An unreadable machine ID is weak, and says why. The answer is environment()'s: one snapshot,
+    which asks the portal and the keyring too, so it can wait up to the deadline (set_timeout())
+    where they are slow, and raises as environment() does (an invalid DEVICEID_* configuration is
+    InvalidArgumentError). deviceid.aio.machine_id_weak() waits without blocking an event loop.
     """
     report = environment()
     return report.machine_id_weak, report.machine_id_detail

@@ -112,7 +112,9 @@ class Client:
     def configure(self, backend: Backend | None = None, store_dir: str | None = None, timeout: float | None = None,
                   interactive: bool | None = None, interactive_timeout: float | None = None) -> None:
         """Changes the settings given, as the constructor takes them; the others stay. Forgets the
-        client's cached answers.
+        client's cached answers. interactive and interactive_timeout are one setting (as
+        deviceid_set_interactive() takes them): interactive given alone sets the wait for a
+        person to its default, 120 s.
 
         Raises InvalidArgumentError for a bad value (the settings before it are changed).
         """

@@ -27,6 +27,16 @@ def text(value: str, what: str) -> bytes:
     return value.encode("utf-8", "surrogatepass")
 
 
+def octets(value: bytes | bytearray | memoryview, what: str) -> bytes:
+    """Bytes for the C ABI, copied: bytes-like only (bytes(5) would be five zero bytes, and
+    bytes("x") an error about encodings)."""
+    if isinstance(value, str):
+        raise TypeError(f"{what} must be bytes; encode text explicitly ({what}.encode())")
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{what} must be bytes, not {type(value).__name__}")
+    return bytes(value)
+
+
 def scope_number(scope: Scope) -> int:
     if scope not in SCOPE_NUMBERS:
         raise InvalidArgumentError(f"invalid argument: scope must be one of {', '.join(SCOPE_NUMBERS)}")
@@ -151,9 +161,7 @@ def reset(context: object, scope: Scope, name: str | None) -> None:
 
 
 def store_secret(context: object, service: str, account: str, secret: bytes | bytearray | memoryview) -> None:
-    if isinstance(secret, str):
-        raise TypeError("secret must be bytes; encode text explicitly (secret.encode())")
-    data = bytes(secret)
+    data = octets(secret, "secret")
     buffer = ctypes.create_string_buffer(data, len(data)) if data else None
     try:
         _native.secret_store(context, text(service, "service"), text(account, "account"), buffer, len(data))
@@ -222,9 +230,7 @@ def attest_activate(context: object, app_id: str, challenge: str | bytes) -> str
 
 
 def attest(context: object, app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None) -> str:
-    if isinstance(nonce, str) or not isinstance(nonce, (bytes, bytearray, memoryview)):
-        raise TypeError(f"nonce must be bytes, not {type(nonce).__name__}")
-    data = bytes(nonce)
+    data = octets(nonce, "nonce")
     buffer = ctypes.create_string_buffer(data, len(data)) if data else None
     raw_app = text(app_id, "app id")
     certificate = None if ak_certificate is None else _wire(ak_certificate, "ak_certificate")

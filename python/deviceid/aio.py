@@ -26,6 +26,7 @@ from _thread import allocate_lock
 import deviceid as _blocking
 
 from ._client import Client
+from ._core import octets
 from ._records import Backend, Environment, Scope, StableID
 
 TYPE_CHECKING = False
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 __all__ = [
-    "get", "get_info", "identifier", "reset", "reset_identifier", "environment", "vendor_id", "reset_vendor_id",
+    "get", "get_info", "identifier", "reset", "reset_identifier", "environment", "machine_id_weak",
+    "vendor_id", "reset_vendor_id",
     "advertising_id", "reset_advertising_id", "set_advertising_limited", "advertising_limited", "openudid",
     "set_openudid_opt_out", "openudid_opted_out", "reset_openudid",
     "store_secret", "lookup_secret", "delete_secret", "hardware_id", "attest_enrolment", "attest_activate", "attest",
@@ -100,6 +102,11 @@ async def environment() -> Environment:
     return await _run(_blocking.environment)
 
 
+async def machine_id_weak() -> tuple[bool, str]:
+    """deviceid.machine_id_weak(), read from the same snapshot. Raises as it does."""
+    return await _run(_blocking.machine_id_weak)
+
+
 async def vendor_id(vendor: str) -> str:
     """deviceid.vendor_id(): identifierForVendor. Raises as it does."""
     return await _run(partial(_blocking.vendor_id, vendor))
@@ -152,8 +159,8 @@ async def reset_openudid() -> None:
 
 async def store_secret(service: str, account: str, secret: bytes | bytearray | memoryview) -> None:
     """deviceid.store_secret(). Raises as it does."""
-    data = bytes(secret)  # copied now: the caller may change its buffer while the call waits
-    await _run(partial(_blocking.store_secret, service, account, data))
+    # Copied now (the caller may change its buffer while the call waits), and checked as the blocking call does.
+    await _run(partial(_blocking.store_secret, service, account, octets(secret, "secret")))
 
 
 async def lookup_secret(service: str, account: str) -> bytes | None:
@@ -183,7 +190,7 @@ async def attest_activate(app_id: str, challenge: str | bytes) -> str:
 
 async def attest(app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: str | bytes | None = None) -> str:
     """deviceid.attest(). Raises as it does."""
-    return await _run(partial(_blocking.attest, app_id, bytes(nonce), ak_certificate))
+    return await _run(partial(_blocking.attest, app_id, octets(nonce, "nonce"), ak_certificate))
 
 
 class AsyncClient:
@@ -279,7 +286,7 @@ class AsyncClient:
 
     async def store_secret(self, service: str, account: str, secret: bytes | bytearray | memoryview) -> None:
         """Client.store_secret(). Raises as it does."""
-        await _run(partial(self.client.store_secret, service, account, bytes(secret)))
+        await _run(partial(self.client.store_secret, service, account, octets(secret, "secret")))
 
     async def lookup_secret(self, service: str, account: str) -> bytes | None:
         """Client.lookup_secret(). Raises as it does."""
@@ -304,4 +311,4 @@ class AsyncClient:
     async def attest(self, app_id: str, nonce: bytes | bytearray | memoryview,
                      ak_certificate: str | bytes | None = None) -> str:
         """Client.attest(). Raises as it does."""
-        return await _run(partial(self.client.attest, app_id, bytes(nonce), ak_certificate))
+        return await _run(partial(self.client.attest, app_id, octets(nonce, "nonce"), ak_certificate))
