@@ -44,10 +44,14 @@ def test_a_healthy_answer_is_the_documented_derivation(cli, tmp_path):
     ("oversize", "more than 64 bytes"),
     ("wrong-reply", "reply of the wrong type"),
     ("failed-open", "Secret portal's back end failed (Response 2)"),
+    # A peer's Response 0 (to everyone, and to the caller alone) before the portal's own Response 2:
+    # only the portal's owner speaks for its request.
+    ("forged-response", "Secret portal's back end failed (Response 2)"),
 ])
 def test_an_answer_that_is_not_response_0_with_64_bytes_is_refused_at_once(cli, tmp_path, mode, words):
     """0.3.0 used 64 bytes followed by Response 2 or 1 as the secret, cut 128 bytes to 64, and
-    waited out the deadline for a reply of the wrong type or a pipe left open."""
+    waited out the deadline for a reply of the wrong type or a pipe left open; 1.0 before this
+    took a Response from any sender."""
     result = with_fake(cli, mode, [get(OTHER_NAME)], tmp_path)["get"]
     error = failure(result)
     assert (error["name"], words in error["message"]) == ("KEYRING", True), error

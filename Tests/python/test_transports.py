@@ -97,8 +97,19 @@ def test_a_secret_service_bus_name_that_is_no_bus_name_is_refused_in_both_transp
     assert got["parent"] == expected and got["child"] == expected, result.stdout
 
 
+def test_a_forged_prompt_completion_counts_in_neither_transport(tmp_path):
+    """Another connection sends the open prompt's Completed, to everyone and to this process
+    alone: only the Secret Service's owner speaks for its prompt, in GDBus and in libdbus."""
+    script = tmp_path / "probe.py"
+    script.write_text(PARENT_AND_FORKED_CHILD)
+    out = with_fake("forged-prompt", f"{sys.executable} {script}",
+                    env={"DEVICEID_STORE_DIR": str(tmp_path / "store"), "TIMEOUT": "1000"})
+    got = fields(out.stdout)
+    assert (got.get("parent"), got.get("child"), got.get("ended")) == ("LOCKED,none", "LOCKED,none", "exit 0"), out
+
+
 def test_the_healthy_fake_answers_both_transports(tmp_path):
-    """The control for the two tests above: the same script finds the secret both ways."""
+    """The control for the tests above: the same script finds the secret both ways."""
     script = tmp_path / "probe.py"
     script.write_text(PARENT_AND_FORKED_CHILD)
     result = with_fake("healthy", f'{sys.executable} {script}', env={"DEVICEID_STORE_DIR": str(tmp_path / "store")})

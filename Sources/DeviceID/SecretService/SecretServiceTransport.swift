@@ -31,9 +31,11 @@ protocol SecretServiceTransport: AnyObject {
     var uniqueName: String { get }
 
     /// Watches for the signal `member` of `interface` from `path`, runs `start`, and waits until
-    /// the signal arrives (its arguments) or the monotonic clock reaches `end` ms (nil). The bus
-    /// name `owner` is watched too: when it changes hands (the provider exited or crashed), the
-    /// signal will never come, and the wait ends at once with `gone`.
+    /// the signal arrives (its arguments) or the monotonic clock reaches `end` ms (nil). Only a
+    /// signal sent by `owner` counts: after `start`, the unique name owning it is asked
+    /// (`uniqueOwner`), and a signal from any other sender is ignored. The bus name `owner` is
+    /// watched too: when it changes hands (the provider exited or crashed), the signal will never
+    /// come, and the wait ends at once with `gone`.
     func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
                      gone: DeviceIDError, start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]?
 
@@ -42,4 +44,30 @@ protocol SecretServiceTransport: AnyObject {
 
     /// Forgets the transfer session, so that the next conversation opens a new one.
     func dropTransferSession()
+}
+
+extension SecretServiceTransport {
+    /// The unique name that owns the bus name `name` now: the one sender a signal "from" its
+    /// owner may have. Anyone on the bus can send a signal with any path, interface and member,
+    /// even to this connection alone; only the sender, which the bus daemon writes, tells the
+    /// owner's from a forgery. Asked after the request that makes the signal (which may have
+    /// started the owner by activation); a name with no owner then is `gone`.
+    func uniqueOwner(of name: String, until end: Int, gone: DeviceIDError) throws(DeviceIDError) -> String {
+        if name.hasPrefix(":") { return name }
+        let ask = MethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                             interface: "org.freedesktop.DBus", member: "GetNameOwner", arguments: [.string(name)],
+                             context: "cannot ask the bus who owns \(name)")
+        let left = end - Monotonic.milliseconds()
+        guard left > 0 else { throw DeviceIDError(.timedOut, "the conversation's deadline passed") }
+        let reply: [DBusValue]
+        do throws(DeviceIDError) {
+            reply = try call(ask, timeout: Int32(clamping: left), secretLimit: nil)
+        } catch where error.code != .timedOut {
+            throw gone
+        }
+        guard let unique = reply[safe: 0]?.string, unique.hasPrefix(":"), DBusSyntax.isBusName(unique) else {
+            throw SecretService.malformed("GetNameOwner")
+        }
+        return unique
+    }
 }

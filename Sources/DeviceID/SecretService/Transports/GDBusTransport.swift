@@ -201,10 +201,14 @@ final class GDBusTransport: SecretServiceTransport {
 
     /// What the signal handler fills in, on this thread's private main context.
     private final class Arrival {
-        var arguments: OpaquePointer?
+        /// Each signal that came, with its sender: the owner's is looked for once it is known.
+        var signals: [(sender: String, arguments: OpaquePointer)] = []
         /// NameOwnerChanged came for the watched name: whoever answers now is not who was asked.
         var ownerChanged = false
-        deinit { if let arguments { dids_g_variant_unref(arguments) } }
+
+        func from(_ sender: String) -> OpaquePointer? { signals.first { $0.sender == sender }?.arguments }
+
+        deinit { for signal in signals { dids_g_variant_unref(signal.arguments) } }
     }
 
     var uniqueName: String {
@@ -224,9 +228,12 @@ final class GDBusTransport: SecretServiceTransport {
         let data = Unmanaged.passUnretained(arrival).toOpaque()
         let subscription = dids_g_dbus_connection_signal_subscribe(
             connection, nil, interface, member, path, nil, GDBusSignalFlags(DIDS_G_DBUS_SIGNAL_FLAGS_NONE),
-            { _, _, _, _, _, parameters, data in
+            { _, sender, _, _, _, parameters, data in
                 let arrival = Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue()
-                if arrival.arguments == nil, let parameters { arrival.arguments = dids_g_variant_ref(parameters) }
+                // A handful at most: each needs a sender on the bus that sends to our request's path.
+                if let sender, let parameters, arrival.signals.count < 16 {
+                    arrival.signals.append((String(cString: sender), dids_g_variant_ref(parameters)))
+                }
             }, data, nil)
         let ownership = dids_g_dbus_connection_signal_subscribe(
             connection, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", "/org/freedesktop/DBus",
@@ -242,7 +249,8 @@ final class GDBusTransport: SecretServiceTransport {
             while dids_g_main_context_iteration(context, 0) != 0 {}
         }
         try start()
-        while arrival.arguments == nil {
+        let sender = try uniqueOwner(of: owner, until: end, gone: gone)
+        while arrival.from(sender) == nil {
             if arrival.ownerChanged { throw gone }
             let left = end - Monotonic.milliseconds()
             guard left > 0 else { return nil }
@@ -254,7 +262,7 @@ final class GDBusTransport: SecretServiceTransport {
             dids_g_source_destroy(timer)
             dids_g_source_unref(timer)
         }
-        return try GVariantCoding.values(ofTuple: arrival.arguments!, secrets: nil)
+        return try GVariantCoding.values(ofTuple: arrival.from(sender)!, secrets: nil)
     }
 
     func transferSession(_ conversation: SecretService.Conversation) throws(DeviceIDError) -> String {

@@ -186,6 +186,7 @@ final class LibDBusTransport: SecretServiceTransport {
         for rule in rules { _ = try call(bus("AddMatch", rule), timeout: Self.remaining(until: end), secretLimit: nil) }
         defer { for rule in rules { send(bus("RemoveMatch", rule)) } }
         try start()
+        let sender = try uniqueOwner(of: owner, until: end, gone: gone)
         while true {
             while let message = dids_dbus_connection_pop_message(connection) {
                 defer { dids_dbus_message_unref(message) }
@@ -196,7 +197,8 @@ final class LibDBusTransport: SecretServiceTransport {
                     throw gone
                 }
                 guard dids_dbus_message_is_signal(message, interface, member) != 0,
-                      dids_dbus_message_get_path(message).map({ String(cString: $0) }) == path
+                      dids_dbus_message_get_path(message).map({ String(cString: $0) }) == path,
+                      dids_dbus_message_get_sender(message).map({ String(cString: $0) }) == sender
                 else { continue }
                 return try LibDBusCoding.arguments(of: message, secretLimit: nil)
             }
