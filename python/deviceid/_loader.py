@@ -6,6 +6,7 @@ compiler in subprocesses (≈ 10 ms here), which a process whose library the loa
 pay. A library found but not of this ABI (0.3's libdeviceid.so.1, whose calls take other
 arguments) is passed over with the reason, never called.
 """
+from __future__ import annotations
 
 import ctypes
 import os
