@@ -350,6 +350,7 @@ const char *DEVICEID_NONNULL deviceid_source_name(int source);
 #define DEVICEID_FLAG_MIRRORED      32u  /* answered by the file mirror the keyring confirmed, no D-Bus */
 #define DEVICEID_FLAG_PROVISIONAL   64u  /* kept without a keyring: one that answers later with another ID wins */
 #define DEVICEID_FLAG_APP_DATA_ONLY 128u  /* kept only in a sandboxed app's own data: removed with it */
+#define DEVICEID_FLAG_ANCHOR_CHANGED 256u  /* the Secret portal gave another secret: not the ID derived before */
 
 /**
  * The identifier of `scope` (a DEVICEID_SCOPE_*) in `ctx`'s configuration, written to `out` as
@@ -395,6 +396,12 @@ const char *DEVICEID_NONNULL deviceid_source_name(int source);
  *   gave the app its secret (see deviceid_get_environment()). Where the portal answers, the
  *   app's stable ID is derived from that secret instead (DEVICEID_SOURCE_PORTAL) and survives.
  *   deviceid_identifier_location() says where any answer lives.
+ * - DEVICEID_FLAG_ANCHOR_CHANGED: in a Flatpak or Snap, the Secret portal answered with another
+ *   secret for the app than the one the ID mirrored in the app's files was derived from (the
+ *   host's keyring item was replaced or restored): the ID answered is derived from the new secret,
+ *   and differs from the one answered before. Reported by the call that saw the change (as
+ *   DEVICEID_FLAG_DEVICE_CHANGED is for a store on another machine). See docs/STATE.md, "In a
+ *   sandbox".
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (also an unknown scope), DEVICEID_E_BUFFER_TOO_SMALL,
  * DEVICEID_E_OPTED_OUT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,

@@ -15,6 +15,7 @@ extension Commands {
                 ("mirrored", String(id.flags.contains(.mirrored))),
                 ("provisional", String(id.isProvisional)),
                 ("app_data_only", String(id.flags.contains(.appDataOnly))),
+                ("anchor_changed", String(id.flags.contains(.anchorChanged))),
                 ("location", Output.quote(id.location.description)),
             ] + (id.keyringFailure.map { [("keyring_error", Output.quote($0.description))] } ?? [])) + "\n")
         } else {

@@ -14,10 +14,10 @@ enum Help {
             The ID is a UUID v4 minted once per APP_ID and user, kept in the keyring (Secret Service)
             and mirrored in the file store; it survives restarts and reinstalls. With --json the
             answer says where it came from and how far to trust it (device_changed, weak, file_only,
-            repaired, mirrored, provisional, app_data_only) and where it lives (location: keyring,
-            portal, app-data, host, container, volume, bind-mount). In a Flatpak or Snap whose
-            Secret portal answers, the ID is derived from the portal's secret for the app: it
-            survives removal of the app's data, and reset is UNSUPPORTED.
+            repaired, mirrored, provisional, app_data_only, anchor_changed) and where it lives
+            (location: keyring, portal, app-data, host, container, volume, bind-mount). In a
+            Flatpak or Snap whose Secret portal answers, the ID is derived from the portal's
+            secret for the app: it survives removal of the app's data, and reset is UNSUPPORTED.
             """),
         Entry(command: "reset", forms: [("reset APP_ID", "forget it; the next get mints a new one")], details: """
             Removes the ID from every store. A locked keyring fails the reset before anything is

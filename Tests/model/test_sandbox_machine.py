@@ -4,17 +4,20 @@ the portal and its back end can take (Tests/fakes/fake-secret-portal, or no port
 whose app data may be removed between calls (`flatpak uninstall --delete-data`). A reference model
 of the sandbox's steps says what each answer may be:
 
-- the portal answers (Response 0, 64 bytes): the derived ID D(k), source "portal"; the mirror is
-  then anchored and a provisional ID is gone for good;
-- no portal: the anchored mirror's D(k) ("mirrored"); else the provisional ID kept before; else a
+- the portal answers (Response 0, 64 bytes): the ID derived from its secret, D_s(k), source
+  "portal"; the mirror is then anchored to s and a provisional ID is gone for good. The fake has
+  two secrets (the host's keyring item replaced, and back): an answer whose secret is not the one
+  the mirror was anchored to is flagged anchor_changed, and only that one;
+- no portal: the anchored mirror's ID ("mirrored"); else the provisional ID kept before; else a
   new provisional one (flags provisional and app_data_only);
 - a portal that fails (Response 1 or 2 with or without bytes, 128 bytes, a reply of the wrong type,
-  a pipe left open, a back end that stops half-way): the anchored mirror's D(k); else the
-  provisional ID; else an error and nothing minted.
+  a pipe left open, a back end that stops half-way, another connection's forged Response 0): the
+  anchored mirror's ID; else the provisional ID; else an error and nothing minted.
 
-So, whatever the sequence: no answer that is not provisional is ever other than D(k), and nothing
-is minted while a portal that may hold the secret fails. The fake's secret is fixed (bytes 0..63),
-so D(k) is computed here. Each step starts a sandbox (≈ 0.2 s); DEVICEID_SANDBOX_MODEL_EXAMPLES and
+So, whatever the sequence: no answer that is not provisional is ever other than D_s(k) for a
+secret s the portal gave, a change of s is flagged where it is seen, and nothing is minted while a
+portal that may hold the secret fails. The fake's secrets are fixed, so each D_s(k) is computed
+here. Each step starts a sandbox (≈ 0.2 s); DEVICEID_SANDBOX_MODEL_EXAMPLES and
 DEVICEID_SANDBOX_MODEL_STEPS bound the run (6 sequences of 25 steps by default)."""
 import hashlib
 import hmac
@@ -33,15 +36,16 @@ FLATPAK = os.path.join(ROOT, "scripts", "with-flatpak-sandbox")
 FAKE = os.path.join(ROOT, "Tests", "fakes", "fake-secret-portal")
 APP = "org.example.Modelled"
 KEYS = ["com.example.one", "com.example.two"]
-SECRET = bytes(range(64))  # what the fake portal writes
-ANSWERS = ["healthy", "late-response"]
-FAILURES = ["failed-bytes", "cancelled", "oversize", "wrong-reply", "failed-open", "partial"]
+# What the fake portal writes, per answering shape.
+SECRETS = {"healthy": bytes(range(64)), "late-response": bytes(range(64)), "other-secret": bytes(range(64, 128))}
+ANSWERS = list(SECRETS)
+FAILURES = ["failed-bytes", "cancelled", "oversize", "wrong-reply", "failed-open", "partial", "forged-response"]
 SHAPES = ANSWERS + FAILURES + ["absent"]
 
 
-def derived(key):
+def derived(key, secret):
     """docs/ENVIRONMENTS.md "Sandboxes and containers": the portal-derived stable ID."""
-    inner = hmac.new(SECRET, b"deviceid.portal.stable-id.v1", hashlib.sha256).digest()
+    inner = hmac.new(secret, b"deviceid.portal.stable-id.v1", hashlib.sha256).digest()
     raw = bytearray(hmac.new(inner, key.encode(), hashlib.sha256).digest()[:16])
     raw[6] = (raw[6] & 0x0F) | 0x40
     raw[8] = (raw[8] & 0x3F) | 0x80
@@ -70,21 +74,27 @@ STEP = st.one_of(st.tuples(st.just("get"), st.sampled_from(KEYS), st.sampled_fro
 
 
 class Model:
-    """What the sandbox's steps allow, per app key: whether the app data holds the anchored mirror,
-    and the provisional ID it holds, if any."""
+    """What the sandbox's steps allow, per app key: the secret the app data's anchored mirror was
+    derived from (None: no mirror), and the provisional ID it holds, if any."""
 
     def __init__(self):
-        self.anchored = {key: False for key in KEYS}
+        self.anchored = {key: None for key in KEYS}
         self.provisional = {key: None for key in KEYS}
 
     def check_get(self, key, shape, rc, answer, where):
         if answer is not None:
-            assert answer["provisional"] or answer["id"] == derived(key), f"a final ID other than D(k): {where}"
+            finals = {derived(key, secret) for secret in SECRETS.values()}
+            assert answer["provisional"] or answer["id"] in finals, f"a final ID no secret gives: {where}"
         if shape in ANSWERS:
-            assert rc == 0 and (answer["id"], answer["source"], answer["mirrored"]) == (derived(key), "portal", False), where
-            self.anchored[key], self.provisional[key] = True, None
-        elif self.anchored[key]:
-            assert rc == 0 and (answer["id"], answer["mirrored"]) == (derived(key), True), where
+            secret = SECRETS[shape]
+            changed = self.anchored[key] not in (None, secret)
+            assert rc == 0, where
+            assert (answer["id"], answer["source"], answer["mirrored"], answer["anchor_changed"]) == \
+                (derived(key, secret), "portal", False, changed), where
+            self.anchored[key], self.provisional[key] = secret, None
+        elif self.anchored[key] is not None:
+            mirrored = derived(key, self.anchored[key])
+            assert rc == 0 and (answer["id"], answer["mirrored"], answer["anchor_changed"]) == (mirrored, True, False), where
         elif self.provisional[key] is not None:
             assert rc == 0 and (answer["id"], answer["provisional"]) == (self.provisional[key], True), where
         elif shape == "absent":
@@ -94,7 +104,7 @@ class Model:
             assert rc != 0, f"nothing may be minted while the portal fails: {where}"
 
     def remove_app_data(self):
-        self.anchored = {key: False for key in KEYS}
+        self.anchored = {key: None for key in KEYS}
         self.provisional = {key: None for key in KEYS}
 
 

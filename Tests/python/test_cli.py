@@ -121,7 +121,7 @@ def test_get_text_and_json(cli, store):
     assert parsed == {"app_id": "com.example.cli", "id": text.stdout.strip(), "source": "file",
                       "device_changed": False, "weak": environment["machine_id"]["weak"], "limited": False,
                       "file_only": False, "repaired": False, "mirrored": False, "provisional": False,
-                      "app_data_only": False, "location": environment["store"]["location"]}
+                      "app_data_only": False, "anchor_changed": False, "location": environment["store"]["location"]}
 
 
 def test_an_override_on_the_command_line_replaces_an_invalid_environment_value(cli, store):

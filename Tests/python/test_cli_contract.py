@@ -181,7 +181,8 @@ def test_the_schema_uses_only_what_its_validator_checks():
 
 GOOD_ID = {"app_id": "a", "id": "1b4e28ba-2fa1-4d2b-883f-0016d3cca427", "source": "keyring",
            "device_changed": False, "weak": False, "limited": False, "file_only": False, "repaired": False,
-           "mirrored": False, "provisional": False, "app_data_only": False, "location": "keyring"}
+           "mirrored": False, "provisional": False, "app_data_only": False, "anchor_changed": False,
+           "location": "keyring"}
 
 
 @pytest.mark.parametrize("instance", [

@@ -81,6 +81,20 @@ def test_a_failed_answer_never_replaces_the_anchored_id(cli, tmp_path):
     assert (failed["mirrored"], gone["mirrored"], again["mirrored"]) == (True, True, False), (failed, gone, again)
 
 
+def test_another_secret_from_the_portal_is_answered_with_anchor_changed(cli, tmp_path):
+    """Issue 35: the host's keyring item replaced (another secret for the app) silently replaced
+    the anchored ID. The portal stays the authority, and the call that sees the change says so."""
+    first, other = derived_id(FAKE_SECRET, ID_NAME), derived_id(bytes(range(64, 128)).hex(), ID_NAME)
+    steps = [("healthy", first, False), ("other-secret", other, True), ("other-secret", other, False),
+             (None, other, False), ("healthy", first, True)]
+    for mode, expected, changed in steps:
+        run = in_flatpak(cli, APP, [get()], tmp_path, portal=False) if mode is None \
+            else with_fake(cli, mode, [get()], tmp_path)
+        got = answer(run, "get")
+        assert (got["id"], got["anchor_changed"], got["mirrored"]) == (expected, changed, mode is None), (mode, got)
+        assert got["source"] == "portal" and not got["provisional"], (mode, got)
+
+
 def test_deviceid_stays_on_the_bus_until_the_response(cli, tmp_path):
     """The bytes come before Response; 0.3.0 read them and left, so the portal saw its caller gone
     and closed the back end's request — what wedges gnome-keyring. The fake answers 300 ms late and

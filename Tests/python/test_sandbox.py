@@ -138,7 +138,7 @@ def assert_identifier(a, *, source=None, location=None):
     assert UUID_V4.match(a["id"]), a
     assert a.get("location") in LOCATIONS, f"no valid location in {a}"
     for flag in ("device_changed", "weak", "limited", "file_only", "repaired", "mirrored", "provisional",
-                 "app_data_only"):
+                 "app_data_only", "anchor_changed"):
         assert isinstance(a.get(flag), bool), f"{flag} is not a boolean in {a}"
     if source is not None:
         assert a["source"] == source, a

@@ -87,7 +87,7 @@ def identifier(context: object, scope: Scope, name: str | None) -> StableID:
                     bool(bits & _c.FLAG_DEVICE_CHANGED), bool(bits & _c.FLAG_WEAK), bool(bits & _c.FLAG_LIMITED),
                     file_only, keyring_error, bool(bits & _c.FLAG_REPAIRED), bool(bits & _c.FLAG_MIRRORED),
                     bool(bits & _c.FLAG_PROVISIONAL), bool(bits & _c.FLAG_APP_DATA_ONLY),
-                    _native.location_name(location).decode("ascii"))
+                    _native.location_name(location).decode("ascii"), bool(bits & _c.FLAG_ANCHOR_CHANGED))
 
 
 def configure(context: object, backend: Backend | None = None, store_dir: str | None = None,

@@ -20,6 +20,9 @@ keyring confirmed within the re-check interval, without D-Bus (source is then "k
 provisional: kept in the file store while no keyring could be asked and never confirmed by one;
 a keyring that later answers with another ID wins (use the file backend where none ever will).
 app_data_only: in a Flatpak or Snap, kept only in the app's own data, which removing it removes.
+anchor_changed: in a Flatpak or Snap, the Secret portal gave another secret for the app than the
+one the mirrored ID was derived from (the host's keyring item replaced): this ID differs from the
+one answered before. Said once, by the call that saw the change.
 location: where the ID lives — "keyring", "portal" (derived from the Secret portal's secret for
 the sandboxed app), "app-data", "host", "container", "volume" or "bind-mount"
 (docs/ENVIRONMENTS.md "What survives what").
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
         provisional: bool = False
         app_data_only: bool = False
         location: Location = "host"
+        anchor_changed: bool = False
 
     class Environment(NamedTuple):
         """Where this process runs and what survives what there."""
@@ -96,8 +100,8 @@ if TYPE_CHECKING:
 else:
     Backend = Scope = Algorithm = Source = Location = EnvironmentKind = PortalState = str
     StableID = namedtuple("StableID", "id source device_changed weak limited file_only keyring_error repaired "
-                          "mirrored provisional app_data_only location",
-                          defaults=(False, False, False, False, None, False, False, False, False, "host"))
+                          "mirrored provisional app_data_only location anchor_changed",
+                          defaults=(False, False, False, False, None, False, False, False, False, "host", False))
     Environment = namedtuple("Environment", "kind name portal portal_detail machine_id_weak machine_id_detail "
                              "store_path store_location stable_id_location survives_app_data_removal "
                              "survives_container_removal")

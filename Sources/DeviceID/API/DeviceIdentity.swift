@@ -145,10 +145,10 @@ public final class DeviceIdentity: Sendable {
         var keeper = IdentifierKeeper(stores: stores)
         if let sandbox = sandboxKeeper(key, chosen, keeper) {
             switch try sandbox.get(key, now: WallClock.seconds(), fingerprint: MachineID.fingerprint) {
-            case .derived(let id, let fromMirror):
-                let answer = Self.derivedAnswer(id, fromMirror: fromMirror)
-                // From the mirror, the portal is asked again next time.
-                if !fromMirror { keep(answer, for: key, computedAt: computedAt) }
+            case .derived(let id, let fromMirror, let replacedMirror):
+                let answer = Self.derivedAnswer(id, fromMirror: fromMirror, replacedMirror: replacedMirror)
+                // From the mirror, the portal is asked again next time; a change is said once.
+                if !fromMirror, answer.isSettled { keep(answer, for: key, computedAt: computedAt) }
                 return answer
             case .stores(let mintExtra):
                 keeper.mintExtra = mintExtra
@@ -169,8 +169,9 @@ public final class DeviceIdentity: Sendable {
     }
 
     /// A sandboxed app's stable ID, derived from the Secret portal's secret.
-    private static func derivedAnswer(_ id: ID128, fromMirror: Bool) -> StableID {
+    private static func derivedAnswer(_ id: ID128, fromMirror: Bool, replacedMirror: Bool) -> StableID {
         var flags: StableID.Flags = fromMirror ? .mirrored : []
+        if replacedMirror { flags.insert(.anchorChanged) }
         if Surroundings.current().machineID.weak { flags.insert(.weak) }
         return StableID(id: id, source: .portal, flags: flags, location: .portal)
     }

@@ -69,9 +69,15 @@ public struct StableID: Sendable, Hashable, CustomStringConvertible {
         /// Secret portal answers, and for vendor, advertising and OpenUDID IDs in a sandbox.
         public static let appDataOnly = Flags(rawValue: 1 << 7)
 
+        /// In a sandbox, the Secret portal answered with another secret for the app than the one
+        /// the mirrored ID was derived from (the host's keyring item replaced or restored): this
+        /// ID, derived from the new secret, differs from the one answered before. Said once, by
+        /// the call that saw the change (docs/STATE.md, "In a sandbox").
+        public static let anchorChanged = Flags(rawValue: 1 << 8)
+
         /// Answers with these flags may change on the next call, so they are not remembered. (A
         /// provisional answer is: it changes only when a keyring appears, not from call to call.)
-        public static let unsettled: Flags = [.fileOnly, .repaired]
+        public static let unsettled: Flags = [.fileOnly, .repaired, .anchorChanged]
     }
 
     public let id: ID128

@@ -9,8 +9,9 @@ struct SandboxKeeper {
     let timeoutMilliseconds: UInt32
 
     enum Outcome {
-        /// The derived ID: from the portal now, or from its mirror while the portal is silent.
-        case derived(ID128, fromMirror: Bool)
+        /// The derived ID: from the portal now, or from its mirror while the portal is silent;
+        /// `replacedMirror` when the mirror held an ID derived from another secret.
+        case derived(ID128, fromMirror: Bool, replacedMirror: Bool)
         /// The stores answer by the merge rule; a record it mints carries these fields.
         case stores(mintExtra: [(String, String)])
     }
@@ -30,12 +31,15 @@ struct SandboxKeeper {
             // Silent: a mirror of the derived ID answers; a provisional record answers; with
             // neither, nothing is minted over a portal that may answer.
             guard let live = seen.live else { throw error }
-            if live.portalOrigin == .anchored { return .derived(live.id, fromMirror: true) }
+            if live.portalOrigin == .anchored { return .derived(live.id, fromMirror: true, replacedMirror: false) }
             return .stores(mintExtra: [])
         }
         switch answer {
         case .anchored(let keys)?:
             let id = SandboxAnchor.stableID(for: key.account, keys)
+            // The portal's secret changed (the host's keyring item replaced): its ID wins, as the
+            // authority, and the answer says it is not the one derived before.
+            let replaced = seen.live.map { $0.portalOrigin == .anchored && $0.id != id } ?? false
             if seen.live?.id != id || seen.live?.portalOrigin != .anchored {
                 var mirror = IdentifierRecord(id: id, created: now, machine: fingerprint(), generation: seen.generation)
                 mirror.extra = Self.anchoredField
@@ -43,9 +47,11 @@ struct SandboxKeeper {
                 // minted, which this ID replaces when the portal answers again.
                 try? keeper.adopt(mirror, for: key)
             }
-            return .derived(id, fromMirror: false)
+            return .derived(id, fromMirror: false, replacedMirror: replaced)
         case .absent?:
-            if let live = seen.live, live.portalOrigin == .anchored { return .derived(live.id, fromMirror: true) }
+            if let live = seen.live, live.portalOrigin == .anchored {
+                return .derived(live.id, fromMirror: true, replacedMirror: false)
+            }
             return .stores(mintExtra: Self.unanchoredField)
         case nil:
             return .stores(mintExtra: [])
