@@ -17,12 +17,23 @@ static struct dids_loadable *loadable(dids_library library) {
     return NULL;
 }
 
-// One lock for every load (they are rare), made free again in a forked child: a thread of the
-// parent may have held it at the fork. A loaded or absent library is answered without it.
+// One lock for every load (they are rare). A loaded or absent library is answered without it.
+//
+// fork() waits for a load under way: it takes the lock first (the prepare handler). A child
+// forked while another thread is inside dlopen() has the library half relocated and half
+// initialised, and the child's first call into it crashed (SIGSEGV, a child forked during another
+// thread's first TPM call: Tests/tpm/test_tpm_changes.py). A load takes milliseconds, once per
+// library and process.
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void lock_before_fork(void) { pthread_mutex_lock(&lock); }
+static void unlock_in_parent(void) { pthread_mutex_unlock(&lock); }
 static void reinitialize_in_child(void) { pthread_mutex_init(&lock, NULL); }
-static void register_atfork(void) { (void)pthread_atfork(NULL, NULL, reinitialize_in_child); }
+// Registered when the library is loaded: fork() runs only the handlers registered before it began
+// (glibc counts them, then runs the prepare handlers with its lock released), so one registered by
+// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "Fork").
+__attribute__((constructor)) static void register_atfork(void) {
+    (void)pthread_atfork(lock_before_fork, unlock_in_parent, reinitialize_in_child);
+}
 
 // What dlopen says when the process lacks a resource for now (memory, address space,
 // descriptors): worth trying again later. Anything else — no such file, not a library, a
@@ -65,7 +76,6 @@ int dids_library_load(dids_library library) {
     if (l == NULL) return DIDS_LIBRARY_ABSENT;
     int status = __atomic_load_n(&l->status, __ATOMIC_ACQUIRE);
     if (status == DIDS_LIBRARY_LOADED || status == DIDS_LIBRARY_ABSENT) return status;
-    pthread_once(&atfork_once, register_atfork);
     pthread_mutex_lock(&lock);
     if (__atomic_load_n(&l->status, __ATOMIC_ACQUIRE) == DIDS_LIBRARY_FAILED) load(l);
     status = __atomic_load_n(&l->status, __ATOMIC_ACQUIRE);
@@ -76,7 +86,6 @@ int dids_library_load(dids_library library) {
 void dids_library_failure(dids_library library, char *out, size_t size) {
     if (size == 0) return;
     struct dids_loadable *l = loadable(library);
-    pthread_once(&atfork_once, register_atfork);
     pthread_mutex_lock(&lock);
     snprintf(out, size, "%s", l == NULL ? "no such library"
              : __atomic_load_n(&l->status, __ATOMIC_ACQUIRE) == DIDS_LIBRARY_LOADED ? "" : l->failure);

@@ -99,7 +99,6 @@ static int listed(const int *fds, size_t count, int fd) {
 static _Atomic int tracked[DIDS_TPM_TRACKED];  // fd + 1; 0: free
 static _Atomic int path_in_use[DIDS_TPM_PATHS];
 static char active_paths[DIDS_TPM_PATHS][108];
-static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
 // One TCTI initialisation at a time: the descriptors that appear during one are then its own, not
 // another conversation's opened meanwhile (which would be tracked twice, and closed in a child
 // after their number was reused). Made free again in a child.
@@ -124,10 +123,12 @@ static void close_in_child(void) {
     }
 }
 
-static void install_fork_handler(void) { (void)pthread_atfork(NULL, NULL, close_in_child); }
+// Registered when the library is loaded: fork() runs only the handlers registered before it began
+// (glibc counts them, then runs the prepare handlers with its lock released), so one registered by
+// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "Fork").
+__attribute__((constructor)) static void install_fork_handler(void) { (void)pthread_atfork(NULL, NULL, close_in_child); }
 
 static void track(int fd) {
-    pthread_once(&fork_handler_once, install_fork_handler);
     for (size_t i = 0; i < DIDS_TPM_TRACKED; i++) {
         int free_slot = 0;
         if (atomic_compare_exchange_strong(&tracked[i], &free_slot, fd + 1)) return;
@@ -143,7 +144,6 @@ static void untrack(int fd) {
 
 // A slot for `path` (2: being written, 1: in use), or -1 when all are taken.
 static int register_path(const char *path) {
-    pthread_once(&fork_handler_once, install_fork_handler);
     for (int p = 0; p < DIDS_TPM_PATHS; p++) {
         int free_slot = 0;
         if (!atomic_compare_exchange_strong(&path_in_use[p], &free_slot, 2)) continue;
@@ -495,7 +495,6 @@ static dids_tpm *open_registered(const char *driver, const char *config, uint64_
     if (strcmp(driver, "swtpm") == 0 && strncmp(config, "path=", 5) == 0 && strlen(config + 5) < sizeof tpm->swtpm_socket)
         strcpy(tpm->swtpm_socket, config + 5);
     size_t before_count = 0;
-    pthread_once(&fork_handler_once, install_fork_handler);
     // Another thread's initialisation (a swtpm busy with someone else's connection) is waited
     // for only until this call's deadline.
     uint64_t now = now_ms(), left = deadline_ms > now ? deadline_ms - now : 0;

@@ -8,9 +8,11 @@
 
 /* A forked child must not hand out the UUIDs its parent's pool still holds. */
 static _Atomic unsigned int fork_generation;
-static pthread_once_t registered = PTHREAD_ONCE_INIT;
 static void after_fork_in_child(void) { atomic_fetch_add(&fork_generation, 1); }
-static void register_fork_handler(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
+// Registered when the library is loaded: fork() runs only the handlers registered before it began
+// (glibc counts them, then runs the prepare handlers with its lock released), so one registered by
+// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "Fork").
+__attribute__((constructor)) static void register_fork_handler(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
 
 static _Thread_local struct {
     unsigned char bytes[POOL];
@@ -20,7 +22,6 @@ static _Thread_local struct {
 } pool;
 
 static int take(unsigned char out[16]) {
-    pthread_once(&registered, register_fork_handler);
     unsigned int generation = atomic_load(&fork_generation);
     if (!pool.filled || pool.generation != generation || pool.used + 16 > POOL) {
         int r = dids_random_fill(pool.bytes, POOL);

@@ -16,7 +16,6 @@ struct dids_mutex {
 
 static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
 static struct dids_mutex *all;
-static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
 
 static void before_fork(void) { pthread_mutex_lock(&registry); }
 static void in_parent(void) { pthread_mutex_unlock(&registry); }
@@ -24,7 +23,10 @@ static void in_child(void) {
     pthread_mutex_init(&registry, NULL);
     for (struct dids_mutex *m = all; m; m = m->next) pthread_mutex_init(&m->mutex, NULL);
 }
-static void install_handlers(void) { pthread_atfork(before_fork, in_parent, in_child); }
+// Registered when the library is loaded: fork() runs only the handlers registered before it began
+// (glibc counts them, then runs the prepare handlers with its lock released), so one registered by
+// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "Fork").
+__attribute__((constructor)) static void install_handlers(void) { pthread_atfork(before_fork, in_parent, in_child); }
 
 // Swift's lazy globals are initialised under swift_once: a child forked while another thread is
 // inside such an initialiser finds it in progress for good (measured: a child spinning in
@@ -35,10 +37,7 @@ static void install_handlers(void) { pthread_atfork(before_fork, in_parent, in_c
 static void (*settle_initialisers)(void);
 static pthread_once_t settle_once = PTHREAD_ONCE_INIT;
 static void settle(void) { settle_initialisers(); }
-static void install_settle(void) {
-    pthread_once(&handlers_once, install_handlers);
-    pthread_atfork(settle, NULL, NULL);
-}
+static void install_settle(void) { pthread_atfork(settle, NULL, NULL); }
 
 void dids_fork_settle(void (*initialisers)(void)) {
     if (!settle_initialisers) settle_initialisers = initialisers;
@@ -46,7 +45,6 @@ void dids_fork_settle(void (*initialisers)(void)) {
 }
 
 struct dids_mutex *dids_mutex_create(void) {
-    pthread_once(&handlers_once, install_handlers);
     struct dids_mutex *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     pthread_mutex_init(&m->mutex, NULL);
