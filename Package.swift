@@ -87,6 +87,6 @@ let package = Package(
         ),
         .executableTarget(name: "DeviceIDExample", dependencies: ["DeviceID"], path: "examples/swift"),
         .executableTarget(name: "DeviceIDFuzzParsers", dependencies: ["DeviceID"], path: "Tests/fuzz/parsers"),
-        .testTarget(name: "DeviceIDTests", dependencies: ["DeviceID"]),
+        .testTarget(name: "DeviceIDTests", dependencies: ["DeviceID", "CDeviceIDAPI"]),
     ]
 )
