@@ -188,10 +188,12 @@ typedef struct deviceid_context deviceid_context;
  * Makes a context, configured from the environment as the process-wide configuration starts
  * (DEVICEID_BACKEND, DEVICEID_TIMEOUT_MS, DEVICEID_STORE_DIR, DEVICEID_INTERACTIVE,
  * DEVICEID_MIRROR_RECHECK_S; an invalid one is DEVICEID_E_INVALID_ARGUMENT from the first call that
- * needs the configuration, naming it); the setters change it and nothing else. A context may be used from several threads at once, and in a
- * forked child. Release it with deviceid_context_free().
+ * needs the configuration, naming it); the setters change it and nothing else. A context may be
+ * used from several threads at once, and in a forked child. Release it with
+ * deviceid_context_free().
  *
- * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out is NULL).
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out is NULL), DEVICEID_E_NO_MEMORY (no handle left:
+ * handles are never reused, and a 32-bit process has 65535).
  */
 int deviceid_context_new(deviceid_context *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 
@@ -399,9 +401,9 @@ const char *DEVICEID_NONNULL deviceid_source_name(int source);
  * - DEVICEID_FLAG_ANCHOR_CHANGED: in a Flatpak or Snap, the Secret portal answered with another
  *   secret for the app than the one the ID mirrored in the app's files was derived from (the
  *   host's keyring item was replaced or restored): the ID answered is derived from the new secret,
- *   and differs from the one answered before. Reported by the call that saw the change (as
- *   DEVICEID_FLAG_DEVICE_CHANGED is for a store on another machine). See docs/STATE.md, "In a
- *   sandbox".
+ *   and differs from the one answered before. Reported by the call that replaces the mirror (as
+ *   DEVICEID_FLAG_DEVICE_CHANGED is for a store on another machine); the process's remembered
+ *   answers are forgotten. See docs/STATE.md, "In a sandbox".
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (also an unknown scope), DEVICEID_E_BUFFER_TOO_SMALL,
  * DEVICEID_E_OPTED_OUT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,

@@ -17,23 +17,44 @@ static struct dids_loadable *loadable(dids_library library) {
     return NULL;
 }
 
-// One lock for every load (they are rare). A loaded or absent library is answered without it.
+// One lock for every load (they are rare), made free again in a forked child: a thread of the
+// parent may have held it at the fork. A loaded or absent library is answered without it.
 //
-// fork() waits for a load under way: it takes the lock first (the prepare handler). A child
-// forked while another thread is inside dlopen() has the library half relocated and half
-// initialised, and the child's first call into it crashed (SIGSEGV, a child forked during another
-// thread's first TPM call: Tests/tpm/test_tpm_changes.py). A load takes milliseconds, once per
-// library and process.
+// A child forked while another thread was inside dlopen() (of a library or a TPM TCTI module)
+// holds that library half relocated and half initialised, and a dlopen() of it in the child
+// returns it as it is. So the loads under way are counted, and such a child loads nothing more:
+// each library it did not have whole fails with words. (fork() is not made to wait for the load:
+// before glibc 2.36 its prepare handlers run under the lock pthread_atfork takes, which a
+// constructor inside that load may want.)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static void lock_before_fork(void) { pthread_mutex_lock(&lock); }
-static void unlock_in_parent(void) { pthread_mutex_unlock(&lock); }
-static void reinitialize_in_child(void) { pthread_mutex_init(&lock, NULL); }
+static int loads_under_way;  // __atomic builtins only
+static int forked_during_a_load;
+static void reinitialize_in_child(void) {
+    pthread_mutex_init(&lock, NULL);
+    if (__atomic_load_n(&loads_under_way, __ATOMIC_ACQUIRE) > 0) forked_during_a_load = 1;
+    __atomic_store_n(&loads_under_way, 0, __ATOMIC_RELEASE);
+}
 // Registered when the library is loaded: fork() runs only the handlers registered before it began
 // (glibc counts them, then runs the prepare handlers with its lock released), so one registered by
-// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "Fork").
-__attribute__((constructor)) static void register_atfork(void) {
-    (void)pthread_atfork(lock_before_fork, unlock_in_parent, reinitialize_in_child);
+// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "A TPM
+// that changes, a process that forks").
+__attribute__((constructor)) static void register_atfork(void) { (void)pthread_atfork(NULL, NULL, reinitialize_in_child); }
+
+static const char forked_words[] = "this process was forked while another thread of its parent was loading a "
+    "library, which the child has half loaded: DeviceID loads nothing more in it (a process started anew, or "
+    "forked after the parent's first call of the kind, loads as usual)";
+
+void *dids_library_dlopen(const char *soname) {
+    if (forked_during_a_load) return NULL;
+    __atomic_fetch_add(&loads_under_way, 1, __ATOMIC_ACQ_REL);
+    // RTLD_LOCAL: nothing of it is offered to later dlopens (it cannot clash with another copy);
+    // RTLD_NODELETE: never unloaded, as the resolved pointers are kept for the process's life.
+    void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    __atomic_fetch_sub(&loads_under_way, 1, __ATOMIC_ACQ_REL);
+    return handle;
 }
+
+int dids_library_forked_during_a_load(void) { return forked_during_a_load; }
 
 // What dlopen says when the process lacks a resource for now (memory, address space,
 // descriptors): worth trying again later. Anything else — no such file, not a library, a
@@ -45,9 +66,12 @@ static int is_transient(const char *why) {
 
 // Called with the lock held; sets l->status.
 static void load(struct dids_loadable *l) {
-    // RTLD_LOCAL: nothing of it is offered to later dlopens (it cannot clash with another copy);
-    // RTLD_NODELETE: never unloaded, as the resolved pointers are kept for the process's life.
-    void *handle = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (forked_during_a_load) {
+        snprintf(l->failure, sizeof l->failure, "cannot load %s: %s", l->soname, forked_words);
+        __atomic_store_n(&l->status, DIDS_LIBRARY_ABSENT, __ATOMIC_RELEASE);
+        return;
+    }
+    void *handle = dids_library_dlopen(l->soname);
     if (handle == NULL) {
         const char *why = dlerror();
         if (why == NULL) why = "not found";

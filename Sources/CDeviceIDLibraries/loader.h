@@ -15,6 +15,12 @@ struct dids_loadable {
     char failure[384];
 };
 
+/// dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), counted as a load under way (a child
+/// forked during one loads nothing more); NULL, with nothing tried, in such a child.
+void *dids_library_dlopen(const char *soname);
+/// Whether this process was forked while another thread of its parent was inside a load.
+int dids_library_forked_during_a_load(void);
+
 /// Every slot's value is a function pointer; POSIX dlsym requires that a void * can hold one.
 #define DIDS_SLOT(pointer) ((void **)(void *)&(pointer))
 

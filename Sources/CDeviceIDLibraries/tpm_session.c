@@ -125,7 +125,8 @@ static void close_in_child(void) {
 
 // Registered when the library is loaded: fork() runs only the handlers registered before it began
 // (glibc counts them, then runs the prepare handlers with its lock released), so one registered by
-// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "Fork").
+// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "A TPM
+// that changes, a process that forks").
 __attribute__((constructor)) static void install_fork_handler(void) { (void)pthread_atfork(NULL, NULL, close_in_child); }
 
 static void track(int fd) {
@@ -269,8 +270,8 @@ static TSS2_TCTI_INFO_FUNC tcti_info(const char *driver) {
     if (!__atomic_load_n(handle, __ATOMIC_ACQUIRE)) {
         char soname[64];
         snprintf(soname, sizeof soname, "libtss2-tcti-%s.so.0", driver);
-        void *opened = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-        if (!opened) { errno = ENOENT; return NULL; }
+        void *opened = dids_library_dlopen(soname);
+        if (!opened) { errno = dids_library_forked_during_a_load() ? EAGAIN : ENOENT; return NULL; }
         void *expected = NULL;
         if (!__atomic_compare_exchange_n(handle, &expected, opened, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             dlclose(opened);  // another thread's is kept

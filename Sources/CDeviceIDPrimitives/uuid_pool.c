@@ -11,7 +11,8 @@ static _Atomic unsigned int fork_generation;
 static void after_fork_in_child(void) { atomic_fetch_add(&fork_generation, 1); }
 // Registered when the library is loaded: fork() runs only the handlers registered before it began
 // (glibc counts them, then runs the prepare handlers with its lock released), so one registered by
-// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "Fork").
+// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "A TPM
+// that changes, a process that forks").
 __attribute__((constructor)) static void register_fork_handler(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
 
 static _Thread_local struct {

@@ -25,23 +25,29 @@ static void in_child(void) {
 }
 // Registered when the library is loaded: fork() runs only the handlers registered before it began
 // (glibc counts them, then runs the prepare handlers with its lock released), so one registered by
-// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "Fork").
-__attribute__((constructor)) static void install_handlers(void) { pthread_atfork(before_fork, in_parent, in_child); }
-
+// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "A TPM
+// that changes, a process that forks").
+//
 // Swift's lazy globals are initialised under swift_once: a child forked while another thread is
 // inside such an initialiser finds it in progress for good (measured: a child spinning in
-// swift_once for DeviceIdentity.shared, forked during another thread's first call). So the C entry
-// points register, once, a prepare handler that runs the initialisers they need before fork(),
-// waiting for another thread's to finish. Registered after the handlers above, so that it runs
-// before them (prepare handlers run last-registered first) and may still create mutexes.
-static void (*settle_initialisers)(void);
-static pthread_once_t settle_once = PTHREAD_ONCE_INIT;
-static void settle(void) { settle_initialisers(); }
-static void install_settle(void) { pthread_atfork(settle, NULL, NULL); }
+// swift_once for DeviceIdentity.shared, forked during another thread's first call). So a prepare
+// handler runs the initialisers the C entry points need before fork(), waiting for another
+// thread's to finish; the entry points name them (dids_fork_settle) on their first call. It is
+// registered after the handlers above, so that it runs before them (prepare handlers run
+// last-registered first) and may still create mutexes.
+static void (*settle_initialisers)(void);  // __atomic builtins only
+static void settle(void) {
+    void (*initialisers)(void) = __atomic_load_n(&settle_initialisers, __ATOMIC_ACQUIRE);
+    if (initialisers) initialisers();
+}
+__attribute__((constructor)) static void install_handlers(void) {
+    pthread_atfork(before_fork, in_parent, in_child);
+    pthread_atfork(settle, NULL, NULL);
+}
 
 void dids_fork_settle(void (*initialisers)(void)) {
-    if (!settle_initialisers) settle_initialisers = initialisers;
-    pthread_once(&settle_once, install_settle);
+    if (!__atomic_load_n(&settle_initialisers, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&settle_initialisers, initialisers, __ATOMIC_RELEASE);
 }
 
 struct dids_mutex *dids_mutex_create(void) {

@@ -17,6 +17,9 @@ enum Context {
     /// and no address (those are aligned) names a context.
     private static let tag: UInt = 0xD1D5
 
+    /// Makes the list now (a lazy global, `settleBeforeFork`).
+    static func settle() { _ = live }
+
     static func instance(_ context: OpaquePointer?) throws(DeviceIDError) -> DeviceIdentity {
         guard let context else { return DeviceIdentity.shared }
         let handle = UInt(bitPattern: context)
@@ -27,9 +30,13 @@ enum Context {
         return found
     }
 
-    static func make() -> OpaquePointer {
+    static func make() throws(DeviceIDError) -> OpaquePointer {
         let identity = DeviceIdentity()
-        let handle = live.withLock { state in
+        let handle = try live.withLock { (state) throws(DeviceIDError) -> UInt in
+            // Never reused: past the last number a handle can carry, no more contexts.
+            guard state.next < UInt.max >> 16 else {
+                throw DeviceIDError(.noMemory, "this process has made all the contexts it can (\(state.next - 1))")
+            }
             let handle = state.next << 16 | tag
             state.next += 1
             state.contexts[handle] = identity
@@ -49,7 +56,7 @@ enum Context {
 public func deviceid_context_new(_ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     cStatus { () throws(DeviceIDError) in
         guard let out else { throw DeviceIDError(.invalidArgument, "out is NULL") }
-        out.pointee = Context.make()
+        out.pointee = try Context.make()
     }
 }
 

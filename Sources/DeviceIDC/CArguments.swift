@@ -119,11 +119,14 @@ enum CArguments {
     }
 }
 
-/// Run before every fork (`dids_fork_settle`): the process-wide instance every entry point uses is
-/// initialised, or its initialisation by another thread waited for, so that a child forked during
-/// another thread's first call does not find it half-made.
+/// Run before every fork (`dids_fork_settle`): the process-wide instance every entry point uses,
+/// and the list of contexts, are initialised, or their initialisation by another thread waited
+/// for, so that a child forked during another thread's first call does not find them half-made.
 /// A function, not a closure in a global: a global is itself initialised lazily.
-private func settleBeforeFork() { _ = DeviceIdentity.shared }
+private func settleBeforeFork() {
+    _ = DeviceIdentity.shared
+    Context.settle()
+}
 
 /// Runs a C entry point's body: every DeviceIDError becomes its status, with its detail kept for
 /// `deviceid_last_error()`.

@@ -97,15 +97,18 @@ def test_a_secret_service_bus_name_that_is_no_bus_name_is_refused_in_both_transp
     assert got["parent"] == expected and got["child"] == expected, result.stdout
 
 
-def test_a_forged_prompt_completion_counts_in_neither_transport(tmp_path):
-    """Another connection sends the open prompt's Completed, to everyone and to this process
-    alone: only the Secret Service's owner speaks for its prompt, in GDBus and in libdbus."""
+@pytest.mark.parametrize("mode, stored", [("completing-prompt", "OK"), ("forged-prompt", "LOCKED")])
+def test_only_the_services_own_prompt_completion_counts_in_either_transport(tmp_path, mode, stored):
+    """The service's own Completed ends the prompt (the control); another connection's, sent to
+    everyone and to this process alone, counts for nothing: in GDBus and in libdbus."""
     script = tmp_path / "probe.py"
     script.write_text(PARENT_AND_FORKED_CHILD)
-    out = with_fake("forged-prompt", f"{sys.executable} {script}",
+    out = with_fake(mode, f"{sys.executable} {script}",
                     env={"DEVICEID_STORE_DIR": str(tmp_path / "store"), "TIMEOUT": "1000"})
     got = fields(out.stdout)
-    assert (got.get("parent"), got.get("child"), got.get("ended")) == ("LOCKED,none", "LOCKED,none", "exit 0"), out
+    # The fake keeps no item for its prompt, so a lookup finds none either way.
+    expected = (f"{stored},none", f"{stored},none", "exit 0")
+    assert (got.get("parent"), got.get("child"), got.get("ended")) == expected, out
 
 
 def test_the_healthy_fake_answers_both_transports(tmp_path):

@@ -28,13 +28,14 @@ def text(value: str, what: str) -> bytes:
 
 
 def octets(value: bytes | bytearray | memoryview, what: str) -> bytes:
-    """Bytes for the C ABI, copied: bytes-like only (bytes(5) would be five zero bytes, and
-    bytes("x") an error about encodings)."""
+    """Bytes for the C ABI, copied: any bytes-like object (bytes, bytearray, memoryview, array,
+    mmap, a ctypes buffer), never a number (bytes(5) would be five zero bytes) or text."""
     if isinstance(value, str):
         raise TypeError(f"{what} must be bytes; encode text explicitly ({what}.encode())")
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise TypeError(f"{what} must be bytes, not {type(value).__name__}")
-    return bytes(value)
+    try:
+        return memoryview(value).tobytes()
+    except TypeError:
+        raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}") from None
 
 
 def scope_number(scope: Scope) -> int:

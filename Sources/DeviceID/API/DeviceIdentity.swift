@@ -147,6 +147,9 @@ public final class DeviceIdentity: Sendable {
             switch try sandbox.get(key, now: WallClock.seconds(), fingerprint: MachineID.fingerprint) {
             case .derived(let id, let fromMirror, let replacedMirror):
                 let answer = Self.derivedAnswer(id, fromMirror: fromMirror, replacedMirror: replacedMirror)
+                // The old ID may be remembered here, by this instance or another (a context, a
+                // Python Client, the C ABI's per-thread cache): all forget it, as after a reset.
+                if replacedMirror { state.withLock { forgetAnswers(&$0) } }
                 // From the mirror, the portal is asked again next time; a change is said once.
                 if !fromMirror, answer.isSettled { keep(answer, for: key, computedAt: computedAt) }
                 return answer

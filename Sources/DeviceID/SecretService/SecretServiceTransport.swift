@@ -46,6 +46,15 @@ protocol SecretServiceTransport: AnyObject {
     func dropTransferSession()
 }
 
+extension SecretService {
+    /// Whether a NameOwnerChanged's arguments (name, old owner, new owner) say that `name`'s owner
+    /// left. A name taken by one that had none is a service started by activation (the request
+    /// that makes the awaited signal may start it), not one that left.
+    static func ownerLeft(_ change: [DBusValue], _ name: String) -> Bool {
+        change[safe: 0]?.string == name && change[safe: 1]?.string.map { !$0.isEmpty } == true
+    }
+}
+
 extension SecretServiceTransport {
     /// The unique name that owns the bus name `name` now: the one sender a signal "from" its
     /// owner may have. Anyone on the bus can send a signal with any path, interface and member,

@@ -201,10 +201,22 @@ final class GDBusTransport: SecretServiceTransport {
 
     /// What the signal handler fills in, on this thread's private main context.
     private final class Arrival {
-        /// Each signal that came, with its sender: the owner's is looked for once it is known.
+        /// The watched bus name, and once known the unique name owning it: the one sender counted.
+        let owner: String
+        var sender: String?
+        /// The first signal of each sender (before the owner's unique name is known, any may be
+        /// it; at most 64 senders, so that a peer cannot push the owner's out by sending many).
         var signals: [(sender: String, arguments: OpaquePointer)] = []
         /// NameOwnerChanged came for the watched name: whoever answers now is not who was asked.
         var ownerChanged = false
+
+        init(owner: String) { self.owner = owner }
+
+        func arrived(_ from: String, _ arguments: OpaquePointer) {
+            if let sender, from != sender { return }
+            guard signals.count < 64, !signals.contains(where: { $0.sender == from }) else { return }
+            signals.append((from, dids_g_variant_ref(arguments)))
+        }
 
         func from(_ sender: String) -> OpaquePointer? { signals.first { $0.sender == sender }?.arguments }
 
@@ -218,7 +230,7 @@ final class GDBusTransport: SecretServiceTransport {
     func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
                      gone: DeviceIDError, start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
         guard DBusSyntax.isObjectPath(path), DBusSyntax.isBusName(owner) else { throw SecretService.malformed("a signal's path") }
-        let arrival = Arrival()
+        let arrival = Arrival(owner: owner)
         guard let context = dids_g_main_context_new() else { throw DeviceIDError(.noMemory) }
         defer { dids_g_main_context_unref(context) }
         // Subscribed before `start`, so that a signal sent at once is not missed; delivered to this
@@ -229,17 +241,18 @@ final class GDBusTransport: SecretServiceTransport {
         let subscription = dids_g_dbus_connection_signal_subscribe(
             connection, nil, interface, member, path, nil, GDBusSignalFlags(DIDS_G_DBUS_SIGNAL_FLAGS_NONE),
             { _, sender, _, _, _, parameters, data in
-                let arrival = Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue()
-                // A handful at most: each needs a sender on the bus that sends to our request's path.
-                if let sender, let parameters, arrival.signals.count < 16 {
-                    arrival.signals.append((String(cString: sender), dids_g_variant_ref(parameters)))
-                }
+                guard let sender, let parameters else { return }
+                Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue().arrived(String(cString: sender), parameters)
             }, data, nil)
         let ownership = dids_g_dbus_connection_signal_subscribe(
             connection, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", "/org/freedesktop/DBus",
             owner, GDBusSignalFlags(DIDS_G_DBUS_SIGNAL_FLAGS_NONE),
-            { _, _, _, _, _, _, data in
-                Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue().ownerChanged = true
+            { _, _, _, _, _, parameters, data in
+                let arrival = Unmanaged<Arrival>.fromOpaque(data!).takeUnretainedValue()
+                if let parameters, let change = try? GVariantCoding.values(ofTuple: parameters, secrets: nil),
+                   SecretService.ownerLeft(change, arrival.owner) {
+                    arrival.ownerChanged = true
+                }
             }, data, nil)
         defer {
             dids_g_dbus_connection_signal_unsubscribe(connection, subscription)
@@ -250,6 +263,7 @@ final class GDBusTransport: SecretServiceTransport {
         }
         try start()
         let sender = try uniqueOwner(of: owner, until: end, gone: gone)
+        arrival.sender = sender
         while arrival.from(sender) == nil {
             if arrival.ownerChanged { throw gone }
             let left = end - Monotonic.milliseconds()

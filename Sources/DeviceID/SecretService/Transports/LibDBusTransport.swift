@@ -193,7 +193,8 @@ final class LibDBusTransport: SecretServiceTransport {
                 // Only the bus daemon speaks for a name's owner: anyone can send a signal of that name.
                 if dids_dbus_message_is_signal(message, Self.bus.name, "NameOwnerChanged") != 0,
                    dids_dbus_message_get_sender(message).map({ String(cString: $0) }) == Self.bus.name,
-                   (try? LibDBusCoding.arguments(of: message, secretLimit: nil))?.first?.string == owner {
+                   let change = try? LibDBusCoding.arguments(of: message, secretLimit: nil),
+                   SecretService.ownerLeft(change, owner) {
                     throw gone
                 }
                 guard dids_dbus_message_is_signal(message, interface, member) != 0,
