@@ -947,6 +947,38 @@ def test_command_line_errors(tmp_path):
     assert cli("verify").returncode == 2  # usage
 
 
+@pytest.mark.parametrize("args, words", [
+    (["nonce", "--lifetime", "nan"], "--lifetime must be 0.001 to 31622400, not nan"),
+    (["nonce", "--lifetime", "1e300"], "--lifetime must be 0.001 to 31622400"),
+    (["nonce", "--lifetime", "inf"], "--lifetime must be 0.001 to 31622400"),
+    (["nonce", "--lifetime", "0"], "--lifetime must be 0.001 to 31622400"),
+    (["nonce", "--lifetime", "soon"], "--lifetime must be a number, not 'soon'"),
+    (["new-ca", "--name", "x", "--days", "100000000"], "--days must be 1 to 36500"),
+    (["new-ca", "--name", "x", "--days", "-5"], "--days must be 1 to 36500"),
+])
+def test_a_number_out_of_range_is_a_usage_error_not_a_traceback(tmp_path, args, words):
+    """0.3.0: ValueError or OverflowError tracebacks, exit 1 (issue 33)."""
+    files = ["--state", tmp_path / "n.json"] if args[0] == "nonce" else \
+        ["--key", tmp_path / "k.pem", "--cert", tmp_path / "c.pem"]
+    result = cli(*args, *files)
+    assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert list(tmp_path.iterdir()) == [], "nothing written"
+
+
+def test_a_state_time_before_year_one_in_utc_is_malformed(tmp_path):
+    # 0001-01-01T00:00:00+01:00 is 0000-12-31T23:00 UTC: 0.3.0 raised OverflowError from load().
+    from deviceid_verifier._ca import parse_utc
+    rejected("malformed", parse_utc, "0001-01-01T00:00:00+01:00")
+    nonces = tmp_path / "nonces.json"
+    assert cli("nonce", "--state", nonces).returncode == 0
+    state = json.loads(nonces.read_text())
+    for entry in state["nonces"].values():
+        entry["expires"] = "0001-01-01T00:00:00+01:00"
+    nonces.write_text(json.dumps(state))
+    broken = cli("nonce", "--state", nonces)
+    assert broken.returncode == 2 and "outside the years 1 to 9999" in broken.stderr, broken.stderr
+
+
 def test_the_tools_device_leaves_nothing_loaded(machine_a, machine_b):
     """swtpm has no resource manager: after every test above, no transient object or session is left."""
     for machine in (machine_a, machine_b):

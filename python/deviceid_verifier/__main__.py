@@ -35,7 +35,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
-from . import _verify, _wire
+from . import _chain, _verify, _wire
 from ._ca import CAPrivateKey, PrivacyCA
 from ._errors import Rejected
 
@@ -62,8 +62,8 @@ def _certificates(paths: Sequence[str]) -> List[x509.Certificate]:
         if not blocks:
             raise _Failure(f"{path} holds no PEM certificate")
         try:
-            out.extend(x509.load_pem_x509_certificate(block) for block in blocks)
-        except ValueError as e:
+            out.extend(_chain.parsed(x509.load_pem_x509_certificate(block)) for block in blocks)
+        except (ValueError, _chain.ChainError) as e:
             raise _Failure(f"{path}: a certificate does not parse: {e}") from None
     return out
 
@@ -202,8 +202,6 @@ def _finish(args: argparse.Namespace) -> None:
 
 
 def _nonce(args: argparse.Namespace) -> None:
-    if args.lifetime <= 0:
-        raise _Failure("--lifetime must be positive")
     book = _verify._NonceBook(datetime.timedelta(seconds=args.lifetime), 1_000_000)
     with _state_file(args.state) as state:
         _load_state(book.load, state, args.state)
@@ -228,6 +226,27 @@ def _verify_evidence(args: argparse.Namespace) -> None:
     print(json.dumps({"hardware_id": result.hardware_id, "app_id": result.app_id}))
 
 
+def _within(kind: Callable[[str], float], low: float, high: float, what: str) -> Callable[[str], float]:
+    """An argparse type: a number of `kind` from `low` to `high`, else a usage error (exit 2).
+    NaN and infinities are outside every range (a nanosecond lifetime, or one past year 9999,
+    ended in a traceback)."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, not {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be {low:.12g} to {high:.12g}, not {text}")
+        return value
+    return parse
+
+
+#: 100 years: the longest CA certificate new-ca makes (its end stays far before year 9999).
+MAX_CA_DAYS = 36_500
+#: A year: the longest a nonce may live.
+MAX_NONCE_SECONDS = 366 * 86_400
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROGRAM, description="DeviceID's TPM attestation: Privacy CA and verifier.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -236,7 +255,8 @@ def _parser() -> argparse.ArgumentParser:
     new_ca.add_argument("--key", required=True, help="the private key to write (PEM, mode 0600)")
     new_ca.add_argument("--cert", required=True, help="the certificate to write (PEM)")
     new_ca.add_argument("--name", required=True, help="the CA's common name")
-    new_ca.add_argument("--days", type=int, default=3650, help="validity in days (default 3650)")
+    new_ca.add_argument("--days", type=_within(int, 1, MAX_CA_DAYS, "--days"), default=3650,
+                        help=f"validity in days, 1 to {MAX_CA_DAYS} (default 3650)")
     new_ca.set_defaults(run=_new_ca)
 
     def ca_options(command: argparse.ArgumentParser) -> None:
@@ -256,7 +276,8 @@ def _parser() -> argparse.ArgumentParser:
 
     nonce = commands.add_parser("nonce", help="issue a nonce (base64) and remember it")
     nonce.add_argument("--state", required=True, help="the issued nonces (JSON, mode 0600)")
-    nonce.add_argument("--lifetime", type=float, default=300.0, help="seconds the nonce lives (default 300)")
+    nonce.add_argument("--lifetime", type=_within(float, 0.001, MAX_NONCE_SECONDS, "--lifetime"), default=300.0,
+                       help=f"seconds the nonce lives, 0.001 to {MAX_NONCE_SECONDS} (default 300)")
     nonce.set_defaults(run=_nonce)
 
     verify = commands.add_parser("verify", help="verify attestation evidence (stdin)")

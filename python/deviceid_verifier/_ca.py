@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Optional, Sequence, Union
 
 from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509 import ObjectIdentifier
@@ -89,7 +90,10 @@ def parse_utc(text: str) -> datetime.datetime:
     except ValueError:
         raise Rejected("malformed", f"{text!r} is not an ISO 8601 time") from None
     if when.tzinfo is not None:
-        when = when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        try:
+            when = when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        except OverflowError:  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+            raise Rejected("malformed", f"{text!r} is outside the years 1 to 9999 in UTC") from None
     return when
 
 
@@ -175,16 +179,19 @@ class PrivacyCA:
         ek_der = _wire.bytes_field(message, "ek_certificate")
         ak_public = _wire.bytes_field(message, "ak_public")
         try:
-            ek_certificate = x509.load_der_x509_certificate(ek_der)
-        except ValueError:
-            raise Rejected("malformed", "ek_certificate is not a DER X.509 certificate") from None
+            ek_certificate = _chain.load_der(ek_der)
+        except _chain.ChainError as e:
+            raise Rejected("malformed", f"ek_certificate: {e}") from None
         ak_key_from_public(ak_public, "ak-template")
         now = _chain.utcnow()
         try:
             _chain.verify_chain(ek_certificate, self._anchors, self._intermediates, at=now)
         except _chain.ChainError as e:
             raise Rejected("ek-untrusted", f"the EK certificate does not chain to a trusted EK root: {e}") from None
-        ek_key = ek_certificate.public_key()
+        try:
+            ek_key = ek_certificate.public_key()
+        except (ValueError, UnsupportedAlgorithm) as e:
+            raise Rejected("ek-mismatch", f"the EK certificate's key does not parse: {e}") from None
         if not (isinstance(ek_key, rsa.RSAPublicKey) and ek_key.key_size == _EK_BITS
                 and ek_key.public_numbers().e == _EK_EXPONENT):
             raise Rejected("ek-mismatch", "the EK certificate's key is not an RSA 2048 key with exponent 65537 "

@@ -63,6 +63,32 @@ def not_after(cert: x509.Certificate) -> datetime.datetime:
     return aware.replace(tzinfo=None) if aware is not None else cert.not_valid_after
 
 
+def load_der(der: bytes) -> x509.Certificate:
+    """A certificate from DER with every part these checks read parsed now: cryptography parses
+    the version, the names and the validity only when they are first read, and then raises
+    ValueError (a name that is not valid UTF-8 where UTF8String says it is), InvalidVersion
+    (which cryptography 38 does not make a ValueError) or KeyError (a string tag it does not
+    know), far from the code that loaded it."""
+    try:
+        return parsed(x509.load_der_x509_certificate(der))
+    except (ValueError, x509.InvalidVersion) as e:
+        raise ChainError(f"not a DER X.509 certificate: {e}") from None
+
+
+def parsed(cert: x509.Certificate) -> x509.Certificate:
+    """`cert`, its lazily parsed parts read once (see load_der); ChainError if one does not parse."""
+    try:
+        cert.version
+        cert.issuer.rfc4514_string()
+        cert.subject.rfc4514_string()
+        not_before(cert)
+        not_after(cert)
+    except (ValueError, x509.InvalidVersion, KeyError) as e:
+        # KeyError: a name's string type is a tag cryptography does not know.
+        raise ChainError(f"a part of the certificate does not parse: {e!r}") from None
+    return cert
+
+
 def _describe(cert: x509.Certificate) -> str:
     return cert.subject.rfc4514_string() or "(empty subject)"
 
@@ -70,8 +96,9 @@ def _describe(cert: x509.Certificate) -> str:
 def _extensions(cert: x509.Certificate) -> x509.Extensions:
     try:
         return cert.extensions
-    except (ValueError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType) as e:
-        raise ChainError(f"{_describe(cert)}: extensions do not parse: {e}") from None
+    except (ValueError, KeyError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType) as e:
+        # KeyError: a directoryName's string type is a tag cryptography does not know.
+        raise ChainError(f"{_describe(cert)}: extensions do not parse: {e!r}") from None
 
 
 def check_certificate(cert: x509.Certificate, at: datetime.datetime) -> None:
@@ -86,7 +113,10 @@ def check_certificate(cert: x509.Certificate, at: datetime.datetime) -> None:
 
 def signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     """Whether `issuer`'s key made `cert`'s signature (names are not compared here)."""
-    key = issuer.public_key()
+    try:
+        key = issuer.public_key()
+    except (ValueError, UnsupportedAlgorithm):
+        return False
     oid = cert.signature_algorithm_oid
     try:
         algorithm = cert.signature_hash_algorithm

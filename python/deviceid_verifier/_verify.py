@@ -230,9 +230,9 @@ class Verifier:
         if ak_certificate_der is None:
             raise Rejected("ak-untrusted", "the evidence has no AK certificate")
         try:
-            ak_certificate = x509.load_der_x509_certificate(ak_certificate_der)
-        except ValueError:
-            raise Rejected("malformed", "ak_certificate is not a DER X.509 certificate") from None
+            ak_certificate = _chain.load_der(ak_certificate_der)
+        except _chain.ChainError as e:
+            raise Rejected("malformed", f"ak_certificate: {e}") from None
         try:
             _chain.verify_chain(ak_certificate, self._anchors)
             usages = ak_certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
