@@ -33,7 +33,10 @@
  * call every function, even if another thread of the parent was inside one at the fork: the
  * library's locks are made free again in the child (pthread_atfork), no file lock is inherited,
  * and the child reaches the Secret Service over a D-Bus connection of its own (libdbus), never
- * the parent's. A deviceid_context made before the fork may be used in the child. Between fork()
+ * the parent's. One exception: a child forked while another thread was loading an optional
+ * library (GLib, libsecret, libcrypto, libdbus, tpm2-tss: at its first call of the kind) has
+ * it half loaded, and calls that need a library it does not have whole fail with
+ * DEVICEID_E_UNAVAILABLE and words, for the child's life. A deviceid_context made before the fork may be used in the child. Between fork()
  * and exec() in a multithreaded program, only async-signal-safe functions may be called, and
  * no DeviceID function is one.
  *

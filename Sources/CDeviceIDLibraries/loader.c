@@ -22,8 +22,9 @@ static struct dids_loadable *loadable(dids_library library) {
 //
 // A child forked while another thread was inside dlopen() (of a library or a TPM TCTI module)
 // holds that library half relocated and half initialised, and a dlopen() of it in the child
-// returns it as it is. So the loads under way are counted, and such a child loads nothing more:
-// each library it did not have whole fails with words. (fork() is not made to wait for the load:
+// returns it as it is. So the loads DeviceID makes are counted, and such a child loads nothing
+// more: each library it did not have whole fails with words. (Not counted: what the libraries
+// load themselves, later, such as OpenSSL's providers and GIO's modules.) (fork() is not made to wait for the load:
 // before glibc 2.36 its prepare handlers run under the lock pthread_atfork takes, which a
 // constructor inside that load may want.)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -67,8 +68,10 @@ static int is_transient(const char *why) {
 // Called with the lock held; sets l->status.
 static void load(struct dids_loadable *l) {
     if (forked_during_a_load) {
+        // Not ABSENT: the library is installed, and a caller that would do without an absent one
+        // (libdbus for GLib, a plain session for libsecret) must not do so here.
         snprintf(l->failure, sizeof l->failure, "cannot load %s: %s", l->soname, forked_words);
-        __atomic_store_n(&l->status, DIDS_LIBRARY_ABSENT, __ATOMIC_RELEASE);
+        __atomic_store_n(&l->status, DIDS_LIBRARY_HALF_LOADED, __ATOMIC_RELEASE);
         return;
     }
     void *handle = dids_library_dlopen(l->soname);

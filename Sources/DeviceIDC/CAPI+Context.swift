@@ -34,7 +34,7 @@ enum Context {
         let identity = DeviceIdentity()
         let handle = try live.withLock { (state) throws(DeviceIDError) -> UInt in
             // Never reused: past the last number a handle can carry, no more contexts.
-            guard state.next < UInt.max >> 16 else {
+            guard state.next <= UInt.max >> 16 else {
                 throw DeviceIDError(.noMemory, "this process has made all the contexts it can (\(state.next - 1))")
             }
             let handle = state.next << 16 | tag

@@ -100,8 +100,8 @@ def parent_calls():
             errors.append(str(e))
         durations.append(time.monotonic() - started)
 # The process's first call before any fork: a child forked during another thread's *first* call
-# can find a lock of the library loader held (docs/ROBUSTNESS.md, Known open); this test is about
-# conversations, every later one.
+# may be forked inside its load of tpm2-tss, and then has no TPM (include/deviceid.h, fork()); this
+# test is about conversations, every later one.
 deviceid.attest(app, b"w" * 32)
 thread = threading.Thread(target=parent_calls)
 thread.start()

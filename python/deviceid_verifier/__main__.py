@@ -63,7 +63,7 @@ def _certificates(paths: Sequence[str]) -> List[x509.Certificate]:
             raise _Failure(f"{path} holds no PEM certificate")
         try:
             out.extend(_chain.parsed(x509.load_pem_x509_certificate(block)) for block in blocks)
-        except (ValueError, _chain.ChainError) as e:
+        except (ValueError, TypeError, _chain.ChainError) as e:
             raise _Failure(f"{path}: a certificate does not parse: {e}") from None
     return out
 

@@ -153,8 +153,8 @@ class PrivacyCA:
             raise ValueError("the CA key is not the key of the CA certificate")
         self._key = key
         self._certificate = certificate
-        self._anchors = list(ek_trust_anchors)
-        self._intermediates = list(ek_intermediates)
+        self._anchors = _chain.trusted_set(ek_trust_anchors, "EK trust anchor")
+        self._intermediates = _chain.trusted_set(ek_intermediates, "EK intermediate")
         self._challenge_lifetime = challenge_lifetime
         self._certificate_lifetime = certificate_lifetime
         self._max_pending = max_pending

@@ -67,8 +67,8 @@ def load_der(der: bytes) -> x509.Certificate:
     """A certificate from DER with every part these checks read parsed now: cryptography parses
     the version, the names and the validity only when they are first read, and then raises
     ValueError (a name that is not valid UTF-8 where UTF8String says it is), InvalidVersion
-    (which cryptography 38 does not make a ValueError) or KeyError (a string tag it does not
-    know), far from the code that loaded it."""
+    (which cryptography 38 does not make a ValueError), KeyError (a string tag it does not
+    know) or TypeError (a BIT STRING in a name), far from the code that loaded it."""
     try:
         return parsed(x509.load_der_x509_certificate(der))
     except (ValueError, x509.InvalidVersion) as e:
@@ -83,10 +83,23 @@ def parsed(cert: x509.Certificate) -> x509.Certificate:
         cert.subject.rfc4514_string()
         not_before(cert)
         not_after(cert)
-    except (ValueError, x509.InvalidVersion, KeyError) as e:
-        # KeyError: a name's string type is a tag cryptography does not know.
+    except (ValueError, TypeError, KeyError, x509.InvalidVersion) as e:
+        # KeyError: a name's string type is a tag cryptography does not know; TypeError: a BIT
+        # STRING where only x500UniqueIdentifier may have one.
         raise ChainError(f"a part of the certificate does not parse: {e!r}") from None
     return cert
+
+
+def trusted_set(certificates: Sequence[x509.Certificate], what: str) -> List[x509.Certificate]:
+    """The anchors or intermediates an operator gives, each parsed now: one whose name does not
+    parse would otherwise fail every later path search that meets it. ValueError names it."""
+    out = []
+    for index, cert in enumerate(certificates):
+        try:
+            out.append(parsed(cert))
+        except ChainError as e:
+            raise ValueError(f"{what} {index}: {e}") from None
+    return out
 
 
 def _describe(cert: x509.Certificate) -> str:
@@ -96,8 +109,8 @@ def _describe(cert: x509.Certificate) -> str:
 def _extensions(cert: x509.Certificate) -> x509.Extensions:
     try:
         return cert.extensions
-    except (ValueError, KeyError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType) as e:
-        # KeyError: a directoryName's string type is a tag cryptography does not know.
+    except (ValueError, TypeError, KeyError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType) as e:
+        # KeyError, TypeError: a directoryName's attribute as parsed() names them.
         raise ChainError(f"{_describe(cert)}: extensions do not parse: {e!r}") from None
 
 

@@ -171,7 +171,7 @@ class Verifier:
                  max_nonces: int = 1_000_000) -> None:
         if not ca_certificates:
             raise ValueError("a Verifier needs at least one CA certificate")
-        self._anchors = list(ca_certificates)
+        self._anchors = _chain.trusted_set(ca_certificates, "CA certificate")
         self._nonces = _NonceBook(nonce_lifetime, max_nonces)
 
     def new_nonce(self) -> bytes:

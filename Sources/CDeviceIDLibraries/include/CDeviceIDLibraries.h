@@ -18,9 +18,11 @@
 // dids_library_load(L) first; DIDS_LIBRARY_LOADED means every function of L is resolved, and each
 // dids_X then calls X. DIDS_LIBRARY_ABSENT is final for the process: the file is missing or is no
 // library, or a function is missing (too old). DIDS_LIBRARY_FAILED is for now: the process lacked
-// memory, address space or descriptors, and a later call tries again. dids_library_failure says
-// why in words that name the file and the Debian package. A loaded library is never unloaded;
-// loading is thread-safe, and a child forked while another thread loaded can load.
+// memory, address space or descriptors, and a later call tries again. DIDS_LIBRARY_HALF_LOADED:
+// this process was forked while another thread of its parent was loading a library, and loads
+// nothing more (the library is installed: nothing may do without it as if it were absent).
+// dids_library_failure says why in words that name the file and the Debian package. A loaded
+// library is never unloaded; loading is thread-safe.
 //
 // The build needs none of these libraries' headers: each dids_*.h declares the few types it uses
 // (public ABI, stable across the supported versions), and Tests/c/check_library_prototypes.c
@@ -38,6 +40,7 @@ enum {
     DIDS_LIBRARY_LOADED = 0,
     DIDS_LIBRARY_FAILED = -1,
     DIDS_LIBRARY_ABSENT = -2,
+    DIDS_LIBRARY_HALF_LOADED = -3,
 };
 
 /// Loads `library` and resolves every function DeviceID calls in it (see above).

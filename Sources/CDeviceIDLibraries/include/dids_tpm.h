@@ -194,7 +194,8 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 /// Where a TPM conversation failed, for the status and its words.
 enum dids_tpm_stage {
     DIDS_TPM_STAGE_NONE = 0,
-    DIDS_TPM_STAGE_TCTI_LOAD,    // the TCTI module could not be loaded
+    DIDS_TPM_STAGE_TCTI_LOAD,    // the TCTI module could not be loaded (EAGAIN: in a child forked
+                                 // while another thread of its parent was loading one)
     DIDS_TPM_STAGE_TCTI_INIT,    // the TCTI could not open the TPM (no device, permission: error_number)
     DIDS_TPM_STAGE_ESYS,         // Esys_Initialize
     DIDS_TPM_STAGE_STARTUP,

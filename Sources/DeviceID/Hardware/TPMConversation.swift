@@ -76,6 +76,12 @@ enum TPMConversation {
         let stage = failure.stage, rc = failure.rc, errorNumber = failure.error_number
         let at = address.description
         switch stage {
+        case Int32(DIDS_TPM_STAGE_TCTI_LOAD.rawValue) where errorNumber == EAGAIN:
+            return DeviceIDError(.unavailable,
+                                 "cannot load libtss2-tcti-\(address.driver).so.0 in this process: it was forked while "
+                                     + "another thread of its parent was loading a library, which the child has half "
+                                     + "loaded (a process started anew, or forked after the parent's first TPM call, "
+                                     + "loads as usual)")
         case Int32(DIDS_TPM_STAGE_TCTI_LOAD.rawValue):
             return DeviceIDError(.unavailable,
                                  "cannot load libtss2-tcti-\(address.driver).so.0 (install libtss2-tcti-\(address.driver)0, "

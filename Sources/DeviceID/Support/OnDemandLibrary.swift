@@ -35,6 +35,8 @@ enum OnDemandLibrary {
         switch dids_library_load(id) {
         case Int32(DIDS_LIBRARY_LOADED): .loaded
         case Int32(DIDS_LIBRARY_ABSENT): .absent(DeviceIDError(.unavailable, failure))
+        // Installed, and not to be done without: an error for every call that needs it.
+        case Int32(DIDS_LIBRARY_HALF_LOADED): .failed(DeviceIDError(.unavailable, failure))
         default: .failed(DeviceIDError(.noMemory, failure))
         }
     }
