@@ -17,7 +17,13 @@ Attestation (device ↔ app server)::
     result.hardware_id                  # recomputed from the certified Name
 
 Every failure is a Rejected whose `reason` is a stable code (REASONS lists them all).
-`python3 -m deviceid_verifier` is a command line over both, keeping its state in files.
+`python3 -m deviceid_verifier` is a command line over both, keeping its state in files,.
+
+State
+-----
+Nonces, pending challenges, issued certificates, revocations and the enrolment limit live in a
+Store (docs/SERVER-STATE.md): MemoryStore by default (one process), SQLiteStore (one file, the
+workers of one host) or PostgresStore (workers on many hosts); open_store(url) opens one.
 
 The AK
 ------
@@ -71,6 +77,10 @@ from ._ca import APP_ID_URI_PREFIX, AK_NAME_URI_PREFIX, TCG_KP_AIK_CERTIFICATE, 
 from ._chain import ChainError, verify_chain
 from ._credential import kdfa, make_credential
 from ._errors import REASONS, Rejected
+from ._store import CertificateRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, Store, open_store
+from ._store._postgres import PostgresStore
+from ._store._sql import StoreUnavailable
+from ._store._sqlite import SQLiteStore
 from ._tpm import (
     AK_ATTRIBUTES, APP_KEY_ATTRIBUTES, app_key_unique, attestation_key_unique, ecc_public, hardware_id_from_name,
     name_of,
@@ -83,4 +93,6 @@ __all__ = [
     "APP_KEY_ATTRIBUTES", "AK_ATTRIBUTES", "AK_NAME_URI_PREFIX", "APP_ID_URI_PREFIX", "app_id_uri",
     "TCG_KP_AIK_CERTIFICATE",
     "make_credential", "kdfa", "verify_chain", "ChainError",
+    "Store", "MemoryStore", "SQLiteStore", "PostgresStore", "open_store", "StoreUnavailable", "NonceState",
+    "PendingChallenge", "CertificateRecord", "Limit", "Limited",
 ]

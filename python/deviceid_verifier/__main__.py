@@ -10,6 +10,7 @@ and shell tests. Messages go through standard input and output; state lives in f
     verify    --ca-cert C [--ca-cert C...] --state NONCES.json [--app-id APP]  < evidence
               prints {"hardware_id": ..., "app_id": ...}
 
+
 A state file is created with mode 0600 (the CA's holds the pending challenges' secrets), locked
 while in use, and rewritten in place. A PEM file may hold several certificates.
 
@@ -26,56 +27,21 @@ import datetime
 import fcntl
 import json
 import os
-import re
 import sys
-from typing import Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Callable, Dict, Iterator, Optional, Sequence
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from . import _chain, _verify, _wire
-from ._ca import CAPrivateKey, PrivacyCA
+from . import _verify, _wire
+from ._ca import PrivacyCA
 from ._errors import Rejected
+from ._inputs import Failure as _Failure, certificates as _certificates, private_key as _private_key
+from ._store import MemoryStore
 
 PROGRAM = "python3 -m deviceid_verifier"
-_PEM_CERTIFICATE = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.DOTALL)
-
-
-class _Failure(Exception):
-    """An operational error: exit status 2."""
-
-
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise _Failure(f"cannot read {path}: {e.strerror}") from None
-
-
-def _certificates(paths: Sequence[str]) -> List[x509.Certificate]:
-    out: List[x509.Certificate] = []
-    for path in paths:
-        blocks = _PEM_CERTIFICATE.findall(_read(path))
-        if not blocks:
-            raise _Failure(f"{path} holds no PEM certificate")
-        try:
-            out.extend(_chain.parsed(x509.load_pem_x509_certificate(block)) for block in blocks)
-        except (ValueError, TypeError, _chain.ChainError) as e:
-            raise _Failure(f"{path}: a certificate does not parse: {e}") from None
-    return out
-
-
-def _private_key(path: str) -> CAPrivateKey:
-    try:
-        key = serialization.load_pem_private_key(_read(path), password=None)
-    except (ValueError, TypeError) as e:
-        raise _Failure(f"{path} is not an unencrypted PEM private key: {e}") from None
-    if not isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):
-        raise _Failure(f"{path} is neither an ECDSA nor an RSA key")
-    return key
 
 
 def _privacy_ca(args: argparse.Namespace, anchors: Sequence[x509.Certificate] = (),
@@ -202,7 +168,7 @@ def _finish(args: argparse.Namespace) -> None:
 
 
 def _nonce(args: argparse.Namespace) -> None:
-    book = _verify._NonceBook(datetime.timedelta(seconds=args.lifetime), 1_000_000)
+    book = _verify._NonceBook(MemoryStore(), datetime.timedelta(seconds=args.lifetime))
     with _state_file(args.state) as state:
         _load_state(book.load, state, args.state)
         try:

@@ -6,13 +6,12 @@ and never see the EK."""
 from __future__ import annotations
 
 import datetime
+import hashlib
 import hmac
 import json
 import os
-import threading
 import urllib.parse
-from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -23,6 +22,8 @@ from cryptography.x509.oid import NameOID
 
 from . import _chain, _credential, _tpm, _wire
 from ._errors import Rejected
+from ._store import CertificateRecord, Limited, MemoryStore, PendingChallenge, Store
+from ._store._memory import StoreFull
 
 #: Private keys a PrivacyCA can sign AK certificates with.
 CAPrivateKey = Union[ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey]
@@ -113,15 +114,22 @@ def ak_key_from_public(ak_public: bytes, reason: str) -> ec.EllipticCurvePublicK
         raise Rejected(reason, "the AK's public point is not on P-256") from None
 
 
-@dataclass(frozen=True)
-class _Pending:
-    secret: bytes
-    ak_public: bytes
-    app_id: str
-    expires: datetime.datetime
-
-
 _PENDING_STATE = "deviceid.ca-pending"
+#: The window of the risk figure: enrolments of one EK for one app in the last 30 days.
+RISK_WINDOW = datetime.timedelta(days=30)
+_PSEUDONYM_LABEL = b"deviceid.ek-pseudonym.v1"
+
+
+def derived_pseudonym_key(key: CAPrivateKey) -> bytes:
+    """The pseudonym key a PrivacyCA uses when given none: HMAC-SHA-256 of a fixed label under
+    the CA key's PKCS #8 DER. Rotating the CA key then changes every pseudonym (the enrolment
+    limit and risk figures start again); a deployment that rotates keeps its own key instead."""
+    # One class each since cryptography 3.4; the stale stubs that `apt install mypy` brings
+    # (types-cryptography 3.3) keep serialization in subclasses. True at run time either way.
+    assert isinstance(key, (ec.EllipticCurvePrivateKeyWithSerialization, rsa.RSAPrivateKeyWithSerialization))
+    der = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    return hmac.new(der, _PSEUDONYM_LABEL, hashlib.sha256).digest()
 
 
 class PrivacyCA:
@@ -132,14 +140,19 @@ class PrivacyCA:
     CAs, or swtpm's local CA in tests); `ek_intermediates` are untrusted certificates that may
     complete an EK chain. A pending challenge is answerable once, for `challenge_lifetime`;
     AK certificates are valid for `certificate_lifetime` (and never beyond the CA certificate).
-    Thread-safe. export_pending() / import_pending() carry the pending challenges from one
-    process to the next (the command line keeps them in a file).
+    Thread-safe.
+
+    `store` keeps the pending challenges, the certificates issued and the enrolment limit
+    (docs/SERVER-STATE.md): by default a MemoryStore of this process, whose export_pending() /
+    import_pending() carry the pending challenges to the next process (the command line keeps
+    them in a file); an SQLiteStore or PostgresStore (open_store) shares them between workers.
+    Enrolments are recorded under an EK pseudonym, HMAC-SHA-256 under `pseudonym_key` (by default
+    derived_pseudonym_key of the CA key) of the EK's SubjectPublicKeyInfo, never the EK itself.
 
     Each AK certificate names the app id the request gave (APP_ID_URI_PREFIX) and the AK's Name
     (AK_NAME_URI_PREFIX). Nothing proves that the AK was derived for that app id: a device may
-    enrol any number of AKs for one app. A deployment that wants to bound that must record or
-    rate-limit enrolments per EK; this class does neither (the EK certificate is in the request
-    the caller passes to challenge()).
+    enrol several AKs for one app, so the store's limit bounds how many per EK pseudonym and app
+    id in a window ("rate-limited", with retry_after), and risk() counts them.
     """
 
     def __init__(self, key: CAPrivateKey, certificate: x509.Certificate,
@@ -147,7 +160,9 @@ class PrivacyCA:
                  ek_intermediates: Sequence[x509.Certificate] = (),
                  challenge_lifetime: datetime.timedelta = datetime.timedelta(minutes=5),
                  certificate_lifetime: datetime.timedelta = datetime.timedelta(days=365),
-                 max_pending: int = 100_000) -> None:
+                 max_pending: int = 100_000,
+                 store: Optional[Store] = None,
+                 pseudonym_key: Optional[bytes] = None) -> None:
         if _spki(key.public_key()) != certificate.public_key().public_bytes(
                 serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo):
             raise ValueError("the CA key is not the key of the CA certificate")
@@ -157,9 +172,8 @@ class PrivacyCA:
         self._intermediates = _chain.trusted_set(ek_intermediates, "EK intermediate")
         self._challenge_lifetime = challenge_lifetime
         self._certificate_lifetime = certificate_lifetime
-        self._max_pending = max_pending
-        self._pending: Dict[str, _Pending] = {}
-        self._lock = threading.Lock()
+        self._store: Store = store if store is not None else MemoryStore(max_pending=max_pending)
+        self._pseudonym_key = pseudonym_key if pseudonym_key is not None else derived_pseudonym_key(key)
 
     @property
     def certificate(self) -> x509.Certificate:
@@ -196,15 +210,17 @@ class PrivacyCA:
                 and ek_key.public_numbers().e == _EK_EXPONENT):
             raise Rejected("ek-mismatch", "the EK certificate's key is not an RSA 2048 key with exponent 65537 "
                                           "(the standard EK, template L-1)")
+        pseudonym = self.ek_pseudonym(ek_key)
+        self._refuse_if_limited(self._store.limited(pseudonym, app_id, self._store.limit(), now), now)
         ak_name = _tpm.name_of(ak_public)
         secret = os.urandom(_SECRET_BYTES)
         credential = _credential.make_credential(ek_key, secret, ak_name)
         challenge_id = os.urandom(16).hex()
-        with self._lock:
-            self._expire(now)
-            if len(self._pending) >= self._max_pending:
-                raise Rejected("challenge-unknown", "too many pending enrolment challenges; try again later")
-            self._pending[challenge_id] = _Pending(secret, ak_public, app_id, now + self._challenge_lifetime)
+        try:
+            self._store.add_challenge(challenge_id, PendingChallenge(secret, ak_public, app_id, pseudonym,
+                                                                     now + self._challenge_lifetime))
+        except StoreFull:
+            raise Rejected("challenge-unknown", "too many pending enrolment challenges; try again later") from None
         return _wire.dumps(_wire.ENROLMENT_CHALLENGE, {
             "id": challenge_id,
             "credential_blob": _wire.b64(credential.credential_blob),
@@ -215,19 +231,22 @@ class PrivacyCA:
         """Answer an enrolment response with an AK certificate message (both JSON).
 
         The challenge id must be pending ("challenge-unknown"); it is used up by this call,
-        whatever its outcome. The credential must be the sealed secret ("credential")."""
+        whatever its outcome. The credential must be the sealed secret ("credential"). The EK must
+        be under the store's limit for this app id ("rate-limited"), counted with this enrolment
+        atomically, whatever the number of workers."""
         message = _wire.loads(response, _wire.ENROLMENT_RESPONSE)
         challenge_id = _wire.text_field(message, "id")
         credential = _wire.bytes_field(message, "credential")
         now = _chain.utcnow()
-        with self._lock:
-            self._expire(now)
-            pending = self._pending.pop(challenge_id, None)
+        pending = self._store.take_challenge(challenge_id, now)
         if pending is None:
             raise Rejected("challenge-unknown", "no pending enrolment challenge has this id (unknown, expired or used)")
         if not hmac.compare_digest(credential, pending.secret):
             raise Rejected("credential", "the credential is wrong: the AK was not activated by the TPM holding the EK")
         certificate = self._issue(pending.ak_public, pending.app_id, now)
+        record = CertificateRecord(certificate.serial_number, pending.ek_pseudonym, pending.app_id,
+                                   _tpm.name_of(pending.ak_public), now, _chain.not_after(certificate))
+        self._refuse_if_limited(self._store.add_certificate(record, self._store.limit()), now)
         return _wire.dumps(_wire.AK_CERTIFICATE, {
             "certificate": _wire.b64(certificate.public_bytes(serialization.Encoding.DER)),
         })
@@ -236,19 +255,20 @@ class PrivacyCA:
         """The pending challenges (their secrets, AK public areas, app ids and expiry times) as
         JSON text, for import_pending() in another process. It is secret: whoever reads it can
         answer the challenges, so keep it as private as the CA key."""
-        now = _chain.utcnow()
-        with self._lock:
-            self._expire(now)
-            pending = {
-                challenge_id: {"secret": _wire.b64(p.secret), "ak_public": _wire.b64(p.ak_public),
-                               "app_id": p.app_id, "expires": p.expires.isoformat() + "Z"}
-                for challenge_id, p in self._pending.items()
-            }
+        store = self._memory_store("export_pending")
+        store.purge(_chain.utcnow())
+        pending = {
+            challenge_id: {"secret": _wire.b64(p.secret), "ak_public": _wire.b64(p.ak_public),
+                           "app_id": p.app_id, "ek_pseudonym": _wire.b64(p.ek_pseudonym),
+                           "expires": p.expires.isoformat() + "Z"}
+            for challenge_id, p in store.challenges().items()
+        }
         return json.dumps({"v": _wire.VERSION, "type": _PENDING_STATE, "pending": pending}, separators=(",", ":"))
 
     def import_pending(self, state: Union[str, bytes]) -> None:
         """Add the pending challenges of export_pending()'s `state` (expired ones are dropped);
-        ValueError if it is not such a state."""
+        ValueError if it is not such a state. Only for the default MemoryStore (TypeError otherwise)."""
+        store = self._memory_store("import_pending")
         try:
             message = _wire.loads(state, _PENDING_STATE)
             entries = message.get("pending")
@@ -257,24 +277,74 @@ class PrivacyCA:
             loaded = {str(i): self._pending_of(e) for i, e in entries.items()}
         except Rejected as e:
             raise ValueError(f"not a PrivacyCA pending state: {e}") from None
-        now = _chain.utcnow()
-        with self._lock:
-            self._pending.update(loaded)
-            self._expire(now)
+        store.merge_challenges(loaded)
+        store.purge(_chain.utcnow())
 
     @staticmethod
-    def _pending_of(entry: Any) -> _Pending:
+    def _pending_of(entry: Any) -> PendingChallenge:
         if not isinstance(entry, dict):
             raise Rejected("malformed", "a pending challenge is not an object")
         ak_public = _wire.bytes_field(entry, "ak_public")
         ak_key_from_public(ak_public, "malformed")
         expires = _wire.text_field(entry, "expires")
-        return _Pending(_wire.bytes_field(entry, "secret"), ak_public, check_app_id(entry.get("app_id")),
-                        parse_utc(expires))
+        # 0.3's state files have no pseudonym: such a challenge is finished without one
+        pseudonym = _wire.optional_bytes_field(entry, "ek_pseudonym") or b""
+        return PendingChallenge(_wire.bytes_field(entry, "secret"), ak_public, check_app_id(entry.get("app_id")),
+                                pseudonym, parse_utc(expires))
 
-    def _expire(self, now: datetime.datetime) -> None:
-        for challenge_id in [i for i, p in self._pending.items() if p.expires < now]:
-            del self._pending[challenge_id]
+    def _memory_store(self, operation: str) -> MemoryStore:
+        if not isinstance(self._store, MemoryStore):
+            raise TypeError(f"{operation}() is for a PrivacyCA on its own MemoryStore; this one shares "
+                            f"{type(self._store).__name__}")
+        return self._store
+
+    @staticmethod
+    def _refuse_if_limited(limited: Optional[Limited], now: datetime.datetime) -> None:
+        if limited is not None:
+            wait = max((limited.retry_at - now).total_seconds(), 0.0)
+            raise Rejected("rate-limited", f"this EK has enrolled as many AKs for this app id as the limit allows; "
+                                           f"the next enrolment may start in {wait:.0f} s", retry_after=wait)
+
+    # -- the fleet: pseudonyms, risk, revocation -------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        """Where this CA keeps its pending challenges, certificates and limit."""
+        return self._store
+
+    def ek_pseudonym(self, ek_key: rsa.RSAPublicKey) -> bytes:
+        """The pseudonym this CA records an EK's enrolments under (HMAC-SHA-256 of its SPKI)."""
+        return hmac.new(self._pseudonym_key, _spki(ek_key), hashlib.sha256).digest()
+
+    def risk(self, serial: int) -> Optional[int]:
+        """How many AK certificates this CA issued in the last 30 days (RISK_WINDOW) for the app id
+        and EK of the certificate with this serial number, itself included; None if this CA did
+        not issue it. It tells an app server how often one TPM re-enrolled for its app, without
+        the EK."""
+        record = self._store.certificate(serial)
+        if record is None:
+            return None
+        return self._store.enrolments(record.ek_pseudonym, record.app_id, _chain.utcnow() - RISK_WINDOW)
+
+    def revoke(self, serial: int, reason: str = "unspecified") -> bool:
+        """Revoke the AK certificate with this serial number (an operator's action): Verifiers
+        on this store reject its evidence ("revoked"), and crl() lists it. False if this CA did
+        not issue it or it is already revoked."""
+        return self._store.revoke(serial, reason, _chain.utcnow())
+
+    def crl(self, *, next_update: datetime.timedelta = datetime.timedelta(days=1)) -> x509.CertificateRevocationList:
+        """A CRL (RFC 5280) of the revoked AK certificates not yet expired, signed by the CA key,
+        valid for `next_update`."""
+        now = _chain.utcnow()
+        builder = (x509.CertificateRevocationListBuilder().issuer_name(self._certificate.subject)
+                   .last_update(now - datetime.timedelta(minutes=1)).next_update(now + next_update))
+        for record in self._store.revoked(now):
+            builder = builder.add_revoked_certificate(
+                x509.RevokedCertificateBuilder().serial_number(record.serial)
+                .revocation_date(record.revoked or now).build())
+        builder = builder.add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
+                                        critical=False)
+        return builder.sign(self._key, hashes.SHA256())
 
     def _issue(self, ak_public: bytes, app_id: str, now: datetime.datetime) -> x509.Certificate:
         ak_key = ak_key_from_public(ak_public, "ak-template")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Optional
 
 #: Every reason a Rejected can carry, with what it means. The codes are stable: callers may
 #: log them, count them and branch on them.
@@ -33,6 +33,9 @@ REASONS: Mapping[str, str] = {
     "ak-template": "the AK public area is not a restricted ECDSA P-256 attestation key of the frozen template",
     "challenge-unknown": "the enrolment challenge id was never issued, is expired, or was already answered",
     "credential": "the enrolment response carries a wrong credential: the AK is not in the TPM that holds the EK",
+    "rate-limited": "this EK has enrolled as many AKs for this app id as the CA's limit allows in its window; "
+                    "retry_after says when the next one may",
+    "revoked": "the AK certificate was revoked by the CA that issued it",
 }
 
 
@@ -40,14 +43,18 @@ class Rejected(Exception):
     """A message failed verification.
 
     `reason` is a stable short code (a key of REASONS); `message` says what was wrong, for people.
+
+    `retry_after`, for "rate-limited" only, is how many seconds later the same request may pass.
     """
 
     reason: str
     message: str
+    retry_after: Optional[float]
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, *, retry_after: Optional[float] = None) -> None:
         if reason not in REASONS:
             raise ValueError(f"unknown rejection reason {reason!r}")
         super().__init__(f"{reason}: {message}")
         self.reason = reason
         self.message = message
+        self.retry_after = retry_after

@@ -7,9 +7,8 @@ import datetime
 import hmac
 import json
 import os
-import threading
 from dataclasses import dataclass
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -19,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from . import _ca, _chain, _tpm, _wire
 from ._errors import Rejected
+from ._store import MemoryStore, NonceState, Store
 
 NONCE_BYTES = 32
 _NONCE_STATE = "deviceid.verifier-nonces"
@@ -55,6 +55,10 @@ class Attestation:
     #: obfuscated, i.e. offset by a secret value of the owner hierarchy and the AK's Name. Constant
     #: for one AK while the firmware is unchanged; meaningless across AKs.
     firmware_version: int
+    #: When the Verifier shares the issuing PrivacyCA's store: how many AK certificates the CA
+    #: issued for this app id to this TPM's EK in the last 30 days (1 for a device that enrolled
+    #: once; more for one that re-enrols, as App Attest's risk metric counts). None otherwise.
+    risk: Optional[int] = None
 
 
 def _certified_app_id(certificate: x509.Certificate) -> str:
@@ -90,50 +94,43 @@ def _ak_name_from_certificate(certificate: x509.Certificate) -> Optional[bytes]:
 
 
 class _NonceBook:
-    """The nonces a verifier issued: each lives `lifetime` and is used up by its first consume(),
-    whatever the outcome. Used nonces are kept until they expire, to tell a replay. Thread-safe."""
+    """The nonces a verifier issued, in its store: each lives `lifetime` and is used up by its
+    first consume(), whatever the outcome. Used nonces are kept until they expire, to tell a replay."""
 
-    def __init__(self, lifetime: datetime.timedelta, max_nonces: int) -> None:
+    def __init__(self, store: Store, lifetime: datetime.timedelta) -> None:
+        self._store = store
         self._lifetime = lifetime
-        self._max_nonces = max_nonces
-        # nonce → (expiry, used)
-        self._nonces: Dict[bytes, tuple[datetime.datetime, bool]] = {}
-        self._lock = threading.Lock()
 
     def issue(self) -> bytes:
         nonce = os.urandom(NONCE_BYTES)
-        now = _chain.utcnow()
-        with self._lock:
-            self._expire(now)
-            if len(self._nonces) >= self._max_nonces:
-                raise RuntimeError("too many outstanding nonces")
-            self._nonces[nonce] = (now + self._lifetime, False)
+        self._store.add_nonce(nonce, _chain.utcnow() + self._lifetime)
         return nonce
 
     def consume(self, nonce: bytes) -> None:
-        now = _chain.utcnow()
-        with self._lock:
-            entry = self._nonces.get(nonce)
-            if entry is not None and not entry[1]:
-                self._nonces[nonce] = (entry[0], True)
-            self._expire(now)
-        if entry is None:
+        state = self._store.use_nonce(nonce, _chain.utcnow())
+        if state is NonceState.UNKNOWN:
             raise Rejected("nonce-unknown", "this verifier did not issue the nonce (or forgot it after its lifetime)")
-        if entry[1]:
+        if state is NonceState.USED:
             raise Rejected("nonce-replayed", "the nonce was already used")
-        if entry[0] < now:
+        if state is NonceState.EXPIRED:
             raise Rejected("nonce-expired", "the nonce's lifetime is over")
 
+    def _memory(self) -> MemoryStore:
+        if not isinstance(self._store, MemoryStore):
+            raise TypeError(f"nonce export and import are for a Verifier on its own MemoryStore; this one shares "
+                            f"{type(self._store).__name__}")
+        return self._store
+
     def export(self) -> str:
-        now = _chain.utcnow()
-        with self._lock:
-            self._expire(now)
-            nonces = {_wire.b64(n): {"expires": expires.isoformat() + "Z", "used": used}
-                      for n, (expires, used) in self._nonces.items()}
+        store = self._memory()
+        store.purge(_chain.utcnow())
+        nonces = {_wire.b64(n): {"expires": expires.isoformat() + "Z", "used": used}
+                  for n, (expires, used) in store.nonces().items()}
         return json.dumps({"v": _wire.VERSION, "type": _NONCE_STATE, "nonces": nonces}, separators=(",", ":"))
 
     def load(self, state: Union[str, bytes]) -> None:
-        loaded: Dict[bytes, tuple[datetime.datetime, bool]] = {}
+        store = self._memory()
+        loaded: Dict[bytes, Tuple[datetime.datetime, bool]] = {}
         try:
             entries = _wire.loads(state, _NONCE_STATE).get("nonces")
             if not isinstance(entries, dict):
@@ -145,16 +142,8 @@ class _NonceBook:
                 loaded[nonce] = (_ca.parse_utc(_wire.text_field(entry, "expires")), entry["used"])
         except (Rejected, ValueError) as e:  # binascii.Error and UnicodeEncodeError are ValueErrors
             raise ValueError(f"not a Verifier nonce state: {e}") from None
-        now = _chain.utcnow()
-        with self._lock:
-            for nonce, (expires, used) in loaded.items():
-                current = self._nonces.get(nonce)
-                self._nonces[nonce] = (expires, used or (current is not None and current[1]))
-            self._expire(now)
-
-    def _expire(self, now: datetime.datetime) -> None:
-        for nonce in [n for n, (expires, _) in self._nonces.items() if expires < now]:
-            del self._nonces[nonce]
+        store.merge_nonces(loaded)
+        store.purge(_chain.utcnow())
 
 
 class Verifier:
@@ -162,17 +151,30 @@ class Verifier:
     certificates are `ca_certificates`.
 
     Nonces come from new_nonce(), live `nonce_lifetime`, and are used up by the first verify()
-    that names them, whatever its outcome. Thread-safe. export_nonces() / import_nonces() carry
-    the issued nonces from one process to the next (the command line keeps them in a file).
+    that names them, whatever its outcome. Thread-safe.
+
+    `store` keeps the nonces (docs/SERVER-STATE.md): by default a MemoryStore of this process,
+    whose export_nonces() / import_nonces() carry them to the next process (the command line
+    keeps them in a file); an SQLiteStore or PostgresStore shares them between workers, each
+    nonce accepted once across all. When the store is also the issuing PrivacyCA's, verify()
+    rejects revoked AK certificates ("revoked") and reports the enrolment risk figure.
     """
 
     def __init__(self, ca_certificates: Sequence[x509.Certificate], *,
                  nonce_lifetime: datetime.timedelta = datetime.timedelta(minutes=5),
-                 max_nonces: int = 1_000_000) -> None:
+                 max_nonces: int = 1_000_000,
+                 store: Optional[Store] = None) -> None:
         if not ca_certificates:
             raise ValueError("a Verifier needs at least one CA certificate")
         self._anchors = _chain.trusted_set(ca_certificates, "CA certificate")
-        self._nonces = _NonceBook(nonce_lifetime, max_nonces)
+        self._store: Store = store if store is not None else MemoryStore(max_nonces=max_nonces)
+        self._nonces = _NonceBook(self._store, nonce_lifetime)
+        self._nonce_lifetime = nonce_lifetime
+
+    @property
+    def nonce_lifetime(self) -> datetime.timedelta:
+        """How long a nonce of new_nonce() lives."""
+        return self._nonce_lifetime
 
     def new_nonce(self) -> bytes:
         """A fresh 32-byte random nonce, to send to the device and to pass to verify() once."""
@@ -242,6 +244,10 @@ class Verifier:
             raise Rejected("ak-untrusted", "the AK certificate has no extendedKeyUsage tcg-kp-AIKCertificate") from None
         if _ca.TCG_KP_AIK_CERTIFICATE not in usages:
             raise Rejected("ak-untrusted", "the AK certificate is not for an attestation key (tcg-kp-AIKCertificate)")
+        record = self._store.certificate(ak_certificate.serial_number)
+        if record is not None and record.revoked is not None:
+            raise Rejected("revoked", f"the AK certificate {ak_certificate.serial_number:x} was revoked "
+                                      f"({record.revocation_reason or 'no reason given'})")
         try:
             if not ak_certificate.extensions.get_extension_for_class(x509.KeyUsage).value.digital_signature:
                 raise Rejected("ak-untrusted", "the AK certificate's keyUsage lacks digitalSignature")
@@ -307,4 +313,6 @@ class Verifier:
             app_id=certified_app_id, hardware_id=hardware_id, app_name=app_name, app_public=app_public,
             app_public_key=app_key, ak_name=ak_name, ak_certificate=ak_certificate, clock=info.clock,
             safe=info.safe, firmware_version=info.firmware_version,
+            risk=None if record is None else self._store.enrolments(record.ek_pseudonym, record.app_id,
+                                                                    _chain.utcnow() - _ca.RISK_WINDOW),
         )

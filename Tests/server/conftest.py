@@ -1,0 +1,252 @@
+"""Fixtures of the server tests: a PostgreSQL server these tests start on loopback (initdb as the
+`postgres` user, since PostgreSQL refuses root), SQLite files, stores of every kind, swtpm
+machines (Tests/tpm/machines.py) and verifier services run as users run them
+(`python3 -m deviceid_verifier serve`, under gunicorn). A missing component fails; nothing skips."""
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+for path in (ROOT / "python", ROOT / "Tests" / "tpm"):
+    if str(path) not in sys.path:
+        sys.path.append(str(path))
+
+from machines import Machine, localca_files, make_ca_certificate, require_tools  # noqa: E402
+
+# tpm2-pytss 1.2 turns every TPM structure into an empty mock when unittest.mock was imported
+# before it ("if mock is loaded", tpm2_pytss/internal/utils.py); hypothesis imports unittest.mock.
+# So tpm2-pytss is imported first, here, before any test module imports hypothesis.
+try:
+    import tpm2_pytss  # noqa: E402,F401
+except ImportError:
+    pass  # require_tools() says so when a machine is made
+
+PG_BIN = Path("/usr/lib/postgresql")
+PG_USER = "postgres"
+TIMEOUT = 60
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pg_tool(name: str) -> str:
+    versions = sorted(PG_BIN.glob("*/bin/" + name)) if PG_BIN.exists() else []
+    if not versions:
+        pytest.fail(f"PostgreSQL's {name} is missing (Debian: apt-get install postgresql)")
+    return str(versions[-1])
+
+
+class PostgreSQL:
+    """A PostgreSQL cluster in a temporary directory, listening on 127.0.0.1:port only, trust
+    authentication for its own superuser (loopback, this test's cluster)."""
+
+    def __init__(self) -> None:
+        try:
+            self.user = pwd.getpwnam(PG_USER)
+        except KeyError:
+            pytest.fail("no postgres user (Debian's postgresql package creates it)")
+        self.dir = Path(tempfile.mkdtemp(prefix="deviceid-pg-"))
+        os.chown(self.dir, self.user.pw_uid, self.user.pw_gid)
+        self.data = self.dir / "data"
+        self.port = free_port()
+        self._as_postgres([_pg_tool("initdb"), "-D", str(self.data), "-U", PG_USER, "--auth=trust", "-E", "UTF8",
+                           "--no-sync"])
+        self._as_postgres([_pg_tool("pg_ctl"), "-D", str(self.data), "-l", str(self.dir / "log"), "-w", "-t", "60",
+                           "-o", f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c fsync=on "
+                                 f"-c max_connections=200", "start"])
+        self.url_base = f"postgresql://{PG_USER}@127.0.0.1:{self.port}"
+        self.databases = 0
+
+    def _as_postgres(self, argv):
+        result = subprocess.run(["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}",
+                                 "--init-groups", *argv], capture_output=True, text=True, timeout=TIMEOUT,
+                                cwd=self.dir, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"})
+        assert result.returncode == 0, f"{argv[0]} failed:\n{result.stdout}\n{result.stderr}"
+        return result
+
+    def new_database(self) -> str:
+        """The URL of a new, empty database."""
+        import psycopg
+        self.databases += 1
+        name = f"deviceid{self.databases}"
+        with psycopg.connect(self.url_base + "/postgres", autocommit=True) as connection:
+            connection.execute(f"CREATE DATABASE {name}")
+        return f"{self.url_base}/{name}"
+
+    def stop(self) -> None:
+        subprocess.run(["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}", "--init-groups",
+                        _pg_tool("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"],
+                       capture_output=True, timeout=TIMEOUT, cwd=self.dir)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgresql():
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as e:
+        pytest.fail(f"psycopg 3 is missing (Debian: apt-get install python3-psycopg): {e}")
+    server = PostgreSQL()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def database_url(request, postgresql, tmp_path):
+    """A new empty database of the kind the test is parametrized with: "sqlite", "postgresql", or
+    for tests marked memory_too (one store object, one process) "memory"."""
+    if request.param == "postgresql":
+        return postgresql.new_database()
+    if request.param == "memory":
+        return "memory:"
+    return f"sqlite:///{tmp_path}/deviceid.sqlite3"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "memory_too: run against MemoryStore as well as the databases")
+
+
+def pytest_generate_tests(metafunc):
+    if "database_url" in metafunc.fixturenames:
+        kinds = ["sqlite", "postgresql"] + (["memory"] if metafunc.definition.get_closest_marker("memory_too") else [])
+        metafunc.parametrize("database_url", kinds, indirect=True)
+
+
+# -- machines and CAs ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def machines():
+    require_tools()
+    started = []
+
+    def make(label: str) -> Machine:
+        machine = Machine(label)
+        started.append(machine)
+        return machine
+
+    yield make
+    for machine in started:
+        machine.tpm.stop()
+
+
+@pytest.fixture(scope="module")
+def machine_a(machines):
+    return machines("a")
+
+
+@pytest.fixture(scope="module")
+def ek_anchors(machine_a, tmp_path_factory):
+    """PEM files of swtpm's local CA (root, issuer): the EK trust anchors."""
+    root, issuer = localca_files()
+    return [str(p) for p in (root, issuer) if p.exists()]
+
+
+@pytest.fixture(scope="module")
+def ca_files(tmp_path_factory):
+    """(key PEM path, certificate PEM path) of a new Privacy CA."""
+    from cryptography.hazmat.primitives import serialization
+    key, certificate = make_ca_certificate("deviceid service test CA")
+    directory = tmp_path_factory.mktemp("ca")
+    key_path, cert_path = directory / "ca.key", directory / "ca.pem"
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    return str(key_path), str(cert_path)
+
+
+# -- services -----------------------------------------------------------------------------------
+
+class Service:
+    """One `python3 -m deviceid_verifier serve` (gunicorn) on 127.0.0.1:port."""
+
+    def __init__(self, database: str, ca_files, ek_anchors, *, workers: int = 2, extra=()):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.NamedTemporaryFile(prefix="deviceid-serve-", suffix=".log", delete=False)
+        argv = [sys.executable, "-m", "deviceid_verifier", "serve", "--database", database,
+                "--ca-key", ca_files[0], "--ca-cert", ca_files[1], "--bind", f"127.0.0.1:{self.port}",
+                "--workers", str(workers), *extra]
+        for anchor in ek_anchors:
+            argv += ["--ek-anchor", anchor]
+        env = dict(os.environ)
+        env.setdefault("PYTHONPATH", str(ROOT / "python"))  # scripts/test sets the installed copy
+        self.process = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=env,
+                                        start_new_session=True)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            assert self.process.poll() is None, f"serve exited {self.process.returncode}:\n{self.output()}"
+            try:
+                if self.get("/v1/health")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"serve did not answer:\n{self.output()}"
+            time.sleep(0.05)
+
+    def output(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+    def request(self, method: str, path: str, body=None, headers=None, timeout=30):
+        """(status, headers, body bytes) of one request; body: bytes, str or a JSON-able object."""
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = json.dumps(body)
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        request = urllib.request.Request(self.url + path, data=body, method=method,
+                                         headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return response.status, dict(response.headers), response.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
+
+    def get(self, path: str):
+        return self.request("GET", path)
+
+    def post(self, path: str, body=None, timeout=30):
+        return self.request("POST", path, b"" if body is None else body, timeout=timeout)
+
+    def kill(self, sig=signal.SIGKILL) -> None:
+        """Signal the whole service (gunicorn's master and its workers)."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, sig)
+            self.process.wait(timeout=TIMEOUT)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        os.unlink(self.log.name)
+
+
+@pytest.fixture
+def services(ca_files, ek_anchors):
+    """services(database, count, workers=2) → that many Services on one database; all stopped after."""
+    started = []
+
+    def start(database: str, count: int = 1, **options):
+        new = [Service(database, ca_files, ek_anchors, **options) for _ in range(count)]
+        started.extend(new)
+        return new
+
+    yield start
+    for service in started:
+        service.stop()

@@ -1,0 +1,215 @@
+"""Every Store answers as docs/SERVER-STATE.md says, on SQLite and on PostgreSQL, and holds its
+invariants when many processes race on one database."""
+import datetime
+import multiprocessing
+import os
+import sqlite3
+
+import pytest
+
+from deviceid_verifier import (CertificateRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
+                               PostgresStore, SQLiteStore, StoreUnavailable, open_store)
+from deviceid_verifier._store._migrations import LATEST, MIGRATIONS
+
+T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
+SECOND = datetime.timedelta(seconds=1)
+RACERS = 24
+
+
+def record(serial, pseudonym=b"p" * 32, app_id="com.example.a", issued=T0, not_after=T0 + 365 * 86400 * SECOND):
+    return CertificateRecord(serial, pseudonym, app_id, b"\x00\x0b" + bytes(32), issued, not_after)
+
+
+def pending(expires=T0 + 300 * SECOND, pseudonym=b"p" * 32):
+    return PendingChallenge(b"s" * 32, b"ak-public", "com.example.a", pseudonym, expires)
+
+
+def test_open_store_picks_the_store_by_scheme(database_url):
+    store = open_store(database_url)
+    assert isinstance(store, SQLiteStore if database_url.startswith("sqlite") else PostgresStore)
+    assert store.applied_migrations() == [name for name, _ in MIGRATIONS]
+    assert isinstance(open_store("memory:"), MemoryStore)
+    for bad in ("mysql://x/y", "sqlite://host/x", "sqlite:", "nothing"):
+        with pytest.raises(ValueError):
+            open_store(bad)
+
+
+@pytest.mark.memory_too
+def test_a_nonce_is_fresh_once(database_url):
+    store = open_store(database_url)
+    store.add_nonce(b"n" * 32, T0 + 300 * SECOND)
+    assert store.use_nonce(b"n" * 32, T0) is NonceState.FRESH
+    assert store.use_nonce(b"n" * 32, T0) is NonceState.USED
+    assert store.use_nonce(b"m" * 32, T0) is NonceState.UNKNOWN
+
+
+@pytest.mark.memory_too
+def test_an_expired_nonce_is_expired_then_used_then_unknown_after_purge(database_url):
+    store = open_store(database_url)
+    store.add_nonce(b"n" * 32, T0)
+    assert store.use_nonce(b"n" * 32, T0 + SECOND) is NonceState.EXPIRED
+    assert store.use_nonce(b"n" * 32, T0 + SECOND) is NonceState.USED
+    store.purge(T0 + SECOND)
+    assert store.use_nonce(b"n" * 32, T0 + SECOND) is NonceState.UNKNOWN
+
+
+@pytest.mark.memory_too
+def test_a_challenge_is_taken_once_and_not_after_expiry(database_url):
+    store = open_store(database_url)
+    store.add_challenge("a" * 32, pending())
+    store.add_challenge("b" * 32, pending())
+    assert store.take_challenge("a" * 32, T0) == pending()
+    assert store.take_challenge("a" * 32, T0) is None
+    assert store.take_challenge("b" * 32, T0 + 301 * SECOND) is None  # expired: gone too
+    assert store.take_challenge("b" * 32, T0) is None
+
+
+@pytest.mark.memory_too
+def test_the_limit_counts_a_sliding_window_and_says_when_to_retry(database_url):
+    store = open_store(database_url)
+    limit = Limit(2, datetime.timedelta(hours=1))
+    assert store.add_certificate(record(1, issued=T0), limit) is None
+    assert store.add_certificate(record(2, issued=T0 + 600 * SECOND), limit) is None
+    refused = store.add_certificate(record(3, issued=T0 + 900 * SECOND), limit)
+    assert refused == Limited(T0 + 3600 * SECOND)  # when the first leaves the window
+    assert store.limited(b"p" * 32, "com.example.a", limit, T0 + 900 * SECOND) == refused
+    assert store.certificate(3) is None
+    # another app id, another EK: their own windows
+    assert store.add_certificate(record(4, app_id="com.example.b", issued=T0 + 900 * SECOND), limit) is None
+    assert store.add_certificate(record(5, pseudonym=b"q" * 32, issued=T0 + 900 * SECOND), limit) is None
+    # an hour after the first, one place is free again
+    assert store.add_certificate(record(6, issued=T0 + 3600 * SECOND), limit) is None
+    assert store.enrolments(b"p" * 32, "com.example.a", T0 - SECOND) == 3
+
+
+@pytest.mark.memory_too
+def test_revocation_is_monotonic_and_lists_only_live_certificates(database_url):
+    store = open_store(database_url)
+    limit = Limit(10, datetime.timedelta(days=1))
+    store.add_certificate(record(0xABCDEF0123456789ABCDEF0123456789ABCDEF01), limit)  # 160 bits
+    store.add_certificate(record(2, not_after=T0 + SECOND), limit)
+    assert store.revoke(0xABCDEF0123456789ABCDEF0123456789ABCDEF01, "key-compromise", T0)
+    assert not store.revoke(0xABCDEF0123456789ABCDEF0123456789ABCDEF01, "again", T0 + SECOND)
+    assert not store.revoke(99, "unknown", T0)
+    assert store.revoke(2, "superseded", T0)
+    got = store.certificate(0xABCDEF0123456789ABCDEF0123456789ABCDEF01)
+    assert (got.revoked, got.revocation_reason) == (T0, "key-compromise")
+    assert [r.serial for r in store.revoked(T0)] == [2, 0xABCDEF0123456789ABCDEF0123456789ABCDEF01]
+    assert [r.serial for r in store.revoked(T0 + 2 * SECOND)] == [0xABCDEF0123456789ABCDEF0123456789ABCDEF01]
+
+
+def test_the_limit_is_an_operators_setting_kept_in_the_database(database_url):
+    store = open_store(database_url)
+    assert store.limit() == Limit(5, datetime.timedelta(days=1))
+    store.set_limit(Limit(3, datetime.timedelta(minutes=10)))
+    assert open_store(database_url).limit() == Limit(3, datetime.timedelta(minutes=10))
+
+
+def test_migrations_from_empty_and_from_the_previous_version(database_url):
+    store = open_store(database_url, migrate=False)
+    assert store.applied_migrations() == []
+    assert store.migrate(until="0001_nonces_and_challenges") == ["0001_nonces_and_challenges"]
+    store.add_nonce(b"n" * 32, T0 + 300 * SECOND)  # 0001's state survives 0002
+    store.add_challenge("c" * 32, pending())
+    assert store.migrate() == [LATEST]
+    assert store.migrate() == []
+    assert store.use_nonce(b"n" * 32, T0) is NonceState.FRESH
+    assert store.take_challenge("c" * 32, T0) == pending()
+    assert store.add_certificate(record(7), store.limit()) is None
+
+
+def _race_nonce(store):
+    return store.use_nonce(b"n" * 32, T0).value
+
+
+def _race_challenge(store):
+    return store.take_challenge("c" * 32, T0) is not None
+
+
+def _race_enrolment(store, serial):
+    return store.add_certificate(record(serial, issued=T0 + serial * datetime.timedelta(microseconds=1)),
+                                 Limit(3, datetime.timedelta(hours=1))) is None
+
+
+def _racer(url, operation, args, start, out):
+    store = open_store(url, migrate=False)
+    start.wait()
+    try:
+        out.put(operation(store, *args))
+    except Exception as e:  # reported, so that a failure says what happened
+        out.put(f"{type(e).__name__}: {e}")
+
+
+def _race(url, operation, args_of=lambda i: ()):
+    """RACERS processes, each with its own store on `url`, run operation(store, *args_of(i)) at once."""
+    context = multiprocessing.get_context("fork")
+    start, out = context.Event(), context.Queue()
+    processes = [context.Process(target=_racer, args=(url, operation, args_of(i), start, out)) for i in range(RACERS)]
+    for p in processes:
+        p.start()
+    start.set()
+    results = [out.get(timeout=60) for _ in processes]
+    for p in processes:
+        p.join(timeout=60)
+        assert p.exitcode == 0, results
+    return results
+
+
+def test_24_processes_race_for_one_nonce_one_wins(database_url):
+    open_store(database_url).add_nonce(b"n" * 32, T0 + 300 * SECOND)
+    results = _race(database_url, _race_nonce)
+    assert sorted(results) == ["fresh"] + ["used"] * (RACERS - 1), results
+
+
+def test_24_processes_race_for_one_challenge_one_wins(database_url):
+    open_store(database_url).add_challenge("c" * 32, pending())
+    results = _race(database_url, _race_challenge)
+    assert sorted(results, key=str) == [False] * (RACERS - 1) + [True], results
+
+
+def test_24_processes_race_past_a_limit_of_3_three_pass(database_url):
+    store = open_store(database_url)
+    results = _race(database_url, _race_enrolment, lambda i: (i + 1,))
+    assert sorted(results, key=str) == [False] * (RACERS - 3) + [True] * 3, results
+    assert store.enrolments(b"p" * 32, "com.example.a", T0 - SECOND) == 3
+
+
+def test_a_database_that_does_not_answer_is_unavailable_not_empty(tmp_path, postgresql):
+    closed = f"postgresql://postgres@127.0.0.1:{postgresql.port + 0}/nosuchdatabase"
+    with pytest.raises(StoreUnavailable):
+        open_store(closed)
+    path = tmp_path / "locked.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        import deviceid_verifier._store._sqlite as module
+        module.BUSY_TIMEOUT_SECONDS, saved = 0.2, module.BUSY_TIMEOUT_SECONDS
+        try:
+            with pytest.raises(StoreUnavailable):
+                open_store(f"sqlite:///{path}").use_nonce(b"n" * 32, T0)
+        finally:
+            module.BUSY_TIMEOUT_SECONDS = saved
+    finally:
+        blocker.execute("ROLLBACK")
+    assert store.use_nonce(b"n" * 32, T0) is NonceState.UNKNOWN
+
+
+def test_the_sqlite_file_is_private(tmp_path):
+    open_store(f"sqlite:///{tmp_path}/new.sqlite3")
+    assert os.stat(tmp_path / "new.sqlite3").st_mode & 0o777 == 0o600
+
+
+@pytest.mark.memory_too
+def test_the_boundaries_are_the_documented_ones(database_url):
+    """docs/SERVER-STATE.md: a nonce or challenge is good through its expiry instant; a certificate
+    issued exactly one window before counts no more."""
+    store = open_store(database_url)
+    store.add_nonce(b"n" * 32, T0)
+    assert store.use_nonce(b"n" * 32, T0) is NonceState.FRESH
+    store.add_challenge("c" * 32, pending(expires=T0))
+    assert store.take_challenge("c" * 32, T0) == pending(expires=T0)
+    limit = Limit(1, datetime.timedelta(hours=1))
+    assert store.add_certificate(record(1, issued=T0), limit) is None
+    assert store.add_certificate(record(2, issued=T0 + 3599 * SECOND), limit) == Limited(T0 + 3600 * SECOND)
+    assert store.add_certificate(record(3, issued=T0 + 3600 * SECOND), limit) is None

@@ -1,0 +1,53 @@
+"""The operator's inputs to the command line: PEM files of certificates and keys. Every problem
+with them is a Failure, the command line's exit status 2, never a traceback."""
+
+from __future__ import annotations
+
+import re
+from typing import List, Sequence
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from . import _chain
+from ._ca import CAPrivateKey
+
+_PEM_CERTIFICATE = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.DOTALL)
+
+
+class Failure(Exception):
+    """An operational error: exit status 2."""
+
+
+def read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise Failure(f"cannot read {path}: {e.strerror}") from None
+
+
+def certificates(paths: Sequence[str]) -> List[x509.Certificate]:
+    """Every certificate of the PEM files at `paths` (a file may hold several)."""
+    out: List[x509.Certificate] = []
+    for path in paths:
+        blocks = _PEM_CERTIFICATE.findall(read(path))
+        if not blocks:
+            raise Failure(f"{path} holds no PEM certificate")
+        try:
+            out.extend(_chain.parsed(x509.load_pem_x509_certificate(block)) for block in blocks)
+        except (ValueError, TypeError, _chain.ChainError) as e:
+            raise Failure(f"{path}: a certificate does not parse: {e}") from None
+    return out
+
+
+def private_key(path: str) -> CAPrivateKey:
+    """The unencrypted ECDSA or RSA private key of the PEM file at `path`."""
+    try:
+        key = serialization.load_pem_private_key(read(path), password=None)
+    except (ValueError, TypeError) as e:
+        raise Failure(f"{path} is not an unencrypted PEM private key: {e}") from None
+    if not isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):
+        raise Failure(f"{path} is neither an ECDSA nor an RSA key")
+    return key

@@ -1,0 +1,37 @@
+"""The schema, as named migrations applied in order (docs/SERVER-STATE.md, invariant 7). A
+migration, once released, is never edited: a change is a new migration. Each is SQL common to
+SQLite and PostgreSQL, with BLOB spelled as the dialect spells it. Times are BIGINT
+microseconds since 1970-01-01 UTC; serial numbers lowercase hex."""
+
+from __future__ import annotations
+
+from typing import List, Tuple
+
+#: (name, statements), oldest first.
+MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
+    # What 0.3's state files held: issued nonces and pending enrolment challenges.
+    ("0001_nonces_and_challenges", (
+        "CREATE TABLE nonces (nonce BLOB PRIMARY KEY, expires BIGINT NOT NULL, used BOOLEAN NOT NULL)",
+        "CREATE INDEX nonces_expires ON nonces (expires)",
+        "CREATE TABLE challenges (id TEXT PRIMARY KEY, secret BLOB NOT NULL, ak_public BLOB NOT NULL, "
+        "app_id TEXT NOT NULL, ek_pseudonym BLOB NOT NULL, expires BIGINT NOT NULL)",
+        "CREATE INDEX challenges_expires ON challenges (expires)",
+    )),
+    # A fleet's CA: the certificates it issued (its enrolments), their revocation, the limit.
+    ("0002_certificates_and_limits", (
+        "CREATE TABLE certificates (serial TEXT PRIMARY KEY, ek_pseudonym BLOB NOT NULL, app_id TEXT NOT NULL, "
+        "ak_name BLOB NOT NULL, issued BIGINT NOT NULL, not_after BIGINT NOT NULL, revoked BIGINT, "
+        "revocation_reason TEXT)",
+        "CREATE INDEX certificates_pair ON certificates (ek_pseudonym, app_id, issued)",
+        "CREATE INDEX certificates_revoked ON certificates (revoked)",
+        # one row per (pseudonym, app id): what a finishing enrolment locks while it counts
+        "CREATE TABLE enrolment_pairs (ek_pseudonym BLOB NOT NULL, app_id TEXT NOT NULL, "
+        "PRIMARY KEY (ek_pseudonym, app_id))",
+        "CREATE TABLE limits (id INTEGER PRIMARY KEY CHECK (id = 1), enrolments INTEGER NOT NULL, "
+        "window_seconds BIGINT NOT NULL)",
+        "INSERT INTO limits (id, enrolments, window_seconds) VALUES (1, 5, 86400)",
+    )),
+]
+
+#: The name of the newest migration: a store at this schema is current.
+LATEST = MIGRATIONS[-1][0]

@@ -1,0 +1,63 @@
+"""PostgresStore: the Store in a PostgreSQL database (psycopg 3, Debian's python3-psycopg), for
+workers on several hosts. Transactions are READ COMMITTED; the statements are written so that
+row locks decide every race (docs/SERVER-STATE.md, "Invariants")."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
+
+from ._sql import Cursor, SQLStore
+
+#: pg_advisory_xact_lock's key for migrate(): "deviceid" in ASCII, as a bigint.
+_MIGRATION_LOCK = int.from_bytes(b"deviceid", "big") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+class _PostgresCursor(Cursor):
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._cursor.execute(sql.replace("?", "%s"), tuple(params))
+
+    def fetchone(self) -> Optional[Tuple[Any, ...]]:
+        row = self._cursor.fetchone()
+        return None if row is None else tuple(row)
+
+    def fetchall(self) -> List[Tuple[Any, ...]]:
+        return [tuple(row) for row in self._cursor.fetchall()]
+
+
+class PostgresStore(SQLStore):
+    """The Store in the PostgreSQL database of `url` (a libpq connection URI or string)."""
+
+    blob_type = "BYTEA"
+    for_update = " FOR UPDATE"
+
+    def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
+        super().__init__()
+        try:
+            import psycopg  # noqa: F401
+        except ImportError as e:
+            raise RuntimeError("PostgreSQL needs psycopg 3 (Debian: apt-get install python3-psycopg; "
+                               "PyPI: pip install 'psycopg[binary]')") from e
+        self.url = url
+        self._connect_timeout = connect_timeout
+
+    def _connect(self) -> Any:
+        import psycopg
+        return psycopg.connect(self.url, autocommit=True, connect_timeout=self._connect_timeout)
+
+    @contextlib.contextmanager
+    def _transaction(self, connection: Any, *, write: bool) -> Iterator[Cursor]:
+        with connection.transaction():
+            with connection.cursor() as cursor:
+                yield _PostgresCursor(cursor)
+
+    def _lock_migrations(self, cursor: Cursor) -> None:
+        cursor.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+        cursor.fetchone()
+
+    def _unavailable(self) -> Tuple[Type[BaseException], ...]:
+        import psycopg
+        return (psycopg.OperationalError, psycopg.InterfaceError)
