@@ -95,6 +95,10 @@ install: build man
 	install -m 0644 completions/deviceid.fish $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	install -m 0644 python/deviceid/*.py python/deviceid/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid/
 	install -m 0644 python/deviceid_verifier/*.py python/deviceid_verifier/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/
+	for d in _store _service schemas; do install -d $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/$$d || exit 1; done
+	install -m 0644 python/deviceid_verifier/_store/*.py $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/_store/
+	install -m 0644 python/deviceid_verifier/_service/*.py $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/_service/
+	install -m 0644 python/deviceid_verifier/schemas/*.json $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/schemas/
 # The package's metadata (deviceid_linux-VERSION.dist-info: the distribution is deviceid-linux), written by setuptools from pyproject.toml
 # (setuptools >= 61 and, before setuptools 70.1, wheel: python3-setuptools python3-wheel), so that
 # importlib.metadata.version("deviceid-linux") answers for this install as for a wheel's. INSTALLER

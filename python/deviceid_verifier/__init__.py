@@ -17,7 +17,8 @@ Attestation (device ↔ app server)::
     result.hardware_id                  # recomputed from the certified Name
 
 Every failure is a Rejected whose `reason` is a stable code (REASONS lists them all).
-`python3 -m deviceid_verifier` is a command line over both, keeping its state in files,.
+`python3 -m deviceid_verifier` is a command line over both, keeping its state in files, and
+`python3 -m deviceid_verifier serve` the HTTP service of both on a shared database.
 
 State
 -----

@@ -10,6 +10,12 @@ and shell tests. Messages go through standard input and output; state lives in f
     verify    --ca-cert C [--ca-cert C...] --state NONCES.json [--app-id APP]  < evidence
               prints {"hardware_id": ..., "app_id": ...}
 
+    serve     --database URL --ca-key K --ca-cert C --ek-anchor PEM [--ek-intermediate PEM]...
+              --bind HOST:PORT [--workers N]   the HTTP service (gunicorn) on a shared database
+    migrate   --database URL [--until NAME]    apply the schema's missing migrations
+    revoke    --database URL --serial HEX [--reason TEXT]
+    set-limit --database URL --enrolments N --window SECONDS
+    crl       --database URL --ca-key K --ca-cert C [--days N] [--der]   the CRL, PEM by default
 
 A state file is created with mode 0600 (the CA's holds the pending challenges' secrets), locked
 while in use, and rewritten in place. A PEM file may hold several certificates.
@@ -35,7 +41,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from . import _verify, _wire
+from . import _operator, _verify, _wire
+from ._service._serve import add_command as _service_command
 from ._ca import PrivacyCA
 from ._errors import Rejected
 from ._inputs import Failure as _Failure, certificates as _certificates, private_key as _private_key
@@ -251,6 +258,9 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--state", required=True, help="the issued nonces (JSON, as written by nonce)")
     verify.add_argument("--app-id", help="the app id the evidence must be for")
     verify.set_defaults(run=_verify_evidence)
+
+    _service_command(commands, _within)
+    _operator.add_commands(commands, _within)
     return parser
 
 

@@ -1,0 +1,121 @@
+"""The service's interface held to its documents and to hostile input, in process (the WSGI
+application, no gunicorn): the wire messages a real swtpm device exchanges validate against the
+JSON Schemas in docs/schemas (jsonschema, Draft 2020-12); random and mutated bodies never reach
+a 5xx or an exception (hypothesis)."""
+import base64
+import io
+import json
+import os
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from deviceid_verifier import PrivacyCA, Verifier, open_store
+from deviceid_verifier._service import make_app, openapi_document
+from deviceid_verifier._service._openapi import SCHEMAS, schema
+from machines import localca_files, make_ca_certificate
+from cryptography import x509
+
+APP = "com.example.inputs"
+PATHS = ("/v1/nonce", "/v1/enrolment/challenge", "/v1/enrolment/finish", "/v1/attestation/verify")
+
+
+def call(app, method, path, body=b""):
+    captured = {}
+
+    def start_response(status, headers):
+        captured["status"], captured["headers"] = int(status.split()[0]), dict(headers)
+
+    environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "CONTENT_LENGTH": str(len(body)),
+               "wsgi.input": io.BytesIO(body)}
+    data = b"".join(app(environ, start_response))
+    return captured["status"], captured["headers"], data
+
+
+@pytest.fixture(scope="module")
+def service(machine_a):
+    root, issuer = localca_files()
+    anchors = [x509.load_pem_x509_certificate(p.read_bytes()) for p in (root, issuer) if p.exists()]
+    key, certificate = make_ca_certificate("deviceid inputs test CA")
+    store = open_store("memory:")
+    return make_app(PrivacyCA(key, certificate, anchors, store=store), Verifier([certificate], store=store))
+
+
+def validator(name):
+    registry_store = {schema(n)["$id"]: schema(n) for n in SCHEMAS}  # $refs resolve against $id, offline
+    resolver = jsonschema.RefResolver(base_uri="", referrer=schema(name), store=registry_store)
+    return jsonschema.Draft202012Validator(schema(name), resolver=resolver)
+
+
+def test_every_schema_is_a_valid_draft_2020_12_schema():
+    for name in SCHEMAS:
+        jsonschema.Draft202012Validator.check_schema(schema(name))
+
+
+def test_the_messages_of_a_real_enrolment_and_attestation_match_their_schemas(service, machine_a):
+    request = machine_a.device.enrolment_request(APP)
+    status, _, challenge = call(service, "POST", "/v1/enrolment/challenge", request.encode())
+    assert status == 200, challenge
+    response = machine_a.device.enrolment_response(challenge.decode())
+    status, _, certificate = call(service, "POST", "/v1/enrolment/finish", response.encode())
+    assert status == 200, certificate
+    machine_a.device.accept_ak_certificate(certificate.decode(), APP)
+    status, _, nonce_message = call(service, "POST", "/v1/nonce")
+    nonce = base64.b64decode(json.loads(nonce_message)["nonce"])
+    evidence = machine_a.device.evidence(APP, nonce)
+    verification_request = {"v": 1, "type": "deviceid.verification-request", "evidence": json.loads(evidence),
+                            "nonce": base64.b64encode(nonce).decode(), "app_id": APP}
+    status, _, verification = call(service, "POST", "/v1/attestation/verify", json.dumps(verification_request).encode())
+    assert status == 200, verification
+    status, _, rejection = call(service, "POST", "/v1/attestation/verify", json.dumps(verification_request).encode())
+    assert status == 403
+    for name, message in [("enrolment-request", request), ("enrolment-challenge", challenge),
+                          ("enrolment-response", response), ("ak-certificate", certificate),
+                          ("nonce", nonce_message), ("attestation", evidence),
+                          ("verification-request", json.dumps(verification_request)),
+                          ("verification", verification), ("rejection", rejection)]:
+        validator(name).validate(json.loads(message))
+    # and a schema does say no: a wrong type, a missing field
+    with pytest.raises(jsonschema.ValidationError):
+        validator("attestation").validate({**json.loads(evidence), "type": "deviceid.enrolment-request"})
+    with pytest.raises(jsonschema.ValidationError):
+        validator("verification").validate({k: v for k, v in json.loads(verification).items() if k != "hardware_id"})
+
+
+def test_the_openapi_document_names_the_operations_and_embeds_the_schemas():
+    document = openapi_document()
+    operations = {op["operationId"]: (path, method) for path, item in document["paths"].items()
+                  for method, op in item.items()}
+    assert {k: operations[k] for k in ("newNonce", "enrolmentChallenge", "enrolmentFinish", "verifyAttestation")} == {
+        "newNonce": ("/v1/nonce", "post"), "enrolmentChallenge": ("/v1/enrolment/challenge", "post"),
+        "enrolmentFinish": ("/v1/enrolment/finish", "post"), "verifyAttestation": ("/v1/attestation/verify", "post")}
+    text = json.dumps(document)
+    assert "$schema" not in text and ".schema.json" not in text  # OpenAPI 3.0 Schema Objects, local references
+    assert document["components"]["schemas"]["verification-request"]["properties"]["evidence"] == {
+        "$ref": "#/components/schemas/attestation"}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=5),
+    max_leaves=12)
+KEYS = ("v", "type", "app_id", "ek_certificate", "ak_public", "id", "credential", "evidence", "nonce", "attest",
+        "signature", "app_public", "ak_certificate", "hardware_id")
+TYPES = ("deviceid.enrolment-request", "deviceid.enrolment-response", "deviceid.verification-request",
+         "deviceid.attestation", "deviceid.nonce")
+messages = st.fixed_dictionaries({"v": st.sampled_from([1, 1, 2, True, "1", 1.0]), "type": st.sampled_from(TYPES)},
+                                 optional={k: json_values | st.text(alphabet="AQgw+/=", max_size=40) for k in KEYS[2:]})
+
+
+@settings(max_examples=200, deadline=None, database=None, derandomize=os.environ.get("DEVICEID_MODEL_RANDOM") != "1",
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.one_of(messages.map(lambda m: json.dumps(m).encode()), json_values.map(lambda v: json.dumps(v).encode()),
+                      st.binary(max_size=200)),
+       path=st.sampled_from(PATHS + ("/", "/v1", "/openapi.json", "/v1/crl")), method=st.sampled_from(["POST", "GET",
+                                                                                                         "PUT"]))
+def test_no_body_reaches_a_5xx(service, body, path, method):
+    status, headers, answer = call(service, method, path, body)
+    assert status < 500, (status, answer)
+    if status >= 400:
+        assert set(json.loads(answer)) >= {"rejected", "message"}

@@ -1,0 +1,114 @@
+"""The operator's commands on a service's database: migrate, revoke, set-limit, crl. They are
+reachable only here, by whoever can reach the database, never through the HTTP service."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from typing import Any, Callable
+
+from cryptography.hazmat.primitives import serialization
+
+from . import _inputs
+from ._ca import PrivacyCA
+from ._store import Limit, open_store
+from ._store._sql import SQLStore, StoreUnavailable
+
+
+def _store(url: str, *, migrate: bool = True) -> SQLStore:
+    try:
+        store = open_store(url, migrate=migrate)
+    except ValueError as e:
+        raise _inputs.Failure(str(e)) from None
+    except StoreUnavailable as e:
+        raise _inputs.Failure(f"{url}: {e}") from None
+    if not isinstance(store, SQLStore):
+        raise _inputs.Failure(f"{url} is not a database (sqlite:///PATH or postgresql://…)")
+    return store
+
+
+def _migrate(args: argparse.Namespace) -> None:
+    store = _store(args.database, migrate=False)
+    try:
+        applied = store.migrate(until=args.until)
+    except ValueError as e:
+        raise _inputs.Failure(str(e)) from None
+    for name in applied:
+        print(f"applied {name}")
+    print(f"at {store.applied_migrations()[-1]}")
+
+
+def _serial(text: str) -> int:
+    try:
+        value = int(text, 16)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a serial number is hexadecimal, not {text!r}") from None
+    if not 0 < value < 1 << 160:
+        raise argparse.ArgumentTypeError("a serial number is 1 to 20 bytes")
+    return value
+
+
+def _revoke(args: argparse.Namespace) -> None:
+    store = _store(args.database)
+    try:
+        if not store.revoke(args.serial, args.reason, datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)):
+            record = store.certificate(args.serial)
+            raise _inputs.Failure(f"no certificate {args.serial:x} was issued on this database" if record is None
+                                  else f"the certificate {args.serial:x} is already revoked")
+    except StoreUnavailable as e:
+        raise _inputs.Failure(str(e)) from None
+    print(f"revoked {args.serial:x}")
+
+
+def _set_limit(args: argparse.Namespace) -> None:
+    store = _store(args.database)
+    try:
+        store.set_limit(Limit(args.enrolments, datetime.timedelta(seconds=args.window)))
+        limit = store.limit()
+    except StoreUnavailable as e:
+        raise _inputs.Failure(str(e)) from None
+    print(f"at most {limit.enrolments} enrolments per EK and app id in {int(limit.window.total_seconds())} s")
+
+
+def _crl(args: argparse.Namespace) -> None:
+    store = _store(args.database)
+    certificate = _inputs.certificates([args.ca_cert])[0]
+    try:
+        ca = PrivacyCA(_inputs.private_key(args.ca_key), certificate, [certificate], store=store)
+        crl = ca.crl(next_update=datetime.timedelta(days=args.days))
+    except ValueError as e:
+        raise _inputs.Failure(str(e)) from None
+    except StoreUnavailable as e:
+        raise _inputs.Failure(str(e)) from None
+    sys.stdout.buffer.write(crl.public_bytes(serialization.Encoding.DER if args.der else serialization.Encoding.PEM))
+
+
+def add_commands(commands: Any, within: Callable[..., Callable[[str], float]]) -> None:
+    """Add the operator's commands to the command line's subcommands."""
+    migrate = commands.add_parser("migrate", help="apply the database's missing schema migrations")
+    migrate.add_argument("--database", required=True, help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
+    migrate.add_argument("--until", help="stop after this migration (default: all)")
+    migrate.set_defaults(run=_migrate)
+
+    revoke = commands.add_parser("revoke", help="revoke an AK certificate issued on this database")
+    revoke.add_argument("--database", required=True, help="the service's database URL")
+    revoke.add_argument("--serial", required=True, type=_serial, help="the certificate's serial number (hex)")
+    revoke.add_argument("--reason", default="unspecified", help="why, for the record")
+    revoke.set_defaults(run=_revoke)
+
+    set_limit = commands.add_parser("set-limit", help="change the enrolment limit per EK and app id")
+    set_limit.add_argument("--database", required=True, help="the service's database URL")
+    set_limit.add_argument("--enrolments", required=True, type=within(int, 1, 1_000_000, "--enrolments"),
+                           help="enrolments allowed per window, 1 to 1000000")
+    set_limit.add_argument("--window", required=True, type=within(int, 1, 366 * 86_400, "--window"),
+                           help="the window in seconds, 1 to 31622400")
+    set_limit.set_defaults(run=_set_limit)
+
+    crl = commands.add_parser("crl", help="write the CA's CRL of revoked AK certificates (PEM; --der)")
+    crl.add_argument("--database", required=True, help="the service's database URL")
+    crl.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
+    crl.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
+    crl.add_argument("--days", type=within(int, 1, 366, "--days"), default=1, help="validity, 1 to 366 days")
+    crl.add_argument("--der", action="store_true", help="DER instead of PEM")
+    crl.set_defaults(run=_crl)

@@ -1,0 +1,184 @@
+"""The WSGI application: four device- and app-server-facing operations, the CA's certificate and
+CRL, and the OpenAPI document. Operator actions (revoke, limits) have no route here: they are
+the command line's, on the database (docs/SERVER.md)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from cryptography.hazmat.primitives import serialization
+
+from .. import _chain, _wire
+from .._ca import PrivacyCA, check_app_id
+from .._errors import Rejected
+from .._store._sql import StoreUnavailable
+from .._verify import Verifier
+from ._openapi import openapi_document
+
+#: The largest request body read; a larger one is refused (413) unread.
+MAX_BODY_BYTES = 64 * 1024
+
+NONCE = "deviceid.nonce"
+VERIFICATION_REQUEST = "deviceid.verification-request"
+VERIFICATION = "deviceid.verification"
+
+#: Rejections that say the request itself is not a message of this step.
+_BAD_REQUEST = frozenset({"malformed", "version", "message-type"})
+
+_log = logging.getLogger("deviceid_verifier.service")
+
+StartResponse = Callable[[str, List[Tuple[str, str]]], Any]
+Response = Tuple[int, List[Tuple[str, str]], bytes]
+
+_STATUS = {200: "200 OK", 400: "400 Bad Request", 403: "403 Forbidden", 404: "404 Not Found",
+           405: "405 Method Not Allowed", 411: "411 Length Required", 413: "413 Content Too Large",
+           429: "429 Too Many Requests", 500: "500 Internal Server Error", 503: "503 Service Unavailable"}
+
+
+class _Refused(Exception):
+    """An HTTP-level refusal (no route, wrong method, body too large): a 4xx rejection."""
+
+    def __init__(self, status: int, message: str, headers: Optional[List[Tuple[str, str]]] = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or []
+
+
+def _json(status: int, body: Mapping[str, Any], headers: Optional[List[Tuple[str, str]]] = None) -> Response:
+    data = json.dumps(body, separators=(",", ":")).encode("utf-8")
+    return status, [("Content-Type", "application/json"), *(headers or [])], data
+
+
+def _message(status: int, text: str) -> Response:
+    return status, [("Content-Type", "application/json")], text.encode("utf-8")
+
+
+def _rejection(status: int, reason: str, message: str, headers: Optional[List[Tuple[str, str]]] = None,
+               retry_after: Optional[float] = None) -> Response:
+    body: Dict[str, Any] = {"rejected": reason, "message": message}
+    if retry_after is not None:
+        body["retry_after"] = retry_after
+    return _json(status, body, headers)
+
+
+def _body(environ: Mapping[str, Any]) -> bytes:
+    length_text = environ.get("CONTENT_LENGTH") or ""
+    try:
+        length = int(length_text) if length_text.strip() else 0
+    except ValueError:
+        raise _Refused(400, f"Content-Length {length_text!r} is not a number") from None
+    if length < 0:
+        raise _Refused(400, "Content-Length is negative")
+    if length > MAX_BODY_BYTES:
+        raise _Refused(413, f"the body is {length} bytes; at most {MAX_BODY_BYTES} are read")
+    data: bytes = environ["wsgi.input"].read(length) if length else b""
+    return data
+
+
+class _Service:
+    def __init__(self, ca: PrivacyCA, verifier: Verifier) -> None:
+        self.ca = ca
+        self.verifier = verifier
+        self.openapi = json.dumps(openapi_document(), separators=(",", ":")).encode("utf-8")
+        self.routes: Dict[str, Tuple[str, Callable[[bytes], Response]]] = {
+            "/v1/nonce": ("POST", self.new_nonce),
+            "/v1/enrolment/challenge": ("POST", self.enrolment_challenge),
+            "/v1/enrolment/finish": ("POST", self.enrolment_finish),
+            "/v1/attestation/verify": ("POST", self.verify_attestation),
+            "/v1/ca-certificate": ("GET", self.ca_certificate),
+            "/v1/crl": ("GET", self.crl),
+            "/v1/health": ("GET", self.health),
+            "/openapi.json": ("GET", lambda _: (200, [("Content-Type", "application/json")], self.openapi)),
+        }
+
+    # -- operations ---------------------------------------------------------------------------
+
+    def new_nonce(self, _: bytes) -> Response:
+        nonce = self.verifier.new_nonce()
+        expires = _chain.utcnow() + self.verifier.nonce_lifetime
+        return _message(200, _wire.dumps(NONCE, {"nonce": _wire.b64(nonce), "expires": expires.isoformat() + "Z"}))
+
+    def enrolment_challenge(self, body: bytes) -> Response:
+        return _message(200, self.ca.challenge(body))
+
+    def enrolment_finish(self, body: bytes) -> Response:
+        return _message(200, self.ca.finish(body))
+
+    def verify_attestation(self, body: bytes) -> Response:
+        request = _wire.loads(body, VERIFICATION_REQUEST)
+        evidence = request.get("evidence")
+        if not isinstance(evidence, dict):
+            raise Rejected("malformed", "the field 'evidence' is missing or not an attestation object")
+        nonce = _wire.bytes_field(request, "nonce")
+        app_id = request.get("app_id")
+        if app_id is not None:
+            check_app_id(app_id)
+        result = self.verifier.verify(json.dumps(evidence), nonce, app_id=app_id)
+        answer: Dict[str, Any] = {
+            "v": _wire.VERSION, "type": VERIFICATION, "app_id": result.app_id, "hardware_id": result.hardware_id,
+            "ak_name": result.ak_name.hex(), "ak_certificate_serial": format(result.ak_certificate.serial_number, "x"),
+            "clock": result.clock, "safe": result.safe, "firmware_version": result.firmware_version,
+        }
+        if result.risk is not None:
+            answer["risk"] = result.risk
+        return _json(200, answer)
+
+    def ca_certificate(self, _: bytes) -> Response:
+        pem = self.ca.certificate.public_bytes(serialization.Encoding.PEM)
+        return 200, [("Content-Type", "application/x-pem-file")], pem
+
+    def crl(self, _: bytes) -> Response:
+        der = self.ca.crl().public_bytes(serialization.Encoding.DER)
+        return 200, [("Content-Type", "application/pkix-crl")], der
+
+    def health(self, _: bytes) -> Response:
+        self.ca.store.limit()  # the database answers
+        return _json(200, {"status": "ok"})
+
+    # -- dispatch -----------------------------------------------------------------------------
+
+    def respond(self, environ: Mapping[str, Any]) -> Response:
+        path = environ.get("PATH_INFO") or "/"
+        method = environ.get("REQUEST_METHOD") or "GET"
+        try:
+            route = self.routes.get(path)
+            if route is None:
+                raise _Refused(404, f"no operation at {path!r} (GET /openapi.json lists them)")
+            allowed, handler = route
+            if method == "HEAD" and allowed == "GET":
+                method = "GET"
+            if method != allowed:
+                raise _Refused(405, f"{path} takes {allowed}, not {method}", [("Allow", allowed)])
+            return handler(_body(environ) if allowed == "POST" else b"")
+        except Rejected as e:
+            if e.reason == "rate-limited":
+                wait = e.retry_after or 0.0
+                return _rejection(429, e.reason, e.message, [("Retry-After", str(max(1, math.ceil(wait))))],
+                                  retry_after=round(wait, 3))
+            return _rejection(400 if e.reason in _BAD_REQUEST else 403, e.reason, e.message)
+        except _Refused as e:
+            return _rejection(e.status, "malformed", e.message, e.headers)
+        except StoreUnavailable as e:
+            _log.error("%s %s: %s", method, path, e)
+            return _json(503, {"error": "unavailable", "message": "the service's database does not answer"},
+                         [("Retry-After", "1")])
+        except Exception:  # a bug: logged with its traceback, answered without it
+            _log.exception("%s %s", method, path)
+            return _json(500, {"error": "internal", "message": "the service failed; its log has the details"})
+
+    def __call__(self, environ: Mapping[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        status, headers, body = self.respond(environ)
+        headers.append(("Content-Length", str(len(body))))
+        headers.append(("Cache-Control", "no-store"))
+        start_response(_STATUS[status], headers)
+        return [b"" if environ.get("REQUEST_METHOD") == "HEAD" else body]
+
+
+def make_app(ca: PrivacyCA, verifier: Verifier) -> Callable[[Mapping[str, Any], StartResponse], Iterable[bytes]]:
+    """The WSGI application of `ca` and `verifier`, which should share one Store (then a nonce,
+    a challenge and a revocation hold across every worker and host on it)."""
+    return _Service(ca, verifier)

@@ -1,0 +1,109 @@
+"""The OpenAPI 3.0 document of the service, built from the wire messages' JSON Schemas
+(deviceid_verifier/schemas/*.schema.json, which docs/schemas links to): one owner per message."""
+
+from __future__ import annotations
+
+import copy
+import importlib.resources
+import json
+from typing import Any, Dict
+
+from .. import _errors
+
+#: The version of the HTTP interface (its paths are under /v1).
+API_VERSION = "1.0.0"
+
+
+def schema(name: str) -> Dict[str, Any]:
+    """The JSON Schema of the wire message `name` (e.g. "attestation"), as shipped."""
+    text = importlib.resources.files("deviceid_verifier").joinpath("schemas", f"{name}.schema.json").read_text("utf-8")
+    loaded: Dict[str, Any] = json.loads(text)
+    return loaded
+
+
+SCHEMAS = ("enrolment-request", "enrolment-challenge", "enrolment-response", "ak-certificate", "attestation", "nonce",
+           "verification-request", "verification", "rejection")
+
+
+def _component(name: str) -> Dict[str, Any]:
+    """A schema as an OpenAPI 3.0 Schema Object: without $schema and $id, references to other
+    message files turned into references to components."""
+    def convert(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key in ("$schema", "$id"):
+                    continue
+                if key == "$ref" and isinstance(value, str) and value.endswith(".schema.json"):
+                    value = "#/components/schemas/" + value[:-len(".schema.json")]
+                out[key] = convert(value)
+            return out
+        if isinstance(node, list):
+            return [convert(item) for item in node]
+        return node
+    component: Dict[str, Any] = convert(copy.deepcopy(schema(name)))
+    if name == "rejection":
+        component["properties"]["rejected"]["enum"] = sorted(_errors.REASONS)
+    return component
+
+
+def _json_body(name: str) -> Dict[str, Any]:
+    return {"content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}
+
+
+def _rejections(*statuses: int) -> Dict[str, Any]:
+    words = {400: "not a message of this step (malformed, version, message-type)",
+             403: "the message is well formed but its proof fails (the reason says which check)",
+             404: "no such operation", 405: "another method", 413: "the body is over 64 KiB",
+             429: "rate-limited: the EK is at its enrolment limit for this app id (Retry-After says when to retry)"}
+    out: Dict[str, Any] = {}
+    for status in statuses:
+        out[str(status)] = {"description": words[status], **_json_body("rejection")}
+        if status == 429:
+            out[str(status)]["headers"] = {"Retry-After": {"schema": {"type": "integer", "minimum": 1},
+                                                          "description": "seconds"}}
+    out["503"] = {"description": "the service's database does not answer (an operator's problem; retry)"}
+    return out
+
+
+def _post(operation_id: str, summary: str, request: str, response: str, *rejections: int) -> Dict[str, Any]:
+    operation: Dict[str, Any] = {
+        "operationId": operation_id, "summary": summary,
+        "responses": {"200": {"description": response, **_json_body(response)}, **_rejections(400, 413, *rejections)},
+    }
+    if request:
+        operation["requestBody"] = {"required": True, **_json_body(request)}
+    return {"post": operation}
+
+
+def openapi_document() -> Dict[str, Any]:
+    """The service's OpenAPI 3.0.3 document (what GET /openapi.json answers)."""
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "DeviceID Privacy CA and verifier", "version": API_VERSION,
+                 "description": "Enrols a device's per-app TPM attestation key (Privacy CA) and verifies its "
+                                "attestation evidence, on a database shared by every worker. Messages are DeviceID's "
+                                "wire format v1 (docs/HARDWARE-ID.md). Operator actions are not in this interface."},
+        "paths": {
+            "/v1/nonce": _post("newNonce", "A fresh single-use nonce for a device's evidence", "", "nonce"),
+            "/v1/enrolment/challenge": _post("enrolmentChallenge", "Answer an enrolment request with a challenge",
+                                             "enrolment-request", "enrolment-challenge", 403, 429),
+            "/v1/enrolment/finish": _post("enrolmentFinish", "Answer an activated challenge with an AK certificate",
+                                          "enrolment-response", "ak-certificate", 403, 429),
+            "/v1/attestation/verify": _post("verifyAttestation", "Verify a device's evidence for a nonce",
+                                            "verification-request", "verification", 403),
+            "/v1/ca-certificate": {"get": {"operationId": "caCertificate", "summary": "The CA certificate (PEM)",
+                                           "responses": {"200": {"description": "PEM", "content": {
+                                               "application/x-pem-file": {"schema": {"type": "string"}}}}}}},
+            "/v1/crl": {"get": {"operationId": "certificateRevocationList",
+                                "summary": "The CRL of revoked AK certificates (DER, RFC 5280)",
+                                "responses": {"200": {"description": "DER", "content": {
+                                    "application/pkix-crl": {"schema": {"type": "string", "format": "binary"}}}},
+                                    "503": {"description": "the database does not answer"}}}},
+            "/v1/health": {"get": {"operationId": "health", "summary": "Whether the service and its database answer",
+                                   "responses": {"200": {"description": "ok", "content": {"application/json": {
+                                       "schema": {"type": "object", "properties": {"status": {"type": "string"}}}}}},
+                                       "503": {"description": "the database does not answer"}}}},
+        },
+        "components": {"schemas": {name: _component(name) for name in SCHEMAS}},
+    }

@@ -1,0 +1,105 @@
+"""`python3 -m deviceid_verifier serve`: the WSGI application under gunicorn (Debian's
+`gunicorn`), one process per worker, each with its own database connection. Files are read and
+the database migrated before any worker starts, so a bad option is a usage error (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+from typing import Any, Callable, Dict
+
+from .. import _inputs
+from .._ca import PrivacyCA
+from .._store import open_store
+from .._store._sql import StoreUnavailable
+from .._verify import Verifier
+from ._app import make_app
+
+
+def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) -> None:
+    """Add `serve` to the command line's subcommands."""
+    serve = commands.add_parser("serve", help="run the Privacy CA and verifier as an HTTP service (gunicorn)")
+    serve.add_argument("--database", required=True, help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
+    serve.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
+    serve.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
+    serve.add_argument("--ek-anchor", action="append", required=True, help="a trusted EK root (PEM; repeatable)")
+    serve.add_argument("--ek-intermediate", action="append", help="an untrusted EK intermediate (PEM; repeatable)")
+    serve.add_argument("--bind", required=True, action="append",
+                       help="HOST:PORT to listen on (repeatable; unix:PATH for a socket)")
+    serve.add_argument("--workers", type=within(int, 1, 256, "--workers"), default=2,
+                       help="worker processes, 1 to 256 (default 2)")
+    serve.add_argument("--threads", type=within(int, 1, 64, "--threads"), default=1,
+                       help="threads per worker, 1 to 64 (default 1)")
+    serve.add_argument("--tls-cert", help="serve HTTPS with this certificate chain (PEM)")
+    serve.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
+    serve.add_argument("--trust-ca", action="append", default=[],
+                       help="another Privacy CA certificate whose AK certificates to accept (repeatable: "
+                            "the previous CA while rotating)")
+    serve.add_argument("--pseudonym-key", help="a file of at least 32 bytes keying the EK pseudonyms (default: "
+                                               "derived from the CA key)")
+    serve.add_argument("--nonce-lifetime", type=within(float, 1, 86_400, "--nonce-lifetime"), default=300.0,
+                       help="seconds a nonce lives, 1 to 86400 (default 300)")
+    serve.add_argument("--challenge-lifetime", type=within(float, 1, 86_400, "--challenge-lifetime"), default=300.0,
+                       help="seconds an enrolment challenge lives, 1 to 86400 (default 300)")
+    serve.add_argument("--access-log", default=None, help="a file for gunicorn's access log ('-': standard error)")
+    serve.set_defaults(run=run)
+
+
+def _application(args: argparse.Namespace) -> Callable[..., Any]:
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise _inputs.Failure("--tls-cert and --tls-key go together")
+    key = _inputs.private_key(args.ca_key)
+    certificate = _inputs.certificates([args.ca_cert])[0]
+    pseudonym_key = None
+    if args.pseudonym_key is not None:
+        pseudonym_key = _inputs.read(args.pseudonym_key)
+        if len(pseudonym_key) < 32:
+            raise _inputs.Failure(f"{args.pseudonym_key} holds {len(pseudonym_key)} bytes; a pseudonym key needs 32")
+    try:
+        store = open_store(args.database)
+    except ValueError as e:
+        raise _inputs.Failure(str(e)) from None
+    except StoreUnavailable as e:
+        raise _inputs.Failure(f"{args.database}: {e}") from None
+    store.close()  # no connection crosses the fork into the workers
+    try:
+        ca = PrivacyCA(key, certificate, _inputs.certificates(args.ek_anchor),
+                       ek_intermediates=_inputs.certificates(args.ek_intermediate or []),
+                       challenge_lifetime=datetime.timedelta(seconds=args.challenge_lifetime),
+                       store=store, pseudonym_key=pseudonym_key)
+        verifier = Verifier([certificate, *_inputs.certificates(args.trust_ca)],
+                            nonce_lifetime=datetime.timedelta(seconds=args.nonce_lifetime), store=store)
+    except ValueError as e:
+        raise _inputs.Failure(str(e)) from None
+    return make_app(ca, verifier)
+
+
+def run(args: argparse.Namespace) -> None:
+    try:
+        from gunicorn.app.base import BaseApplication  # type: ignore[import]  # gunicorn has no type hints
+    except ImportError:
+        raise _inputs.Failure("serve needs gunicorn (Debian: apt-get install gunicorn; PyPI: pip install "
+                              "'deviceid[verifier]')") from None
+    application = _application(args)
+    options: Dict[str, Any] = {
+        "bind": args.bind, "workers": args.workers, "threads": args.threads,
+        "worker_class": "gthread" if args.threads > 1 else "sync",
+        "timeout": 30, "graceful_timeout": 10, "keepalive": 5, "proc_name": "deviceid-verifier",
+        "accesslog": args.access_log, "errorlog": "-", "loglevel": "info",
+        # bodies are bounded by the application (64 KiB); these bound the request line and headers
+        "limit_request_line": 4094, "limit_request_fields": 100,
+    }
+    if args.tls_cert is not None:
+        options["certfile"] = args.tls_cert
+        options["keyfile"] = args.tls_key
+
+    class Service(BaseApplication):  # type: ignore[misc]  # a base class of unknown type
+        def load_config(self) -> None:
+            for name, value in options.items():
+                if value is not None:
+                    self.cfg.set(name, value)
+
+        def load(self) -> Callable[..., Any]:
+            return application
+
+    Service().run()
