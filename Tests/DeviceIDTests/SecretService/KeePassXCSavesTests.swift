@@ -8,6 +8,11 @@ final class KeePassXCSavesTests: XCTestCase {
     override func setUp() { KeePassXCSaves.forgetBursts() }
     override func tearDown() { KeePassXCSaves.forgetBursts() }
 
+    /// "At once": a write the discipline lets through is faster than this; one it holds waits
+    /// until the save is over, about settleMilliseconds. 20 ms measured the scheduler instead: under
+    /// ThreadSanitizer with the package builds beside it, a write let through took 21 ms.
+    private let atOnce = KeePassXCSaves.settleMilliseconds / 4
+
     private func timed(_ deadline: Int) throws -> Int {
         let start = Monotonic.milliseconds()
         try KeePassXCSaves.beforeWrite(end: start + deadline)
@@ -15,8 +20,8 @@ final class KeePassXCSavesTests: XCTestCase {
     }
 
     func testWritesOfOneBurstGoAtOnce() throws {
-        XCTAssertLessThan(try timed(5000), 20, "the first write after quiet")
-        XCTAssertLessThan(try timed(5000), 20, "a second within 50 ms: KeePassXC has not begun saving")
+        XCTAssertLessThan(try timed(5000), atOnce, "the first write after quiet")
+        XCTAssertLessThan(try timed(5000), atOnce, "a second within 50 ms: KeePassXC has not begun saving")
     }
 
     func testAWriteInsideTheSaveWindowWaitsUntilTheSaveIsOver() throws {
@@ -25,7 +30,7 @@ final class KeePassXCSavesTests: XCTestCase {
         let waited = try timed(5000)
         XCTAssertGreaterThanOrEqual(waited + 120, KeePassXCSaves.settleMilliseconds - 10, "waited out the save")
         XCTAssertLessThan(waited + 120, KeePassXCSaves.settleMilliseconds + 150)
-        XCTAssertLessThan(try timed(5000), 20, "the write after the wait began a new burst, and this one is in it")
+        XCTAssertLessThan(try timed(5000), atOnce, "the write after the wait began a new burst, and this one is in it")
     }
 
     func testAWaitPastTheDeadlineIsTimedOutWithWords() throws {
@@ -37,7 +42,7 @@ final class KeePassXCSavesTests: XCTestCase {
             XCTAssertEqual(error.code, .timedOut)
             XCTAssertTrue(error.detail.contains("KeePassXC may still be saving"), error.detail)
         }
-        XCTAssertLessThan(Monotonic.milliseconds() - start, 50, "refused at once, not at the deadline")
+        XCTAssertLessThan(Monotonic.milliseconds() - start, 250, "refused at once, not at the 500 ms deadline")
     }
 
     /// Quiet, with less of the deadline left than a write needs: 0.3.0's words computed how long
@@ -54,6 +59,6 @@ final class KeePassXCSavesTests: XCTestCase {
     func testAfterTheSettleTimeAWriteGoesAtOnce() throws {
         _ = try timed(5000)
         usleep(UInt32(KeePassXCSaves.settleMilliseconds + 20) * 1000)
-        XCTAssertLessThan(try timed(5000), 20)
+        XCTAssertLessThan(try timed(5000), atOnce)
     }
 }
