@@ -32,11 +32,12 @@ def _migrate(args: argparse.Namespace) -> None:
     store = _store(args.database, migrate=False)
     try:
         applied = store.migrate(until=args.until)
-    except ValueError as e:
-        raise _inputs.Failure(str(e)) from None
+        current = store.applied_migrations()[-1]
+    except (ValueError, StoreUnavailable) as e:
+        raise _inputs.Failure(f"{args.database}: {e}") from None
     for name in applied:
         print(f"applied {name}")
-    print(f"at {store.applied_migrations()[-1]}")
+    print(f"at {current}")
 
 
 def _serial(text: str) -> int:

@@ -68,4 +68,4 @@ class SQLiteStore(SQLStore):
         pass  # BEGIN IMMEDIATE already holds the write lock
 
     def _unavailable(self) -> Tuple[Type[BaseException], ...]:
-        return (sqlite3.OperationalError,)
+        return (sqlite3.OperationalError, OSError)  # OSError: the file cannot be created
