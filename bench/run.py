@@ -198,8 +198,9 @@ print(json.dumps({{
 
     print("the hardware-bound ID and attestation on a software TPM...", file=sys.stderr)
     tpm_rows()
+    server = server_rows()
 
-    write(growth, memory, concurrency, frozen, sizes())
+    write(growth, memory, concurrency, frozen, sizes(), server)
 
 
 def tpm_rows():
@@ -240,6 +241,21 @@ print(json.dumps({{"first": first, "warm": warm}}))
     ours, theirs = hyperfine([f"{CLI} attest certify {APP} --nonce {nonce}", f"bash -c \"{certify}\""], runs=20, env=tpm)
     row("attestation evidence, whole process (AK + app key + TPM2_Certify)", "deviceid attest certify", ours,
         "tpm2_createprimary ×2 + tpm2_certify (5.4 takes no nonce) + tpm2_flushcontext", theirs, "ms", "—")
+
+
+def server_rows():
+    """bench/server.py, with Debian's python3 (the service's packages are Debian's): the verifier
+    in process, python-fido2's packed attestation, and the service with 1, 2 and 4 workers."""
+    print("server: verifications in process, through python-fido2, through the service...", file=sys.stderr)
+    result = json.loads(subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "bench", "server.py")],
+                                       capture_output=True, text=True, check=True, timeout=1800).stdout)
+    cores = result.pop("cores")
+    names = {"in_process": "deviceid_verifier Verifier.verify, in process (one core)",
+             "fido2_packed": "python-fido2 PackedAttestation.verify (WebAuthn packed, ES256; one core)",
+             "service_1": "the service, 1 worker, PostgreSQL",
+             "service_2": "the service, 2 workers, PostgreSQL",
+             "service_4": "the service, 4 workers, PostgreSQL"}
+    return cores, [(names[k], v) for k, v in result.items()]
 
 
 def keyring_pid():
@@ -289,7 +305,7 @@ def fmt(value):
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
-def write(growth, memory, concurrency, frozen, size_rows):
+def write(growth, memory, concurrency, frozen, size_rows, server):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     lines = [
         "# Benchmark results",
@@ -318,6 +334,12 @@ def write(growth, memory, concurrency, frozen, size_rows):
     lines += ["", "First run with N processes racing for a new app's ID (wall ms until all have it; one ID each time):",
               "", "| processes | min / median / max ms |", "|---|---|"]
     lines += [f"| {n} | {fmt(s[0])} / **{fmt(s[1])}** / {fmt(s[2])} |" for n, s in concurrency]
+    cores, server_rows_ = server
+    lines += ["", f"Server: attestation verifications (bench/server.py; evidence made in software, each with a nonce "
+              f"the service issued; the service on loopback behind gunicorn, a Python load generator with two "
+              f"requests in flight per worker, all on these {cores} cores):", "",
+              "| verifier | verifications / s | p50 ms | p99 ms |", "|---|---|---|---|"]
+    lines += [f"| {name} | {r['per_second']:.0f} | {fmt(r['p50'])} | {fmt(r['p99'])} |" for name, r in server_rows_]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as f:
         f.write(text)

@@ -4,10 +4,7 @@ machines (Tests/tpm/machines.py) and verifier services run as users run them
 (`python3 -m deviceid_verifier serve`, under gunicorn). A missing component fails; nothing skips."""
 import json
 import os
-import pwd
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +21,7 @@ for path in (ROOT / "python", ROOT / "Tests" / "tpm"):
         sys.path.append(str(path))
 
 from machines import Machine, localca_files, make_ca_certificate, require_tools  # noqa: E402
+from postgres import Missing, PostgreSQL, free_port  # noqa: E402
 
 # tpm2-pytss 1.2 turns every TPM structure into an empty mock when unittest.mock was imported
 # before it ("if mock is loaded", tpm2_pytss/internal/utils.py); hypothesis imports unittest.mock.
@@ -33,66 +31,7 @@ try:
 except ImportError:
     pass  # require_tools() says so when a machine is made
 
-PG_BIN = Path("/usr/lib/postgresql")
-PG_USER = "postgres"
 TIMEOUT = 60
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _pg_tool(name: str) -> str:
-    versions = sorted(PG_BIN.glob("*/bin/" + name)) if PG_BIN.exists() else []
-    if not versions:
-        pytest.fail(f"PostgreSQL's {name} is missing (Debian: apt-get install postgresql)")
-    return str(versions[-1])
-
-
-class PostgreSQL:
-    """A PostgreSQL cluster in a temporary directory, listening on 127.0.0.1:port only, trust
-    authentication for its own superuser (loopback, this test's cluster)."""
-
-    def __init__(self) -> None:
-        try:
-            self.user = pwd.getpwnam(PG_USER)
-        except KeyError:
-            pytest.fail("no postgres user (Debian's postgresql package creates it)")
-        self.dir = Path(tempfile.mkdtemp(prefix="deviceid-pg-"))
-        os.chown(self.dir, self.user.pw_uid, self.user.pw_gid)
-        self.data = self.dir / "data"
-        self.port = free_port()
-        self._as_postgres([_pg_tool("initdb"), "-D", str(self.data), "-U", PG_USER, "--auth=trust", "-E", "UTF8",
-                           "--no-sync"])
-        self._as_postgres([_pg_tool("pg_ctl"), "-D", str(self.data), "-l", str(self.dir / "log"), "-w", "-t", "60",
-                           "-o", f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c fsync=on "
-                                 f"-c max_connections=200", "start"])
-        self.url_base = f"postgresql://{PG_USER}@127.0.0.1:{self.port}"
-        self.databases = 0
-
-    def _as_postgres(self, argv):
-        result = subprocess.run(["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}",
-                                 "--init-groups", *argv], capture_output=True, text=True, timeout=TIMEOUT,
-                                cwd=self.dir, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"})
-        assert result.returncode == 0, f"{argv[0]} failed:\n{result.stdout}\n{result.stderr}"
-        return result
-
-    def new_database(self) -> str:
-        """The URL of a new, empty database."""
-        import psycopg
-        self.databases += 1
-        name = f"deviceid{self.databases}"
-        with psycopg.connect(self.url_base + "/postgres", autocommit=True) as connection:
-            connection.execute(f"CREATE DATABASE {name}")
-        return f"{self.url_base}/{name}"
-
-    def stop(self) -> None:
-        subprocess.run(["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}", "--init-groups",
-                        _pg_tool("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"],
-                       capture_output=True, timeout=TIMEOUT, cwd=self.dir)
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -101,7 +40,10 @@ def postgresql():
         import psycopg  # noqa: F401
     except ImportError as e:
         pytest.fail(f"psycopg 3 is missing (Debian: apt-get install python3-psycopg): {e}")
-    server = PostgreSQL()
+    try:
+        server = PostgreSQL()
+    except Missing as e:
+        pytest.fail(str(e))
     yield server
     server.stop()
 

@@ -1,0 +1,221 @@
+"""The server rows of bench/run: verifications per second and their latency through the service
+(`python3 -m deviceid_verifier serve`, gunicorn, on a PostgreSQL of its own on loopback) with 1,
+2 and 4 workers, beside the library's in-process Verifier.verify and beside python-fido2's
+verification of a WebAuthn "packed" attestation (Debian's python3-fido2).
+
+The evidence is made in software (the AK and app key are software P-256 keys in the frozen
+templates, signing the TPMS_ATTEST a TPM would): a verifier cannot tell, and a swtpm would take
+tens of milliseconds per evidence, which is the device's cost, not the server's. Each
+verification has its nonce issued by the service beforehand, as an app server would.
+
+Run by bench/run with Debian's python3 (cryptography, psycopg, gunicorn, fido2); prints JSON rows."""
+import base64
+import datetime
+import hashlib
+import http.client
+import json
+import os
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "Tests", "server"), os.path.join(ROOT, "Tests", "tpm")]
+
+from cryptography import x509  # noqa: E402
+from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature  # noqa: E402
+from cryptography.x509.oid import NameOID  # noqa: E402
+
+import deviceid_verifier as dv  # noqa: E402
+from machines import make_ca_certificate  # noqa: E402
+from postgres import PostgreSQL, free_port  # noqa: E402
+
+APP = "com.example.bench"
+PER_RUN = 400          # verifications per measured run
+OWNER = 0x40000001
+
+
+def _b64(data):
+    return base64.b64encode(data).decode()
+
+
+def _public(key, attributes):
+    n = key.public_key().public_numbers()
+    return (struct.pack(">HHIHHHHHH", 0x0023, 0x000B, attributes, 0, 0x0010, 0x0018, 0x000B, 0x0003, 0x0010)
+            + b"\x00\x20" + n.x.to_bytes(32, "big") + b"\x00\x20" + n.y.to_bytes(32, "big"))
+
+
+def _qualified(name):
+    return b"\x00\x0b" + hashlib.sha256(struct.pack(">I", OWNER) + name).digest()
+
+
+class SoftwareDevice:
+    """Evidence as a TPM would make it, from software keys, with an AK certificate of `ca`."""
+
+    def __init__(self, ca_key, ca_certificate):
+        self.ak = ec.generate_private_key(ec.SECP256R1())
+        self.app = ec.generate_private_key(ec.SECP256R1())
+        self.ak_public = _public(self.ak, dv.AK_ATTRIBUTES)
+        self.app_public = _public(self.app, dv.APP_KEY_ATTRIBUTES)
+        self.ak_name, self.app_name = dv.name_of(self.ak_public), dv.name_of(self.app_public)
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        self.certificate = (
+            x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ak")]))
+            .issuer_name(ca_certificate.subject).public_key(self.ak.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=1)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.ExtendedKeyUsage([dv.TCG_KP_AIK_CERTIFICATE]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([
+                x509.UniformResourceIdentifier(dv.AK_NAME_URI_PREFIX + self.ak_name.hex()),
+                x509.UniformResourceIdentifier(dv.app_id_uri(APP))]), critical=False)
+            .sign(ca_key, hashes.SHA256()).public_bytes(serialization.Encoding.DER))
+
+    def evidence(self, nonce):
+        def tpm2b(data):
+            return struct.pack(">H", len(data)) + data
+        attest = (struct.pack(">IH", 0xFF544347, 0x8017) + tpm2b(_qualified(self.ak_name)) + tpm2b(nonce)
+                  + struct.pack(">QIIB", 1234, 1, 0, 1) + struct.pack(">Q", 1) + tpm2b(self.app_name)
+                  + tpm2b(_qualified(self.app_name)))
+        r, s = decode_dss_signature(self.ak.sign(attest, ec.ECDSA(hashes.SHA256())))
+        signature = struct.pack(">HHH", 0x0018, 0x000B, 32) + r.to_bytes(32, "big") + struct.pack(">H", 32) \
+            + s.to_bytes(32, "big")
+        return {"v": 1, "type": "deviceid.attestation", "app_id": APP,
+                "hardware_id": dv.hardware_id_from_name(self.app_name), "nonce": _b64(nonce),
+                "app_public": _b64(self.app_public), "ak_public": _b64(self.ak_public), "attest": _b64(attest),
+                "signature": _b64(signature), "ak_certificate": _b64(self.certificate)}
+
+
+def summary(latencies_ms, wall_s):
+    ordered = sorted(latencies_ms)
+    return {"per_second": len(ordered) / wall_s, "p50": statistics.median(ordered),
+            "p99": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]}
+
+
+def in_process(ca_key, ca_certificate, device):
+    verifier = dv.Verifier([ca_certificate])
+    work = []
+    for _ in range(PER_RUN):
+        nonce = verifier.new_nonce()
+        work.append((json.dumps(device.evidence(nonce)), nonce))
+    latencies = []
+    start = time.perf_counter()
+    for evidence, nonce in work:
+        t = time.perf_counter()
+        verifier.verify(evidence, nonce, app_id=APP)
+        latencies.append((time.perf_counter() - t) * 1e3)
+    return summary(latencies, time.perf_counter() - start)
+
+
+def fido2_packed():
+    """python-fido2 0.9's PackedAttestation.verify of a self attestation (ES256), per call."""
+    from fido2.attestation import PackedAttestation
+    from fido2.cose import ES256
+    from fido2.ctap2 import AttestedCredentialData, AuthenticatorData
+    key = ec.generate_private_key(ec.SECP256R1())
+    credential = AttestedCredentialData.create(b"\0" * 16, os.urandom(32), ES256.from_cryptography_key(key.public_key()))
+    auth_data = AuthenticatorData.create(hashlib.sha256(b"example.com").digest(), 0x41, 0, credential)
+    client_data_hash = os.urandom(32)
+    statement = {"alg": -7, "sig": key.sign(auth_data + client_data_hash, ec.ECDSA(hashes.SHA256()))}
+    attestation = PackedAttestation()
+    attestation.verify(statement, auth_data, client_data_hash)  # raises if it does not verify
+    latencies = []
+    start = time.perf_counter()
+    for _ in range(PER_RUN):
+        t = time.perf_counter()
+        attestation.verify(statement, AuthenticatorData(bytes(auth_data)), client_data_hash)
+        latencies.append((time.perf_counter() - t) * 1e3)
+    return summary(latencies, time.perf_counter() - start)
+
+
+def _post(port, path, body):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("POST", path, body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def service(workers, database, ca_files, anchor, device):
+    port = free_port()
+    log = tempfile.NamedTemporaryFile(prefix="deviceid-bench-serve-", delete=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "deviceid_verifier", "serve", "--database", database, "--ca-key", ca_files[0],
+         "--ca-cert", ca_files[1], "--ek-anchor", anchor, "--bind", f"127.0.0.1:{port}", "--workers", str(workers)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if _post(port, "/v1/nonce", b"")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError(open(log.name).read())
+            time.sleep(0.05)
+        bodies = []
+        for _ in range(PER_RUN):
+            nonce = json.loads(_post(port, "/v1/nonce", b"")[1])["nonce"]
+            evidence = device.evidence(base64.b64decode(nonce))
+            bodies.append(json.dumps({"v": 1, "type": "deviceid.verification-request", "evidence": evidence,
+                                      "nonce": nonce, "app_id": APP}).encode())
+        clients = 2 * workers  # enough requests in flight to keep every worker busy
+        latencies, lock, failures = [], threading.Lock(), []
+
+        def client(share):
+            for body in share:
+                t = time.perf_counter()
+                status, answer = _post(port, "/v1/attestation/verify", body)
+                elapsed = (time.perf_counter() - t) * 1e3
+                with lock:
+                    (latencies if status == 200 else failures).append(elapsed if status == 200 else answer)
+
+        threads = [threading.Thread(target=client, args=(bodies[i::clients],)) for i in range(clients)]
+        start = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.perf_counter() - start
+        if failures:
+            raise RuntimeError(f"{len(failures)} verifications failed: {failures[:3]}")
+        return summary(latencies, wall)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+        os.unlink(log.name)
+
+
+def main():
+    ca_key, ca_certificate = make_ca_certificate("deviceid bench CA")
+    scratch = tempfile.mkdtemp(prefix="deviceid-bench-server-")
+    ca_files = (os.path.join(scratch, "ca.key"), os.path.join(scratch, "ca.pem"))
+    with open(ca_files[0], "wb") as f:
+        f.write(ca_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                     serialization.NoEncryption()))
+    with open(ca_files[1], "wb") as f:
+        f.write(ca_certificate.public_bytes(serialization.Encoding.PEM))
+    device = SoftwareDevice(ca_key, ca_certificate)
+    rows = {"in_process": in_process(ca_key, ca_certificate, device), "fido2_packed": fido2_packed()}
+    postgresql = PostgreSQL()
+    try:
+        for workers in (1, 2, 4):
+            rows[f"service_{workers}"] = service(workers, postgresql.new_database(), ca_files, ca_files[1], device)
+    finally:
+        postgresql.stop()
+    rows["cores"] = os.cpu_count()
+    print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()
