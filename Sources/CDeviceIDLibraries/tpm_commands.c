@@ -17,7 +17,9 @@ int dids_tpm_app_key(dids_tpm *tpm, const unsigned char unique[32], struct dids_
         return 0;
     }
     TPM2B_NAME *key_name = NULL;
+    dids_tpm_compute_begin();
     TSS2_RC rc = dids_p_Esys_TR_GetName(tpm->esys, key, &key_name);
+    dids_tpm_compute_end();
     int ok = rc == 0 ? dids_tpm_put(name, key_name->name, key_name->size, DIDS_TPM_STAGE_NAME, failure)
                      : dids_tpm_fail(failure, DIDS_TPM_STAGE_NAME, rc, 0);
     dids_p_Esys_Free(key_name);
@@ -59,7 +61,9 @@ static int read_ek_certificate(dids_tpm *tpm, struct dids_tpm_bytes *out, struct
         }
         dids_p_Esys_Free(data);
     }
+    dids_tpm_compute_begin();
     dids_p_Esys_TR_Close(tpm->esys, &index);  // an ESAPI handle only: nothing to flush in the TPM
+    dids_tpm_compute_end();
     return ok;
 }
 

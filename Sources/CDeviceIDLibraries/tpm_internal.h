@@ -13,15 +13,34 @@ struct dids_tpm {
     ESYS_CONTEXT *esys;
     uint64_t deadline_ms;
     int stuck;  // a command was abandoned at the deadline: ESAPI accepts no other until finalised
-    char swtpm_socket[108];  // a swtpm's command socket (dids_tpm_interrupt), or ""
+    int software;            // a swtpm, through tcti_swtpm.c; else a device, through libtss2-tcti-device
     int descriptors[4];      // the device TCTI's descriptors, tracked for a fork; -1 where none
-    int path_slot;           // the swtpm socket's slot in the fork handler's list, or -1
 };
+
+/// The descriptors conversations own, closed in a forked child (tpm_descriptors.c): tracking a
+/// descriptor (0, or -1 when the list is full), a Unix stream socket born non-blocking,
+/// close-on-exec and tracked (-1 and errno), and its end: shut down, untracked and closed.
+int dids_tpm_track(int fd);
+void dids_tpm_untrack(int fd);
+int dids_tpm_socket(void);
+void dids_tpm_close_socket(int fd);
+/// ESAPI's computing, which fork() waits for (tpm_descriptors.c): every ESAPI call is made between
+/// begin and end (they nest); a TCTI pauses it while it waits for the TPM (pause's answer goes to
+/// resume).
+void dids_tpm_compute_begin(void);
+void dids_tpm_compute_end(void);
+int dids_tpm_pause(void);
+void dids_tpm_resume(int paused);
+
+/// DeviceID's TCTI for a swtpm at Unix socket `path` (tcti_swtpm.c), every byte by `deadline_ms`;
+/// NULL with `failure` set (TCTI_INIT with errno, or TIMED_OUT). Freed by dids_tcti_swtpm_free.
+TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure);
+void dids_tcti_swtpm_free(TSS2_TCTI_CONTEXT *tcti);
 
 /// Records a failure; returns 0 so that it can end a condition.
 int dids_tpm_fail(struct dids_tpm_failure *failure, int stage, uint32_t rc, int error_number);
 /// Records a command's failure: TIMED_OUT (and `stuck`) when the deadline has passed (the
-/// command was cut short by ESAPI's timeout or dids_tpm_interrupt); `stage` otherwise.
+/// command was cut short by ESAPI's timeout or the swtpm TCTI's); `stage` otherwise.
 int dids_tpm_fail_command(dids_tpm *tpm, struct dids_tpm_failure *failure, int stage, uint32_t rc);
 /// Arms ESAPI's timeout with what is left before the deadline; -1 (and `stuck`) when nothing is.
 int dids_tpm_arm(dids_tpm *tpm);
@@ -36,12 +55,14 @@ int dids_tpm_arm(dids_tpm *tpm);
         TSS2_RC rc_ = 0; \
         if ((tpm)->stuck || dids_tpm_arm(tpm) < 0) { \
             dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); \
-        } else if ((rc_ = (send)) != 0) { \
+        } else if ((dids_tpm_compute_begin(), rc_ = (send), dids_tpm_compute_end(), rc_) != 0) { \
             dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
         } else { \
             for (;;) { \
                 if (dids_tpm_arm(tpm) < 0) { dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); break; } \
+                dids_tpm_compute_begin(); \
                 rc_ = (collect); \
+                dids_tpm_compute_end(); \
                 if ((rc_ & 0xffffu) == DIDS_TSS2_BASE_RC_TRY_AGAIN) continue; \
                 ok_ = rc_ == 0 ? 1 : dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
                 break; \

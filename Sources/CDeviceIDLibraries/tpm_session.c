@@ -1,6 +1,7 @@
-// One conversation with the TPM: ESAPI comes through the loader (DIDS_LIBRARY_TPM); the TCTI
-// module the caller's TCTI string names is loaded here, directly, as systemd does: tss2's TCTI
-// loader would fall back to /dev/tpm0, which bypasses the kernel's resource manager.
+// One conversation with the TPM: ESAPI comes through the loader (DIDS_LIBRARY_TPM). A device's
+// TCTI module is loaded here, directly, as systemd does: tss2's TCTI loader would fall back to
+// /dev/tpm0, which bypasses the kernel's resource manager. A swtpm is DeviceID's own TCTI
+// (tcti_swtpm.c).
 #define _GNU_SOURCE  // O_PATH
 #include "tpm_internal.h"
 #include "loader.h"
@@ -9,14 +10,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stddef.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/un.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +36,15 @@ static uint64_t now_ms(void) {
     return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
 }
 
+#define DEVICE_SLICE_MS 20u
+
 int dids_tpm_arm(dids_tpm *tpm) {
     uint64_t now = now_ms();
     if (now >= tpm->deadline_ms) { tpm->stuck = 1; return -1; }
     uint64_t left = tpm->deadline_ms - now;
+    // The device TCTI waits for the TPM inside ESAPI's computing (tpm_descriptors.c), so in slices:
+    // a fork() meanwhile waits for one slice, not for the TPM's command; TRY_AGAIN resumes it.
+    if (!tpm->software && left > DEVICE_SLICE_MS) left = DEVICE_SLICE_MS;
     dids_p_Esys_SetTimeout(tpm->esys, left > INT32_MAX ? INT32_MAX : (int32_t)left);
     return 0;
 }
@@ -83,115 +84,11 @@ static int listed(const int *fds, size_t count, int fd) {
     return 0;
 }
 
-// What a child forked during a conversation must not keep. A child inherits the parent's
-// descriptors, and the thread that owns a conversation is not in it: on a swtpm, which serves one
-// connection at a time, a child's copy of the parent's command socket kept the connection open
-// after the parent was done, so every later call of either, the child's own first included,
-// waited for swtpm forever (issue 35, case 6). A pthread_atfork child handler therefore closes,
-// in the child:
-// - the descriptors the device TCTI opened for a conversation (tracked after its initialisation);
-// - every socket connected to a swtpm socket a conversation is using: the TCTI connects inside
-//   its initialisation, before any list could be told, so the child looks them up by their peer
-//   (as dids_tpm_interrupt does). The path is registered before the TCTI connects.
-// Slots are atomic: the handler runs in a child forked at any point of another thread's update.
-#define DIDS_TPM_TRACKED 64
-#define DIDS_TPM_PATHS 8
-static _Atomic int tracked[DIDS_TPM_TRACKED];  // fd + 1; 0: free
-static _Atomic int path_in_use[DIDS_TPM_PATHS];
-static char active_paths[DIDS_TPM_PATHS][108];
-// One TCTI initialisation at a time: the descriptors that appear during one are then its own, not
-// another conversation's opened meanwhile (which would be tracked twice, and closed in a child
-// after their number was reused). Made free again in a child.
-static pthread_mutex_t initialising = PTHREAD_MUTEX_INITIALIZER;
-
-static int is_swtpm_socket(int fd, const char *path, int with_control);
-
-static void close_in_child(void) {
-    pthread_mutex_init(&initialising, NULL);
-    for (size_t i = 0; i < DIDS_TPM_TRACKED; i++) {
-        int slot = atomic_exchange(&tracked[i], 0);
-        if (slot > 0) (void)close(slot - 1);
-    }
-    for (size_t p = 0; p < DIDS_TPM_PATHS; p++) {
-        if (atomic_load(&path_in_use[p]) != 1) continue;
-        size_t count;
-        int *fds = open_descriptors(&count);
-        for (size_t i = 0; fds && i < count; i++)
-            if (is_swtpm_socket(fds[i], active_paths[p], 1)) (void)close(fds[i]);
-        free(fds);
-        atomic_store(&path_in_use[p], 0);
-    }
-}
-
-// Registered when the library is loaded: fork() runs only the handlers registered before it began
-// (glibc counts them, then runs the prepare handlers with its lock released), so one registered by
-// another thread's first call during a fork was skipped in that child (docs/ROBUSTNESS.md, "A TPM
-// that changes, a process that forks").
-__attribute__((constructor)) static void install_fork_handler(void) { (void)pthread_atfork(NULL, NULL, close_in_child); }
-
-static void track(int fd) {
-    for (size_t i = 0; i < DIDS_TPM_TRACKED; i++) {
-        int free_slot = 0;
-        if (atomic_compare_exchange_strong(&tracked[i], &free_slot, fd + 1)) return;
-    }
-}
-
-static void untrack(int fd) {
-    for (size_t i = 0; i < DIDS_TPM_TRACKED; i++) {
-        int slot = fd + 1;
-        if (atomic_compare_exchange_strong(&tracked[i], &slot, 0)) return;
-    }
-}
-
-// A slot for `path` (2: being written, 1: in use), or -1 when all are taken.
-static int register_path(const char *path) {
-    for (int p = 0; p < DIDS_TPM_PATHS; p++) {
-        int free_slot = 0;
-        if (!atomic_compare_exchange_strong(&path_in_use[p], &free_slot, 2)) continue;
-        strncpy(active_paths[p], path, sizeof active_paths[p] - 1);
-        active_paths[p][sizeof active_paths[p] - 1] = '\0';
-        atomic_store(&path_in_use[p], 1);
-        return p;
-    }
-    return -1;
-}
-
-static void unregister_path(int slot) {
-    if (slot >= 0) atomic_store(&path_in_use[slot], 0);
-}
-
-// Whether `fd` is a Unix socket connected to the swtpm socket `path` (or, `with_control`, its
-// control socket `path.ctrl`).
-static int is_swtpm_socket(int fd, const char *path, int with_control) {
-    struct stat status;
-    if (fstat(fd, &status) != 0 || !S_ISSOCK(status.st_mode)) return 0;
-    struct sockaddr_un peer;
-    socklen_t length = sizeof peer;
-    memset(&peer, 0, sizeof peer);
-    if (getpeername(fd, (struct sockaddr *)&peer, &length) != 0 || peer.sun_family != AF_UNIX) return 0;
-    size_t n = strlen(path), room = length > offsetof(struct sockaddr_un, sun_path)
-                                   ? length - offsetof(struct sockaddr_un, sun_path) : 0;
-    if (room > sizeof peer.sun_path) room = sizeof peer.sun_path;
-    size_t peer_length = strnlen(peer.sun_path, room);
-    return peer_length >= n && memcmp(peer.sun_path, path, n) == 0
-        && (peer_length == n || (with_control && peer_length == n + 5 && memcmp(peer.sun_path + n, ".ctrl", 5) == 0));
-}
-
-// Shuts `fd` down if it is a socket to `peer_path` (exactly, no ".ctrl"), checked and shut on a
-// duplicate: the number may be closed and reused by another thread between a check and a
-// shutdown on it, while a duplicate keeps the checked open file description.
-static void shutdown_if_peer(int fd, const char *peer_path, int with_control) {
-    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (copy < 0) return;
-    if (is_swtpm_socket(copy, peer_path, with_control)) (void)shutdown(copy, SHUT_RDWR);
-    close(copy);
-}
-
 // The device TCTI opens /dev/tpmrm0 without O_CLOEXEC: a program that forks and executes while a
 // conversation is open would hand the TPM connection (and its objects in the resource manager)
 // to the child. The descriptors that appeared during the TCTI's initialisation and are this
-// device are made close-on-exec, and tracked for a fork without exec; another thread's
-// descriptor opened meanwhile is left alone. (The swtpm TCTI's sockets: by their peer, above.)
+// device are made close-on-exec, and tracked for a fork without exec (tpm_descriptors.c); another
+// thread's descriptor opened meanwhile is left alone.
 static void adopt_device(dids_tpm *tpm, const char *config, const int *before, size_t before_count) {
     struct stat device;
     size_t after_count, kept = 0;
@@ -204,34 +101,10 @@ static void adopt_device(dids_tpm *tpm, const char *config, const int *before, s
             || status.st_rdev != device.st_rdev)
             continue;
         (void)fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
-        if (kept < sizeof tpm->descriptors / sizeof tpm->descriptors[0]) {
+        if (kept < sizeof tpm->descriptors / sizeof tpm->descriptors[0] && dids_tpm_track(fd) == 0)
             tpm->descriptors[kept++] = fd;
-            track(fd);
-        }
     }
     free(after);
-}
-
-// The swtpm TCTI's sockets are opened without SOCK_CLOEXEC, and posix_spawn runs no fork handler:
-// a program spawned during a conversation would hold it open. Made close-on-exec.
-// Only those that appeared during the TCTI's initialisation: the program's own stay as they are.
-static void close_on_exec_swtpm_sockets(const char *path, const int *before, size_t before_count) {
-    size_t count;
-    int *fds = before ? open_descriptors(&count) : NULL;
-    for (size_t i = 0; fds && i < count; i++)
-        if (!listed(before, before_count, fds[i]) && is_swtpm_socket(fds[i], path, 1))
-            (void)fcntl(fds[i], F_SETFD, fcntl(fds[i], F_GETFD) | FD_CLOEXEC);
-    free(fds);
-}
-
-int dids_tpm_needs_interrupt(const dids_tpm *tpm) { return tpm->swtpm_socket[0] != '\0'; }
-
-void dids_tpm_interrupt(dids_tpm *tpm) {
-    if (!dids_tpm_needs_interrupt(tpm)) return;
-    size_t count;
-    int *fds = open_descriptors(&count);
-    for (size_t i = 0; fds && i < count; i++) shutdown_if_peer(fds[i], tpm->swtpm_socket, 0);
-    free(fds);
 }
 
 void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle) {
@@ -262,15 +135,12 @@ static void finalize_tcti(TSS2_TCTI_CONTEXT *tcti) {
     free(tcti);
 }
 
-// The TCTI module of `driver`, opened once per driver and kept (as the loader keeps libraries).
-static TSS2_TCTI_INFO_FUNC tcti_info(const char *driver) {
-    static void *device, *swtpm;
-    void **handle = strcmp(driver, "device") == 0 ? &device : strcmp(driver, "swtpm") == 0 ? &swtpm : NULL;
-    if (!handle) { errno = EINVAL; return NULL; }
+// The device TCTI module, opened once and kept (as the loader keeps libraries).
+static TSS2_TCTI_INFO_FUNC device_tcti_info(void) {
+    static void *device;
+    void **handle = &device;
     if (!__atomic_load_n(handle, __ATOMIC_ACQUIRE)) {
-        char soname[64];
-        snprintf(soname, sizeof soname, "libtss2-tcti-%s.so.0", driver);
-        void *opened = dids_library_dlopen(soname);
+        void *opened = dids_library_dlopen("libtss2-tcti-device.so.0");
         if (!opened) { errno = dids_library_forked_during_a_load() ? EAGAIN : ENOENT; return NULL; }
         void *expected = NULL;
         if (!__atomic_compare_exchange_n(handle, &expected, opened, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -281,117 +151,6 @@ static TSS2_TCTI_INFO_FUNC tcti_info(const char *driver) {
     TSS2_TCTI_INFO_FUNC info;
     memcpy(&info, &symbol, sizeof info);
     return info;
-}
-
-// The swtpm TCTI's initialisation sets the locality over swtpm's control socket and reads the
-// answer with a blocking read(): a stopped swtpm would hold the caller there past any deadline.
-// So a swtpm reached by a Unix socket is asked first, on its control socket (<path>.ctrl, where the
-// TCTI finds it), for its capabilities, within the deadline. 0: it answered (or is not there,
-// which the TCTI then reports); -1: it did not answer in time.
-static int swtpm_answers(const char *config, uint64_t deadline_ms) {
-    const char *path = strncmp(config, "path=", 5) == 0 ? config + 5 : NULL;
-    struct sockaddr_un address = {.sun_family = AF_UNIX};
-    if (!path || strchr(path, ',') || strlen(path) + 5 >= sizeof address.sun_path) return 0;
-    snprintf(address.sun_path, sizeof address.sun_path, "%s.ctrl", path);
-    // Non-blocking: a stopped swtpm whose listen queue is full would hold a blocking connect().
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return 0;
-    int answered = 0;
-    const unsigned char get_capability[4] = {0, 0, 0, 1};  // swtpm's CMD_GET_CAPABILITY
-    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
-        answered = errno != EAGAIN;  // EAGAIN: the queue is full, as behind a stopped swtpm
-    } else if (send(fd, get_capability, sizeof get_capability, MSG_NOSIGNAL) != (ssize_t)sizeof get_capability) {
-        answered = 1;  // nothing to wait for: the TCTI says what is wrong
-    } else {
-        struct pollfd ready = {.fd = fd, .events = POLLIN};
-        for (;;) {
-            uint64_t now = now_ms();
-            if (now >= deadline_ms) break;
-            uint64_t left = deadline_ms - now;
-            int n = poll(&ready, 1, left > INT32_MAX ? INT32_MAX : (int)left);
-            if (n > 0) { answered = 1; break; }
-            if (n < 0 && errno != EINTR) { answered = 1; break; }
-        }
-        if (answered) {
-            unsigned char reply[8];
-            (void)recv(fd, reply, sizeof reply, MSG_DONTWAIT);
-        }
-    }
-    close(fd);
-    return answered ? 0 : -1;
-}
-
-static dids_tpm *open_registered(const char *driver, const char *config, uint64_t deadline_ms,
-                                  struct dids_tpm_failure *failure, int *path_slot);
-
-// The swtpm TCTI's initialisation under the call's deadline: it connects to the command socket
-// and sets the locality over the control socket, reading the answer with a blocking read() of
-// no timeout of its own — a swtpm that went silent there held the caller forever (issue 34,
-// case 1). A guard thread shuts every socket to this swtpm down at the deadline, and again every
-// 100 ms until the initialisation returns (as dids_tpm_interrupt does for commands: by peer).
-struct init_guard {
-    pthread_mutex_t lock;
-    pthread_cond_t ended;
-    int done, fired;
-    uint64_t deadline_ms;
-    char control_path[108 + 5];
-};
-
-static void *guard_initialisation(void *argument) {
-    struct init_guard *guard = argument;
-    pthread_mutex_lock(&guard->lock);
-    uint64_t at = guard->deadline_ms;
-    while (!guard->done) {
-        struct timespec until = {(time_t)(at / 1000u), (long)(at % 1000u) * 1000000L};
-        if (pthread_cond_timedwait(&guard->ended, &guard->lock, &until) == ETIMEDOUT && !guard->done) {
-            guard->fired = 1;
-            size_t count;
-            int *fds = open_descriptors(&count);
-            // The control socket only: the TCTI's initialisation connects to the command socket
-            // and closes it at once; what blocks is the read of CMD_SET_LOCALITY's answer. Other
-            // conversations' command sockets to this swtpm are left alone.
-            for (size_t i = 0; fds && i < count; i++) shutdown_if_peer(fds[i], guard->control_path, 0);
-            free(fds);
-            at = now_ms() + 100u;
-        }
-    }
-    pthread_mutex_unlock(&guard->lock);
-    return NULL;
-}
-
-// module->init(tcti, size, config), guarded for a swtpm; 1 in *timed_out when the guard fired.
-static TSS2_RC guarded_init(TSS2_TCTI_INIT_FUNC init, TSS2_TCTI_CONTEXT *tcti, size_t *size, const char *config,
-                            const char *swtpm_path, uint64_t deadline_ms, int *timed_out) {
-    *timed_out = 0;
-    if (!swtpm_path[0]) return init(tcti, size, config);
-    struct init_guard guard = {.deadline_ms = deadline_ms};
-    snprintf(guard.control_path, sizeof guard.control_path, "%s.ctrl", swtpm_path);
-    pthread_condattr_t attributes;
-    pthread_t thread;
-    int started = 0;
-    if (pthread_mutex_init(&guard.lock, NULL) == 0) {
-        if (pthread_condattr_init(&attributes) == 0) {
-            if (pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC) == 0
-                && pthread_cond_init(&guard.ended, &attributes) == 0) {
-                started = pthread_create(&thread, NULL, guard_initialisation, &guard) == 0;
-                if (!started) pthread_cond_destroy(&guard.ended);
-            }
-            pthread_condattr_destroy(&attributes);
-        }
-        if (!started) pthread_mutex_destroy(&guard.lock);
-    }
-    // Without a thread (none can be started) the initialisation runs as before, unguarded.
-    TSS2_RC rc = init(tcti, size, config);
-    if (!started) return rc;
-    pthread_mutex_lock(&guard.lock);
-    guard.done = 1;
-    pthread_cond_signal(&guard.ended);
-    pthread_mutex_unlock(&guard.lock);
-    pthread_join(thread, NULL);
-    *timed_out = guard.fired;
-    pthread_cond_destroy(&guard.ended);
-    pthread_mutex_destroy(&guard.lock);
-    return rc;
 }
 
 // What the file open at `fd` is, by the kernel's account, never by its name: a symbolic link
@@ -455,26 +214,19 @@ static int check_device(const char *path, struct dids_tpm_failure *failure) {
 }
 
 
-// A swtpm socket is registered for the fork handler before anything connects to it: the probe of
-// its control socket, the TCTI's own control command and its command socket.
-dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
-    int path_slot = strcmp(driver, "swtpm") == 0 && strncmp(config, "path=", 5) == 0 && strlen(config + 5) < 108
-                  ? register_path(config + 5) : -1;
-    dids_tpm *tpm = open_registered(driver, config, deadline_ms, failure, &path_slot);
-    unregister_path(path_slot);  // -1 once a conversation took it
-    return tpm;
-}
+// One initialisation of the device TCTI at a time: the descriptors that appear during one are
+// then its own, not another conversation's opened meanwhile (which would be tracked twice, and
+// closed in a child after their number was reused). Made free again in a child.
+static pthread_mutex_t initialising = PTHREAD_MUTEX_INITIALIZER;
+static void free_in_child(void) { pthread_mutex_init(&initialising, NULL); }
+__attribute__((constructor)) static void install_fork_handler(void) { (void)pthread_atfork(NULL, NULL, free_in_child); }
 
-// dids_tpm_open with the slot taken: set to -1 once the conversation owns it.
-static dids_tpm *open_registered(const char *driver, const char *config, uint64_t deadline_ms,
-                                  struct dids_tpm_failure *failure, int *path_slot) {
-    dids_tpm_fail(failure, DIDS_TPM_STAGE_NONE, 0, 0);
-    if (strcmp(driver, "device") == 0 && check_device(config, failure) != 0) return NULL;
-    if (strcmp(driver, "swtpm") == 0 && swtpm_answers(config, deadline_ms) != 0) {
-        dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
-        return NULL;
-    }
-    TSS2_TCTI_INFO_FUNC info = tcti_info(driver);
+// The device TCTI (libtss2-tcti-device), initialised on `config` (a path checked by check_device)
+// and its descriptors adopted; NULL with `failure` set.
+static TSS2_TCTI_CONTEXT *open_device(dids_tpm *tpm, const char *config, uint64_t deadline_ms,
+                                      struct dids_tpm_failure *failure) {
+    if (check_device(config, failure) != 0) return NULL;
+    TSS2_TCTI_INFO_FUNC info = device_tcti_info();
     if (!info) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_LOAD, 0, errno); return NULL; }
     const TSS2_TCTI_INFO *module = info();
     size_t size = 0;
@@ -483,21 +235,10 @@ static dids_tpm *open_registered(const char *driver, const char *config, uint64_
         dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, module && module->init ? rc : 0, 0);
         return NULL;
     }
-    dids_tpm *tpm = calloc(1, sizeof *tpm);
     TSS2_TCTI_CONTEXT *tcti = calloc(1, size);
-    if (!tpm || !tcti) {
-        free(tpm);
-        free(tcti);
-        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM);
-        return NULL;
-    }
-    for (size_t i = 0; i < sizeof tpm->descriptors / sizeof tpm->descriptors[0]; i++) tpm->descriptors[i] = -1;
-    tpm->path_slot = -1;
-    if (strcmp(driver, "swtpm") == 0 && strncmp(config, "path=", 5) == 0 && strlen(config + 5) < sizeof tpm->swtpm_socket)
-        strcpy(tpm->swtpm_socket, config + 5);
-    size_t before_count = 0;
-    // Another thread's initialisation (a swtpm busy with someone else's connection) is waited
-    // for only until this call's deadline.
+    if (!tcti) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM); return NULL; }
+    // Another thread's initialisation (a TPM busy with another program's command) is waited for
+    // only until this call's deadline.
     uint64_t now = now_ms(), left = deadline_ms > now ? deadline_ms - now : 0;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -507,40 +248,43 @@ static dids_tpm *open_registered(const char *driver, const char *config, uint64_
     if (pthread_mutex_timedlock(&initialising, &until) != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
         free(tcti);
-        free(tpm);
         return NULL;
     }
+    size_t before_count = 0;
     int *before = open_descriptors(&before_count);
     errno = 0;
-    int timed_out = 0;
-    if ((rc = guarded_init(module->init, tcti, &size, config, tpm->swtpm_socket, deadline_ms, &timed_out)) != 0
-        || timed_out) {
-        if (timed_out) {
-            dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
-            if (rc == 0) {  // initialised after all, past the deadline: closed again
-                finalize_tcti(tcti);
-                tcti = NULL;
-            }
-        } else {
-            dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, rc, errno);
-        }
-        pthread_mutex_unlock(&initialising);
-        free(before);
+    if ((rc = module->init(tcti, &size, config)) != 0) {
+        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, rc, errno);
         free(tcti);
-        free(tpm);
-        return NULL;
+        tcti = NULL;
+    } else {
+        adopt_device(tpm, config, before, before_count);
     }
-    tpm->tcti = tcti;
-    // From here the conversation owns the slot: its finalisation releases it, perhaps later on a
-    // thread of its own, once its sockets are closed.
-    tpm->path_slot = *path_slot;
-    *path_slot = -1;
-    if (strcmp(driver, "device") == 0) adopt_device(tpm, config, before, before_count);
-    if (tpm->swtpm_socket[0]) close_on_exec_swtpm_sockets(tpm->swtpm_socket, before, before_count);
     pthread_mutex_unlock(&initialising);
     free(before);
+    return tcti;
+}
+
+dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
+    dids_tpm_fail(failure, DIDS_TPM_STAGE_NONE, 0, 0);
+    int software = strcmp(driver, "swtpm") == 0;
+    if (!software && strcmp(driver, "device") != 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_LOAD, 0, EINVAL); return NULL; }
+    if (software && strncmp(config, "path=", 5) != 0) {
+        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, EINVAL);
+        return NULL;
+    }
+    dids_tpm *tpm = calloc(1, sizeof *tpm);
+    if (!tpm) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM); return NULL; }
+    for (size_t i = 0; i < sizeof tpm->descriptors / sizeof tpm->descriptors[0]; i++) tpm->descriptors[i] = -1;
+    tpm->software = software;
     tpm->deadline_ms = deadline_ms;
-    if ((rc = dids_p_Esys_Initialize(&tpm->esys, tcti, NULL)) != 0) {
+    tpm->tcti = software ? dids_tcti_swtpm_open(config + 5, deadline_ms, failure)
+                         : open_device(tpm, config, deadline_ms, failure);
+    if (!tpm->tcti) { free(tpm); return NULL; }
+    dids_tpm_compute_begin();
+    TSS2_RC rc = dids_p_Esys_Initialize(&tpm->esys, tpm->tcti, NULL);
+    dids_tpm_compute_end();
+    if (rc != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_ESYS, rc, 0);
         dids_tpm_close(tpm);
         return NULL;
@@ -551,7 +295,7 @@ static dids_tpm *open_registered(const char *driver, const char *config, uint64_
 // A bare swtpm may not have been started; the kernel's resource manager has started its TPM.
 // A command like any other: the caller runs it under its watchdog (TPMConversation.run).
 int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure) {
-    if (!tpm->swtpm_socket[0]) return 0;
+    if (!tpm->software) return 0;
     struct dids_tpm_failure startup;
     if (!DIDS_TPM_RUN(tpm, &startup, DIDS_TPM_STAGE_STARTUP, dids_p_Esys_Startup_Async(tpm->esys, DIDS_TPM2_SU_CLEAR),
                       dids_p_Esys_Startup_Finish(tpm->esys))
@@ -567,10 +311,14 @@ static void *finalize(void *argument) {
     // Untracked before the TCTI closes them: a number closed and then reused by another part of
     // the program must not be closed in a child.
     for (size_t i = 0; i < sizeof tpm->descriptors / sizeof tpm->descriptors[0]; i++)
-        if (tpm->descriptors[i] >= 0) untrack(tpm->descriptors[i]);
-    if (tpm->esys) dids_p_Esys_Finalize(&tpm->esys);
-    finalize_tcti(tpm->tcti);
-    unregister_path(tpm->path_slot);
+        if (tpm->descriptors[i] >= 0) dids_tpm_untrack(tpm->descriptors[i]);
+    if (tpm->esys) {
+        dids_tpm_compute_begin();
+        dids_p_Esys_Finalize(&tpm->esys);
+        dids_tpm_compute_end();
+    }
+    if (tpm->software) dids_tcti_swtpm_free(tpm->tcti);
+    else finalize_tcti(tpm->tcti);
     free(tpm);
     return NULL;
 }

@@ -73,7 +73,11 @@ _Static_assert((TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SEN
                "attributes");
 _Static_assert(TPM2_RC_INITIALIZE == DIDS_TPM2_RC_INITIALIZE && TPM2_RC_FAILURE == DIDS_TPM2_RC_FAILURE
                && TPM2_RC_LOCKOUT == DIDS_TPM2_RC_LOCKOUT && TPM2_RC_RETRY == DIDS_TPM2_RC_RETRY, "RCs");
+// The common context DeviceID's swtpm TCTI (tcti_swtpm.c) begins with, at the offsets it asserts.
+_Static_assert(offsetof(TSS2_TCTI_CONTEXT_COMMON_V1, transmit) == 16, "transmit");
 _Static_assert(offsetof(TSS2_TCTI_CONTEXT_COMMON_V1, finalize) == 16 + 2 * sizeof(void *), "finalize");
+_Static_assert(offsetof(TSS2_TCTI_CONTEXT_COMMON_V1, setLocality) == 16 + 5 * sizeof(void *), "setLocality");
+_Static_assert(sizeof(TSS2_TCTI_CONTEXT_COMMON_V1) == 16 + 6 * sizeof(void *), "common context");
 
 // Functions: the declared prototype is the real one (a pointer's initialisation is an error under
 // -Werror if the types differ). Linked (debian/rules), this file references exactly the functions

@@ -1,8 +1,8 @@
 #ifndef DIDS_TPM_H
 #define DIDS_TPM_H
-// The TPM 2.0 through tpm2-tss's ESAPI (libtss2-esys.so.0) and one TCTI module
-// (libtss2-tcti-device.so.0 or libtss2-tcti-swtpm.so.0), loaded on first use as systemd loads
-// them: docs/HARDWARE-ID.md. The structures are hand-declared with the sizes and offsets of
+// The TPM 2.0 through tpm2-tss's ESAPI (libtss2-esys.so.0) and a TCTI: the device module
+// (libtss2-tcti-device.so.0), loaded on first use as systemd loads it, or DeviceID's own for a
+// swtpm's sockets: docs/HARDWARE-ID.md. The structures are hand-declared with the sizes and offsets of
 // tpm2-tss 3.2.1 (Debian 12) and 4.0.1 (Debian 13), which are the same; with
 // DIDS_CHECK_AGAINST_REAL_HEADERS, <tss2/tss2_esys.h> declares them and
 // Tests/c/check_tpm_layout.c asserts the layouts and prototypes are equal.
@@ -244,14 +244,8 @@ typedef struct dids_tpm dids_tpm;
 dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure);
 void dids_tpm_close(dids_tpm *tpm);
 /// TPM2_Startup on a swtpm (a bare one may not have been started; TPM_RC_INITIALIZE is success);
-/// nothing on a device. Run under the conversation's watchdog, like any command. 0, or -1.
+/// nothing on a device. Under the conversation's deadline, like any command. 0, or -1.
 int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure);
-/// Ends a swtpm command that waits past the deadline, from another thread (a watchdog): the swtpm
-/// TCTI connects anew for each command and reads its answer with a blocking read() that ignores
-/// ESAPI's timeout, so its socket is shut down. Nothing for the device TCTI, which polls.
-void dids_tpm_interrupt(dids_tpm *tpm);
-/// Whether `tpm` needs dids_tpm_interrupt to keep its deadline.
-int dids_tpm_needs_interrupt(const dids_tpm *tpm);
 
 /// The Name (34 bytes: 0x000b ‖ SHA-256 of the public area) of the app key made from `unique`,
 /// and its public area, marshalled as the TPM marshals a TPMT_PUBLIC (may be NULL).

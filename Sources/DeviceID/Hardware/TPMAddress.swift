@@ -7,9 +7,9 @@
 /// relies on) and `swtpm` (a software TPM reached by its Unix socket, for tests:
 /// `swtpm:path=/run/t/tpm.sock`).
 public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
-    /// The TCTI module: `libtss2-tcti-<driver>.so.0`.
+    /// The TCTI: tpm2-tss's `libtss2-tcti-device.so.0` for `device`, DeviceID's own for `swtpm`.
     public let driver: String
-    /// What the module is given: a device path, or `path=…` / `host=…,port=…` for swtpm.
+    /// What the TCTI is given: a device path, or `path=SOCKET` for swtpm.
     public let configuration: String
 
     /// `device:/dev/tpmrm0`.
@@ -46,8 +46,8 @@ public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
             }
             self.init(driver: "device", configuration: path)
         case "swtpm":
-            // Only a Unix socket: DeviceID bounds a swtpm conversation through its sockets' timeouts
-            // and asks the control socket (<path>.ctrl) first, which it finds only from a path.
+            // Only a Unix socket: DeviceID's swtpm TCTI (tcti_swtpm.c) speaks to PATH and its
+            // control socket PATH.ctrl, each byte within the conversation's deadline.
             guard rest.hasPrefix("path=/"), !rest.contains(","), !rest.contains("\0") else {
                 throw DeviceIDError(.unsupported,
                                     "\(Environment.tpmTCTI)=\(text): a software TPM is reached by its Unix socket only "

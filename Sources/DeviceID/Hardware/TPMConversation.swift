@@ -20,16 +20,7 @@ enum TPMConversation {
             throw error(failure, address, milliseconds)
         }
         defer { dids_tpm_close(tpm) }
-        // A swtpm command's answer is read with a blocking read() that ignores ESAPI's timeout:
-        // at the deadline, a watchdog shuts its socket down (declared after the close, so it ends
-        // first). The device TCTI polls within the timeout and needs none.
-        let watchdog = dids_tpm_needs_interrupt(tpm) != 0
-            ? Watchdog(milliseconds: UInt32(clamping: max(Int(deadline) - Monotonic.milliseconds(), 1))) {
-                dids_tpm_interrupt(tpm)
-            }
-            : nil
-        defer { watchdog?.finish() }
-        // The first command, under the watchdog like the rest (issue 34: a swtpm busy with another
+        // The first command under the deadline like the rest (issue 34: a swtpm busy with another
         // client's connection held the caller in TPM2_Startup for as long as that lasted).
         guard dids_tpm_startup(tpm, &failure) == 0, let result = body(tpm, &failure) else {
             throw error(failure, address, milliseconds)
