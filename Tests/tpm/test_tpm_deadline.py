@@ -2,7 +2,10 @@
 initialisation and TPM2_Startup are under the call's deadline like every other command. On the
 previous commit a swtpm silent in the TCTI's CMD_SET_LOCALITY, or in TPM2_Startup, held the caller
 past any deadline (12 s here, then killed), a dripping one for 4.5 s on a 1 s deadline, and a
-client holding swtpm's one command connection for as long as it held it (14.9 s measured).
+client holding swtpm's one command connection for as long as it held it (14.9 s measured). Behind
+such a client, swtpm's listen queue (one connection deep) is full after the first call: tpm2-tss's
+swtpm TCTI then blocked in connect() for good (issue 34, case 1); DeviceID's own TCTI waits for the
+connection until the deadline.
 
 The misbehaving TPMs are Tests/fakes/fake-swtpm (faults a real swtpm cannot show); the holder
 of the connection is a real swtpm."""
@@ -63,3 +66,20 @@ def test_a_client_holding_swtpms_connection_costs_the_deadline_not_its_hold(mach
     assert result.returncode == 16, result.stderr
     assert elapsed <= DEADLINE_MS / 1000 + SLACK_S, f"{elapsed:.2f} s on a {DEADLINE_MS} ms deadline"
     assert hardware_id(machine_a, APP_A) == before, "the TPM answers again, the same, once let go"
+
+
+def test_calls_behind_a_full_listen_queue_each_end_at_the_deadline(machine_a):
+    before = hardware_id(machine_a, APP_A)
+    holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    holder.connect(str(machine_a.tpm.socket))
+    try:
+        # The first call's connection waits in swtpm's queue and stays there when the call gives up;
+        # the queue holds one, so the later calls' connect() finds it full.
+        outcomes = [timed(machine_a.tpm.tcti) for _ in range(3)]
+    finally:
+        holder.close()
+    for number, (result, elapsed) in enumerate(outcomes, 1):
+        assert result.returncode == 16, f"call {number}: {result.stderr}"
+        assert f"did not answer within {DEADLINE_MS} ms" in result.stderr, f"call {number}: {result.stderr}"
+        assert elapsed <= DEADLINE_MS / 1000 + SLACK_S, f"call {number}: {elapsed:.2f} s on a {DEADLINE_MS} ms deadline"
+    assert hardware_id(machine_a, APP_A) == before, "swtpm drains its queue and answers again, the same"
