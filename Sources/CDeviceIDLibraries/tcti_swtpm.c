@@ -100,7 +100,8 @@ static int connect_by(const struct sockaddr_un *address, uint64_t deadline_ms) {
             errno = error == EAGAIN ? ETIMEDOUT : error;
             return -1;
         }
-        struct timespec a_while = {0, 10 * 1000000L};
+        uint64_t now = now_ms(), left = now < deadline_ms ? deadline_ms - now : 0;
+        struct timespec a_while = {0, (long)(left < 10 ? left : 10) * 1000000L};
         int paused = dids_tpm_pause();
         nanosleep(&a_while, NULL);
         dids_tpm_resume(paused);
@@ -208,8 +209,10 @@ static TSS2_RC receive(TSS2_TCTI_CONTEXT *context, size_t *size, uint8_t *respon
         }
         outcome = receive_until(tcti->connection, tcti->answer, &tcti->received, length, until);
     }
-    if (outcome == 0) return RC_TRY_AGAIN;
-    if (outcome < 0) return failed(tcti);
+    // TRY_AGAIN only while the deadline is ahead: ESAPI's blocking forms (timeout -1) call again
+    // on TRY_AGAIN, and after the deadline would do so at once, for good.
+    if (outcome == 0 && now_ms() < tcti->deadline_ms) return RC_TRY_AGAIN;
+    if (outcome <= 0) return failed(tcti);
     if (!response) { *size = tcti->received; return 0; }  // asked for the size: kept for the next call
     if (*size < tcti->received) { *size = tcti->received; return RC_INSUFFICIENT_BUFFER; }
     *size = tcti->received;

@@ -293,7 +293,7 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
 }
 
 // A bare swtpm may not have been started; the kernel's resource manager has started its TPM.
-// A command like any other: the caller runs it under its watchdog (TPMConversation.run).
+// A command like any other, under the conversation's deadline.
 int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure) {
     if (!tpm->software) return 0;
     struct dids_tpm_failure startup;
