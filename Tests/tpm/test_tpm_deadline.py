@@ -3,7 +3,7 @@ initialisation and TPM2_Startup are under the call's deadline like every other c
 previous commit a swtpm silent in the TCTI's CMD_SET_LOCALITY, or in TPM2_Startup, held the caller
 past any deadline (12 s here, then killed), a dripping one for 4.5 s on a 1 s deadline, and a
 client holding swtpm's one command connection for as long as it held it (14.9 s measured). Behind
-such a client, swtpm's listen queue (one connection deep) is full after the first call: tpm2-tss's
+such a client, swtpm's listen queue (listen(fd, 1): Linux queues two) is full after two calls: tpm2-tss's
 swtpm TCTI then blocked in connect() for good (issue 34, case 1); DeviceID's own TCTI waits for the
 connection until the deadline.
 
@@ -20,7 +20,7 @@ from test_deviceid_device import APP_A, ROOT, deviceid, hardware_id
 
 FAKE = ROOT / "Tests" / "fakes" / "fake-swtpm"
 DEADLINE_MS = 1000
-# What the deadline may be exceeded by: the process's own start and exit, and the guard's wake-up.
+# What the deadline may be exceeded by: the process's own start and exit, and a poll's wake-up.
 SLACK_S = 0.5
 
 
@@ -73,9 +73,9 @@ def test_calls_behind_a_full_listen_queue_each_end_at_the_deadline(machine_a):
     holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     holder.connect(str(machine_a.tpm.socket))
     try:
-        # The first call's connection waits in swtpm's queue and stays there when the call gives up;
-        # the queue holds one, so the later calls' connect() finds it full.
-        outcomes = [timed(machine_a.tpm.tcti) for _ in range(3)]
+        # Each call's connection waits in swtpm's queue and stays there when the call gives up; the
+        # queue holds two, so the third and fourth calls' connect() finds it full (EAGAIN).
+        outcomes = [timed(machine_a.tpm.tcti) for _ in range(4)]
     finally:
         holder.close()
     for number, (result, elapsed) in enumerate(outcomes, 1):
