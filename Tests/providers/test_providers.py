@@ -1,4 +1,5 @@
 """One set of cases for GNOME Keyring, KeePassXC and KWallet (see conftest.py)."""
+import contextlib
 import fcntl
 import json
 import os
@@ -22,33 +23,29 @@ def secret_tool_lookup(service, account):
     return result.stdout if result.returncode == 0 else None
 
 
-def keepassxc_write_slot(after=False):
+@contextlib.contextmanager
+def keepassxc_write():
     """The harness's own writes (secret-tool's) keep DeviceID's write discipline on KeePassXC
     (Sources/DeviceID/SecretService/KeePassXCSaves.swift): KeePassXC 2.7 crashes when a write
     reaches it while it saves the database after an earlier one, from 150 ms to about 150 ms plus
-    its key derivation after that write. So a write goes within 50 ms of the current burst's
-    first write, or once 2 s have passed since it, and counts in the same record DeviceID keeps
-    ($XDG_RUNTIME_DIR/deviceid-keepassxc, the CLOCK_MONOTONIC millisecond the burst began).
-    With after=True, once the write returned: a change later than the burst's 50 ms begins a
-    burst of its own, as KeePassXCSaves.afterWrite does."""
+    its key derivation after that write. So writes are one at a time, each 2 s after the last one
+    ended, under the record lock DeviceID takes on the same record
+    ($XDG_RUNTIME_DIR/deviceid-keepassxc, the CLOCK_MONOTONIC millisecond the last write ended)."""
     if os.environ.get("DEVICEID_TEST_PROVIDER") != "keepassxc":
+        yield
         return
     record = os.path.join(os.environ["XDG_RUNTIME_DIR"], "deviceid-keepassxc")
     fd = os.open(record, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.lockf(fd, fcntl.LOCK_EX)
         text = os.pread(fd, 24, 0).decode()
-        start = int(text) if text.isdigit() else None
+        last = int(text) if text.isdigit() else None
         now = int(time.monotonic() * 1000)
-        if after:
-            if start is None or now - start >= 50:
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, str(now).encode(), 0)
-            return
-        if start is not None and start <= now and 50 <= now - start < 2000:
-            time.sleep((start + 2000 - now) / 1000)
-            start = None
-        if start is None or start > now or int(time.monotonic() * 1000) - start >= 2000:
+        if last is not None and last <= now < last + 2000:
+            time.sleep((last + 2000 - now) / 1000)
+        try:
+            yield
+        finally:
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(int(time.monotonic() * 1000)).encode(), 0)
     finally:
@@ -62,11 +59,8 @@ def secret_tool(*args, input=None):
     fails with no word at all (measured: 7 lookups in 400). DeviceID retries such a session itself. A real "not found"
     is only asked again, never turned into an answer."""
     for _ in range(3):
-        if args[0] in ("store", "clear"):
-            keepassxc_write_slot()
-        result = run(["secret-tool", *args], input=input)
-        if args[0] in ("store", "clear"):
-            keepassxc_write_slot(after=True)
+        with keepassxc_write() if args[0] in ("store", "clear") else contextlib.nullcontext():
+            result = run(["secret-tool", *args], input=input)
         refused = ("public key size is invalid" in result.stderr or "Can't find session" in result.stderr
                    or (args[0] == "lookup" and result.stderr == ""))
         if result.returncode == 0 or not refused:
@@ -268,6 +262,30 @@ def test_a_forked_child_reaches_the_provider_too(store):
     assert secret_tool_lookup("deviceid.app", app) == minted
     assert secret_tool_lookup(service, "acct") is None
     assert deviceid.get(app) == minted
+
+
+def test_a_write_in_flight_in_another_process_holds_keepassxc_writes_back(cli, store, provider):
+    """A write to KeePassXC holds the user's record lock from its wait to its end (KeePassXCSaves):
+    while another process holds it, a DeviceID write to KeePassXC waits, and at its deadline is
+    TIMED_OUT with nothing written; GNOME Keyring's and KWallet's writes are not held."""
+    record = os.path.join(os.environ["XDG_RUNTIME_DIR"], "deviceid-keepassxc")
+    fd = os.open(record, os.O_RDWR | os.O_CREAT, 0o600)
+    service = unique("example.inflight")
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX)
+        started = time.monotonic()
+        held = run([cli, "--timeout", "1000", "secret", "store", service, "acct"], input="v")
+        took = time.monotonic() - started
+    finally:
+        os.close(fd)
+    if provider == "keepassxc":
+        assert held.returncode == 16, held.stderr
+        assert "another process's write to KeePassXC was still under way" in held.stderr, held.stderr
+        assert 0.8 <= took < 1.5, took
+        assert secret_tool_lookup(service, "acct") is None, "nothing written"
+    else:
+        assert held.returncode == 0, held.stderr
+        assert secret_tool_lookup(service, "acct") == "v"
 
 
 @pytest.mark.rapid_writes

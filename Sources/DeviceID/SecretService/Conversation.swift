@@ -191,50 +191,48 @@ extension SecretService {
                 (.string("org.freedesktop.Secret.Item.Label"), .variant(.string(label))),
                 (.string("org.freedesktop.Secret.Item.Attributes"), .variant(DBusValue.attributes(attributes))),
             ])
-            try beforeWrite()
-            defer { afterWrite() }
-            let reply = try call(collection, Spec.collection, "CreateItem", [properties, .secret(secret), .boolean(true)],
-                                 "cannot store the item")
-            guard let item = reply[safe: 0]?.objectPath, let prompt = reply[safe: 1]?.objectPath else {
-                throw SecretService.malformed("CreateItem")
+            return try writing { () throws(DeviceIDError) -> String in
+                let reply = try call(collection, Spec.collection, "CreateItem",
+                                     [properties, .secret(secret), .boolean(true)], "cannot store the item")
+                guard let item = reply[safe: 0]?.objectPath, let prompt = reply[safe: 1]?.objectPath else {
+                    throw SecretService.malformed("CreateItem")
+                }
+                if item != "/" { return item }
+                guard prompt != "/" else {
+                    throw DeviceIDError(.keyring, "cannot store the item: the Secret Service created none")
+                }
+                guard let result = try runPrompt(prompt) else {
+                    throw DeviceIDError(.locked, "cannot store the item: the prompt was dismissed")
+                }
+                guard let created = result.objectPath, created != "/" else {
+                    throw DeviceIDError(.keyring, "cannot store the item: the prompt created none")
+                }
+                return created
             }
-            if item != "/" { return item }
-            guard prompt != "/" else { throw DeviceIDError(.keyring, "cannot store the item: the Secret Service created none") }
-            guard let result = try runPrompt(prompt) else {
-                throw DeviceIDError(.locked, "cannot store the item: the prompt was dismissed")
-            }
-            guard let created = result.objectPath, created != "/" else {
-                throw DeviceIDError(.keyring, "cannot store the item: the prompt created none")
-            }
-            return created
         }
 
         /// Deletes one item by path. A prompt (KeePassXC confirms deletions) is run.
         func deleteItem(_ path: String) throws(DeviceIDError) {
-            try beforeWrite()
-            defer { afterWrite() }
-            let reply = try call(path, Spec.item, "Delete", [], "cannot delete the item")
-            guard let prompt = reply[safe: 0]?.objectPath else { throw SecretService.malformed("Delete") }
-            if prompt != "/" {
-                guard try runPrompt(prompt) != nil else { throw DeviceIDError(.locked, "the prompt was dismissed") }
+            try writing { () throws(DeviceIDError) in
+                let reply = try call(path, Spec.item, "Delete", [], "cannot delete the item")
+                guard let prompt = reply[safe: 0]?.objectPath else { throw SecretService.malformed("Delete") }
+                if prompt != "/" {
+                    guard try runPrompt(prompt) != nil else { throw DeviceIDError(.locked, "the prompt was dismissed") }
+                }
             }
         }
 
         // MARK: Providers
 
-        /// Every write (an item created or deleted) waits where KeePassXC could be saving an
-        /// earlier one, which a write during its save crashes (`KeePassXCSaves`).
-        private func beforeWrite() throws(DeviceIDError) {
+        /// Every write (an item created or deleted, with its prompt) is one at a time with the
+        /// user's other writes to KeePassXC, after its save of the last one (`KeePassXCSaves`).
+        private func writing<T>(_ write: () throws(DeviceIDError) -> T) throws(DeviceIDError) -> T {
             if keePassXC == nil {
                 let owner = nameOwner(busName)
                 keePassXC = owner != nil && nameOwner("org.keepassxc.KeePassXC.MainWindow") == owner
             }
-            if keePassXC == true { try KeePassXCSaves.beforeWrite(end: end) }
-        }
-
-        /// After a write's reply or prompt: when KeePassXC changed its database (`KeePassXCSaves`).
-        private func afterWrite() {
-            if keePassXC == true { KeePassXCSaves.afterWrite() }
+            guard keePassXC == true else { return try write() }
+            return try KeePassXCSaves.write(end: end, write)
         }
 
         /// KWallet keeps a collection "locked" for each client until it asks to unlock it, and

@@ -11,7 +11,7 @@ final class ConversationTests: XCTestCase {
 
     override func setUp() {
         // Each case writes to a scripted KeePassXC from quiet (KeePassXCSavesTests tests the wait).
-        KeePassXCSaves.forgetBursts()
+        KeePassXCSaves.forgetWrites()
     }
 
     private func creatingThroughAPrompt(owner: String?) -> ScriptedTransport {
