@@ -56,7 +56,7 @@ static EVP_MD_CTX *thread_context(void) {
     return context;
 }
 
-int dids_crypto_digest(int algorithm, const void *data, size_t size, unsigned char *out) {
+static int digest(int algorithm, const void *data, size_t size, unsigned char *out) {
     struct fetched *f = algorithm == DIDS_DIGEST_MD5 ? &md5 : &sha256;
     pthread_once(&f->once, f == &md5 ? fetch_md5 : fetch_sha256);
     if (f->md == NULL) return DIDS_DIGEST_REFUSED;
@@ -71,6 +71,15 @@ int dids_crypto_digest(int algorithm, const void *data, size_t size, unsigned ch
         && dids_p_EVP_DigestFinal_ex(context, out, &length) == 1 && length == f->size;
     if (kept == NULL) dids_p_EVP_MD_CTX_free(context);
     return ok ? DIDS_DIGEST_OK : DIDS_DIGEST_FAILED;
+}
+
+// The fetch (a pthread_once a child forked during it would find in progress for good) and the
+// digest, under the lock fork() waits for.
+int dids_crypto_digest(int algorithm, const void *data, size_t size, unsigned char *out) {
+    dids_crypto_begin();
+    int status = digest(algorithm, data, size, out);
+    dids_crypto_end();
+    return status;
 }
 
 int dids_crypto_hex_digest(int algorithm, const void *data, size_t size, char *out) {

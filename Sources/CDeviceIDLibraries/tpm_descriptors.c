@@ -4,7 +4,8 @@
 // is closed). A socket is made and registered, and unregistered and closed, under one lock that
 // fork()'s prepare handler takes: a child is never forked between the two steps.
 //
-// And ESAPI's computing, which is libcrypto's under its locks: a child forked while another thread
+// And ESAPI's computing, which is libcrypto's under its locks (and DeviceID's own libcrypto calls,
+// dids_crypto_begin): a child forked while another thread
 // held one of them (tpm2-tss frees an OSSL_LIB_CTX in Esys_CreatePrimary_Finish) waited for it for
 // good in its own first TPM call (1 run in 40 of Tests/tpm/test_tpm_changes.py's fork test under
 // load). ESAPI is called under a read lock that the prepare handler takes for writing, so fork()
@@ -40,6 +41,8 @@ void dids_tpm_compute_begin(void) {
 void dids_tpm_compute_end(void) {
     if (--computing_here == 0) pthread_rwlock_unlock(&computing);
 }
+void dids_crypto_begin(void) { dids_tpm_compute_begin(); }
+void dids_crypto_end(void) { dids_tpm_compute_end(); }
 int dids_tpm_pause(void) {
     if (computing_here == 0) return 0;
     pthread_rwlock_unlock(&computing);
