@@ -12,6 +12,7 @@
 struct dids_mutex {
     pthread_mutex_t mutex;
     struct dids_mutex *previous, *next;
+    int listed;  // in the list; read with __atomic builtins, written under the registry's lock
 };
 
 static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
@@ -50,31 +51,49 @@ void dids_fork_settle(void (*initialisers)(void)) {
         __atomic_store_n(&settle_initialisers, initialisers, __ATOMIC_RELEASE);
 }
 
+// A mutex joins the list at its first lock, not when it is made: it is made inside Swift's lazy
+// initialisers (a global's Locked), and one blocked on the registry's lock, which fork() holds,
+// was in progress in the child for good (measured: a child spinning in swift_once for
+// Surroundings.detected, forked while another thread's first seal made it; 1 run in 15 of
+// Tests/python/test_fork.py's sealing case). A mutex never locked needs no re-making in a child.
 struct dids_mutex *dids_mutex_create(void) {
     struct dids_mutex *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     pthread_mutex_init(&m->mutex, NULL);
-    pthread_mutex_lock(&registry);
-    m->next = all;
-    if (all) all->previous = m;
-    all = m;
-    pthread_mutex_unlock(&registry);
     return m;
+}
+
+static void list(struct dids_mutex *m) {
+    if (__atomic_load_n(&m->listed, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&registry);
+    if (!m->listed) {
+        m->next = all;
+        if (all) all->previous = m;
+        all = m;
+        __atomic_store_n(&m->listed, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&registry);
 }
 
 void dids_mutex_destroy(struct dids_mutex *m) {
     if (!m) return;
     pthread_mutex_lock(&registry);
-    if (m->previous) m->previous->next = m->next; else all = m->next;
-    if (m->next) m->next->previous = m->previous;
+    if (m->listed) {
+        if (m->previous) m->previous->next = m->next; else all = m->next;
+        if (m->next) m->next->previous = m->previous;
+    }
     pthread_mutex_unlock(&registry);
     pthread_mutex_destroy(&m->mutex);
     free(m);
 }
 
-void dids_mutex_lock(struct dids_mutex *m) { pthread_mutex_lock(&m->mutex); }
+void dids_mutex_lock(struct dids_mutex *m) {
+    list(m);
+    pthread_mutex_lock(&m->mutex);
+}
 void dids_mutex_unlock(struct dids_mutex *m) { pthread_mutex_unlock(&m->mutex); }
 
 int dids_mutex_lock_until(struct dids_mutex *m, const struct timespec *realtime_deadline) {
+    list(m);
     return pthread_mutex_timedlock(&m->mutex, realtime_deadline);
 }

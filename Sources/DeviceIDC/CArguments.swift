@@ -1,7 +1,7 @@
 import CDeviceIDAPI
 import CDeviceIDFastPaths
 import CDeviceIDSystem
-import DeviceID
+@_spi(CEntryPoints) import DeviceID
 import CDeviceIDLibc
 
 /// Reading what C callers pass, without trusting any of it.
@@ -120,11 +120,12 @@ enum CArguments {
 }
 
 /// Run before every fork (`dids_fork_settle`): the process-wide instance every entry point uses,
-/// and the list of contexts, are initialised, or their initialisation by another thread waited
+/// the library's lazily made locks and the list of contexts are initialised, or their initialisation by another thread waited
 /// for, so that a child forked during another thread's first call does not find them half-made.
 /// A function, not a closure in a global: a global is itself initialised lazily.
 private func settleBeforeFork() {
     _ = DeviceIdentity.shared
+    LazyGlobals.settle()
     Context.settle()
 }
 

@@ -110,3 +110,54 @@ def test_a_sleeping_child_holds_no_store_lock(tmp_path, monkeypatch):
             os.waitpid(pid, 0)
         deviceid.set_backend("auto")
         deviceid.set_store_dir(None)
+
+
+def test_a_child_forked_while_another_thread_seals_seals_too(tmp_path, monkeypatch):
+    """The file store seals secrets with AES-256-GCM in libcrypto, which takes locks of its own (an
+    implicit fetch in every EVP_EncryptInit_ex): a child forked while another thread held one would
+    wait for it for good in its own first seal. fork() waits for the sealing under way
+    (dids_crypto_begin). Every child, forked at a random moment of the parent's sealing, stores
+    and reads back a secret of its own within 5 s."""
+    directory = tmp_path / "store"
+    monkeypatch.setenv("DEVICEID_STORE_DIR", str(directory))
+    deviceid.set_store_dir(str(directory))
+    deviceid.set_backend("file")
+    stop = threading.Event()
+
+    def churn():
+        n = 0
+        while not stop.is_set():
+            deviceid.store_secret("fork.seal.parent", f"a{n % 8}", b"parent's secret")
+            n += 1
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    children, statuses = [], {}
+    try:
+        for i in range(40):
+            time.sleep(0.001 * (i % 7))
+            pid = os.fork()
+            if pid == 0:
+                status = 1
+                try:
+                    deviceid.store_secret("fork.seal.child", f"c{i}", b"child %d" % i)
+                    status = 0 if deviceid.lookup_secret("fork.seal.child", f"c{i}") == b"child %d" % i else 2
+                finally:
+                    os._exit(status)
+            children.append(pid)
+        deadline = time.monotonic() + 5
+        while len(statuses) < len(children) and time.monotonic() < deadline:
+            for pid in children:
+                if pid not in statuses:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                    if done == pid:
+                        statuses[pid] = os.waitstatus_to_exitcode(status)
+            time.sleep(0.01)
+        assert len(statuses) == len(children), f"{len(children) - len(statuses)} of 40 children still sealing after 5 s"
+        assert sorted(set(statuses.values())) == [0], statuses
+    finally:
+        stop.set()
+        worker.join()
+        for pid in set(children) - set(statuses):
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)

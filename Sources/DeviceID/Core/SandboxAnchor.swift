@@ -46,3 +46,8 @@ enum SandboxAnchor {
         ID128(bytes: Array(SHA256.hmac(key: keys.stable, message: Array(appID.utf8)).prefix(16)))!.asVersion4()
     }
 }
+
+extension SandboxAnchor {
+    /// Its lazily made locks, made before fork() (`LazyGlobals`).
+    static func settleLazyGlobals() { _ = known }
+}

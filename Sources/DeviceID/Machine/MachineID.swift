@@ -82,3 +82,8 @@ public enum MachineID {
         return Array(SHA256.hmac(key: machine.array, message: Array("deviceid.fingerprint.v1".utf8)).prefix(16))
     }
 }
+
+extension MachineID {
+    /// Its lazily made locks, made before fork() (`LazyGlobals`).
+    static func settleLazyGlobals() { _ = cache }
+}

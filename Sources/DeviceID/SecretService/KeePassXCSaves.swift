@@ -127,3 +127,8 @@ enum KeePassXCSaves {
         }
     }
 }
+
+extension KeePassXCSaves {
+    /// Its lazily made locks, made before fork() (`LazyGlobals`).
+    static func settleLazyGlobals() { _ = threads }
+}

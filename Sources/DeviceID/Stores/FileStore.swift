@@ -222,3 +222,8 @@ struct FileStore: Sendable {
         try PrivateOwnership.check(st, path: path)
     }
 }
+
+extension FileStore {
+    /// Its lazily made locks, made before fork() (`LazyGlobals`).
+    static func settleLazyGlobals() { _ = threads }
+}

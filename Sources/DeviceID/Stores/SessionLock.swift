@@ -41,3 +41,8 @@ enum SessionLock {
         }
     }
 }
+
+extension SessionLock {
+    /// Its lazily made locks, made before fork() (`LazyGlobals`).
+    static func settleLazyGlobals() { _ = threads }
+}

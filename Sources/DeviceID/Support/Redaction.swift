@@ -16,3 +16,8 @@ enum Redaction {
         return out
     }
 }
+
+extension Redaction {
+    /// Its lazily made locks, made before fork() (`LazyGlobals`).
+    static func settleLazyGlobals() { _ = texts }
+}

@@ -76,3 +76,8 @@ public struct Surroundings: Sendable, Equatable {
         return table
     }
 }
+
+extension Surroundings {
+    /// Its lazily made locks, made before fork() (`LazyGlobals`).
+    static func settleLazyGlobals() { _ = origins; _ = detected; _ = mountTable }
+}

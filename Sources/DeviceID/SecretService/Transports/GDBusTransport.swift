@@ -332,3 +332,8 @@ final class GDBusTransport: SecretServiceTransport {
         return opened
     }
 }
+
+extension GDBusTransport {
+    /// Its lazily made locks, made before fork() (`LazyGlobals`).
+    static func settleLazyGlobals() { _ = lock }
+}

@@ -222,3 +222,8 @@ final class LibDBusTransport: SecretServiceTransport {
 
     func dropTransferSession() { Self.session = nil }
 }
+
+extension LibDBusTransport {
+    /// Its lazily made locks, made before fork() (`LazyGlobals`).
+    static func settleLazyGlobals() { _ = lock }
+}
