@@ -64,6 +64,9 @@ enum KeePassXCSaves {
                 guard left > 0 else { break }
                 usleep(UInt32(min(left, 100)) * 1000)
             }
+            // Where no runtime directory holds the record, a child forked during the write finds
+            // this: it waits a save from the write's start at least.
+            lastEnd = Monotonic.milliseconds()
             defer {
                 let ended = Monotonic.milliseconds()
                 lastEnd = ended
