@@ -200,7 +200,7 @@ struct FileStore: Sendable {
     /// ones: a live writer's file is seconds old at most. Runs on the rare locked path (mint,
     /// reset), never on reads.
     private static func removeStaleTemporaries(_ dir: StoreDirectory) {
-        let cutoff = time(nil) - 600
+        let cutoff = Int(WallClock.seconds()) - 600
         for name in dir.descriptor.names() where name.hasPrefix(".tmp-") {
             if case .success(let st) = dir.descriptor.status(of: name), st.st_mtim.tv_sec < cutoff {
                 _ = dir.descriptor.unlink(name)

@@ -3,9 +3,11 @@ import CDeviceIDLibc
 /// The one read of the wall clock for record times (`created`, `confirmed`) and setting clocks.
 /// It may step back or forward; docs/STATE.md says what each use does then.
 enum WallClock {
-    /// Seconds since the epoch; 0 before it.
+    /// Seconds since the epoch; 0 before it. Read from CLOCK_REALTIME, as `milliseconds` and
+    /// Foundation's `Date` are: glibc's `time()` reads the tick-updated coarse clock, which can
+    /// still show the previous second for a few milliseconds after `Date` has moved on.
     static func seconds() -> UInt64 {
-        UInt64(max(0, time(nil)))
+        milliseconds() / 1000
     }
 
     /// Milliseconds since the epoch; 0 before it.

@@ -159,4 +159,24 @@ final class SurroundingsTests: XCTestCase {
         XCTAssertEqual(WallClock.utcText(-1), "1969-12-31 23:59:59 UTC")
         XCTAssertEqual(WallClock.utcText(4_102_444_800), "2100-01-01 00:00:00 UTC")
     }
+
+    /// Records' seconds come from the clock `Date` and callers' `clock_gettime` read. glibc's
+    /// `time()` reads the coarse clock, which shows the previous second for a tick after each
+    /// boundary: a record was "confirmed" a second before the caller's own `before`.
+    func testRecordSecondsNeverTrailTheRealtimeClock() {
+        var reads = 0
+        var boundaries = 0
+        var last = 0
+        while boundaries < 2 {
+            var before = timespec()
+            clock_gettime(CLOCK_REALTIME, &before)
+            let seconds = WallClock.seconds()
+            reads += 1
+            if seconds < UInt64(before.tv_sec) {
+                return XCTFail("second \(seconds) read after \(before.tv_sec), at read \(reads)")
+            }
+            if before.tv_sec != last { (boundaries, last) = (boundaries + 1, before.tv_sec) }
+        }
+        XCTAssertGreaterThan(reads, 1000)
+    }
 }
