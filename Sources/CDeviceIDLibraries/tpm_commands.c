@@ -1,4 +1,4 @@
-// What DeviceID asks of the TPM (docs/HARDWARE-ID.md): the app key's Name, the enrolment's EK
+// What DeviceID asks of the TPM (docs/HARDWARE-ID.md): the app key's and credential key's Names, the enrolment's EK
 // certificate and attestation key, ActivateCredential, and Certify. Each makes its primaries,
 // uses them, and flushes them on every path.
 #include "tpm_internal.h"
@@ -9,10 +9,13 @@
 
 static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
-int dids_tpm_app_key(dids_tpm *tpm, const unsigned char unique[32], struct dids_tpm_bytes *name,
-                     struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure) {
+int dids_tpm_key_name(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char unique[32],
+                      struct dids_tpm_bytes *name, struct dids_tpm_bytes *public_area,
+                      struct dids_tpm_failure *failure) {
+    if (kind != DIDS_TPM_APP_KEY && kind != DIDS_TPM_CREDENTIAL_KEY)
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_CREATE, 0, EINVAL);
     ESYS_TR key;
-    if (!dids_tpm_create_primary(tpm, DIDS_TPM_APP_KEY, unique, &key, public_area, failure)) {
+    if (!dids_tpm_create_primary(tpm, kind, unique, &key, public_area, failure)) {
         dids_tpm_flush(tpm, &key);
         return 0;
     }
@@ -139,12 +142,14 @@ static int marshal_signature(const TPMT_SIGNATURE *s, struct dids_tpm_bytes *out
     return dids_tpm_put(out, m, n, DIDS_TPM_STAGE_SHAPE, failure);
 }
 
-int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], const unsigned char app_unique[32],
+int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids_tpm_key kind,
+                     const unsigned char unique[32],
                      const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
                      struct dids_tpm_bytes *signature, struct dids_tpm_bytes *app_public,
                      struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure) {
     TPM2B_DATA qualifying;
-    if (nonce_size > sizeof qualifying.buffer) return dids_tpm_fail(failure, DIDS_TPM_STAGE_CERTIFY, 0, EINVAL);
+    if ((kind != DIDS_TPM_APP_KEY && kind != DIDS_TPM_CREDENTIAL_KEY) || nonce_size > sizeof qualifying.buffer)
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_CERTIFY, 0, EINVAL);
     qualifying.size = (uint16_t)nonce_size;
     if (nonce_size) memcpy(qualifying.buffer, nonce, nonce_size);
     const TPMT_SIG_SCHEME scheme = {.scheme = DIDS_TPM2_ALG_ECDSA, .hashAlg = DIDS_TPM2_ALG_SHA256};
@@ -152,7 +157,7 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], const uns
     TPM2B_ATTEST *certified = NULL;
     TPMT_SIGNATURE *signed_by = NULL;
     int ok = dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, ak_public, failure)
-          && dids_tpm_create_primary(tpm, DIDS_TPM_APP_KEY, app_unique, &key, app_public, failure)
+          && dids_tpm_create_primary(tpm, kind, unique, &key, app_public, failure)
           && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CERTIFY,
                           dids_p_Esys_Certify_Async(tpm->esys, key, ak, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_PASSWORD,
                                                     DIDS_ESYS_TR_NONE, &qualifying, &scheme),

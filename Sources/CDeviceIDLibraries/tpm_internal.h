@@ -75,9 +75,8 @@ int dids_tpm_arm(dids_tpm *tpm);
 /// conversation is stuck) and forgets it.
 void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle);
 
-/// The three primaries DeviceID makes (docs/HARDWARE-ID.md; frozen: a change changes every ID).
-enum dids_tpm_key { DIDS_TPM_APP_KEY, DIDS_TPM_ATTESTATION_KEY, DIDS_TPM_ENDORSEMENT_KEY };
-/// Creates one under its hierarchy (the app key and the AK: owner; the EK: endorsement);
+/// Creates one of the primaries DeviceID makes (enum dids_tpm_key) under its hierarchy (the EK:
+/// endorsement; the others: owner);
 /// `unique` is ignored for the EK. `public_area` (may be NULL)
 /// receives the marshalled TPMT_PUBLIC of an ECC key. 1 on success.
 int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,

@@ -1,5 +1,5 @@
-// The three primaries DeviceID asks the TPM for, and the marshalled form of their public areas.
-// The templates are frozen (docs/HARDWARE-ID.md): any change in any field changes every ID.
+// The primaries DeviceID asks the TPM for, and the marshalled form of their public areas. The
+// templates are frozen (docs/HARDWARE-ID.md): a change in any field changes every ID or credential.
 #include "tpm_internal.h"
 
 #include <errno.h>
@@ -16,14 +16,15 @@ static const unsigned char ek_policy[32] = {
     0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
 };
 
-// An ECC P-256 ECDSA/SHA-256 signing key with no policy and the given unique.x.
-static void ecc_signing_template(TPM2B_PUBLIC *public, uint32_t attributes, const unsigned char unique[32]) {
+// An ECC P-256 signing key with no policy and the given unique.x; its scheme ECDSA/SHA-256, or
+// NULL (any scheme the signing command names).
+static void ecc_signing_template(TPM2B_PUBLIC *public, uint32_t attributes, int ecdsa, const unsigned char unique[32]) {
     unsigned char *t = public->publicArea;
     put16(t + DIDS_TPMT_PUBLIC_TYPE, DIDS_TPM2_ALG_ECC);
     put32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES, attributes);
     put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC, DIDS_TPM2_ALG_NULL);
-    put16(t + DIDS_TPMT_PUBLIC_SCHEME, DIDS_TPM2_ALG_ECDSA);
-    put16(t + DIDS_TPMT_PUBLIC_SCHEME + 2, DIDS_TPM2_ALG_SHA256);
+    put16(t + DIDS_TPMT_PUBLIC_SCHEME, ecdsa ? DIDS_TPM2_ALG_ECDSA : DIDS_TPM2_ALG_NULL);
+    if (ecdsa) put16(t + DIDS_TPMT_PUBLIC_SCHEME + 2, DIDS_TPM2_ALG_SHA256);
     put16(t + DIDS_TPMT_PUBLIC_CURVE, DIDS_TPM2_ECC_NIST_P256);
     put16(t + DIDS_TPMT_PUBLIC_KDF, DIDS_TPM2_ALG_NULL);
     put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, 32);
@@ -46,8 +47,9 @@ static void ek_template(TPM2B_PUBLIC *public) {
     put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, 256);  // unique.rsa: 256 zero bytes
 }
 
-// The TPM's big-endian marshalling of an ECC TPMT_PUBLIC of the one shape DeviceID makes:
-// symmetric and kdf NULL, scheme ECDSA. Anything else is refused (stage SHAPE).
+// The TPM's big-endian marshalling of an ECC TPMT_PUBLIC of the shapes DeviceID makes: symmetric
+// and kdf NULL, scheme ECDSA (with its hash) or NULL (nothing follows). Anything else is refused
+// (stage SHAPE).
 static int marshal_ecc_public(const unsigned char *t, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure) {
     unsigned char m[2 + 2 + 4 + 2 + 64 + 2 + 2 + 2 + 2 + 2 + 2 + 2 * (2 + DIDS_TPM_ECC_PARAMETER_MAX)];
     size_t n = 0;
@@ -55,9 +57,10 @@ static int marshal_ecc_public(const unsigned char *t, struct dids_tpm_bytes *out
 #define BYTES(p, len) do { memcpy(m + n, (p), (len)); n += (len); } while (0)
     uint16_t policy = get16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY);
     uint16_t x = get16(t + DIDS_TPMT_PUBLIC_UNIQUE_X), y = get16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y);
+    uint16_t scheme = get16(t + DIDS_TPMT_PUBLIC_SCHEME);
     if (get16(t + DIDS_TPMT_PUBLIC_TYPE) != DIDS_TPM2_ALG_ECC || policy > 64
         || get16(t + DIDS_TPMT_PUBLIC_SYMMETRIC) != DIDS_TPM2_ALG_NULL
-        || get16(t + DIDS_TPMT_PUBLIC_SCHEME) != DIDS_TPM2_ALG_ECDSA
+        || (scheme != DIDS_TPM2_ALG_ECDSA && scheme != DIDS_TPM2_ALG_NULL)
         || get16(t + DIDS_TPMT_PUBLIC_KDF) != DIDS_TPM2_ALG_NULL || x > DIDS_TPM_ECC_PARAMETER_MAX
         || y > DIDS_TPM_ECC_PARAMETER_MAX)
         return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
@@ -69,8 +72,8 @@ static int marshal_ecc_public(const unsigned char *t, struct dids_tpm_bytes *out
     BE16(policy);
     BYTES(t + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy);
     BE16(DIDS_TPM2_ALG_NULL);                                   // symmetric
-    BE16(DIDS_TPM2_ALG_ECDSA);                                  // scheme
-    BE16(get16(t + DIDS_TPMT_PUBLIC_SCHEME + 2));               //   its hash
+    BE16(scheme);
+    if (scheme == DIDS_TPM2_ALG_ECDSA) BE16(get16(t + DIDS_TPMT_PUBLIC_SCHEME + 2));  // its hash
     BE16(get16(t + DIDS_TPMT_PUBLIC_CURVE));
     BE16(DIDS_TPM2_ALG_NULL);                                   // kdf
     BE16(x);
@@ -91,14 +94,18 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
     ESYS_TR hierarchy = DIDS_ESYS_TR_RH_ENDORSEMENT;
     switch (key) {
     case DIDS_TPM_APP_KEY:
-        ecc_signing_template(&template, DIDS_TPM_APP_KEY_ATTRIBUTES, unique);
+        ecc_signing_template(&template, DIDS_TPM_APP_KEY_ATTRIBUTES, 1, unique);
+        hierarchy = DIDS_ESYS_TR_RH_OWNER;
+        break;
+    case DIDS_TPM_CREDENTIAL_KEY:
+        ecc_signing_template(&template, DIDS_TPM_APP_KEY_ATTRIBUTES, 0, unique);
         hierarchy = DIDS_ESYS_TR_RH_OWNER;
         break;
     case DIDS_TPM_ATTESTATION_KEY:
         // The owner hierarchy, not the endorsement one: TPM2_Certify by a key outside the
         // endorsement and platform hierarchies has its resetCount, restartCount and
         // firmwareVersion obfuscated, so they cannot link one device's apps.
-        ecc_signing_template(&template, DIDS_TPM_AK_ATTRIBUTES, unique);
+        ecc_signing_template(&template, DIDS_TPM_AK_ATTRIBUTES, 1, unique);
         hierarchy = DIDS_ESYS_TR_RH_OWNER;
         break;
     case DIDS_TPM_ENDORSEMENT_KEY: ek_template(&template); break;

@@ -30,8 +30,25 @@ extension Commands {
                 try Self.readMessage(path, "the AK certificate")
             }
             output.write(try identity.attestation(for: operands[1], nonce: nonce, akCertificate: certificate) + "\n")
+        case ("webauthn"?, 2):
+            guard let text = invocation.clientDataHash else {
+                return usageError("attest webauthn needs --client-data-hash B64URL (SHA-256 of the client data)",
+                                  command: "attest")
+            }
+            guard let hash = Base64.decodeURL(text) else {
+                return usageError("--client-data-hash must be base64url without padding (RFC 4648 §5), not '\(text)'",
+                                  command: "attest")
+            }
+            guard let path = invocation.akCertificate else {
+                return usageError("attest webauthn needs --ak-certificate FILE (the CA's AK certificate message)",
+                                  command: "attest")
+            }
+            let certificate = try Self.readMessage(path, "the AK certificate")
+            output.write(try identity.webAuthnAttestation(for: operands[1], clientDataHash: hash,
+                                                          akCertificate: certificate) + "\n")
         default:
-            return usageError("attest takes enrol APP_ID | activate APP_ID [FILE] | certify APP_ID --nonce BASE64",
+            return usageError("attest takes enrol APP_ID | activate APP_ID [FILE] | certify APP_ID --nonce BASE64 "
+                                  + "| webauthn APP_ID --client-data-hash B64URL --ak-certificate FILE",
                               command: "attest")
         }
         return ExitCode.success

@@ -79,6 +79,7 @@ enum Help {
             ("attest enrol APP_ID", "print APP_ID's enrolment request for the attestation CA"),
             ("attest activate APP_ID [FILE]", "answer the CA's challenge (from FILE or stdin)"),
             ("attest certify APP_ID --nonce B64", "evidence for APP_ID's server (--ak-certificate FILE)"),
+            ("attest webauthn APP_ID --client-data-hash B64URL", "WebAuthn registration (--ak-certificate FILE)"),
         ], details: """
             Attestation of the hardware-bound ID, in wire format v1 (JSON with base64 fields;
             docs/HARDWARE-ID.md). Each app has its own attestation key (AK), so no two apps'
@@ -87,6 +88,9 @@ enum Help {
             lives in that TPM (TPM2_ActivateCredential); certify has the AK certify the app's key
             over the server's nonce (TPM2_Certify), with the CA's AK certificate message from
             --ak-certificate FILE. Servers check evidence with the deviceid_verifier Python package.
+            webauthn is App Attest for Linux: WebAuthn's "tpm" attestation of APP_ID's credential
+            key over the client data's SHA-256 (base64url), which any WebAuthn verifier registers
+            for relying party id APP_ID, given an AK certificate of the TCG AIK profile.
             """),
         Entry(command: "doctor", forms: [("doctor", "check the bus, the keyring and the file store")], details: """
             Says where IDs are kept and which stores answer now, and why not (a locked keyring: how
@@ -110,6 +114,7 @@ enum Help {
           --json                                machine-readable output and errors
           --interface IF, --bundle ID, --uppercase, --compact   for the techniques above
           --nonce BASE64, --ak-certificate FILE                for attest certify
+          --client-data-hash B64URL, --ak-certificate FILE     for attest webauthn
           -h, --help                            this text; after a command, that command's
           --version                             the version
 

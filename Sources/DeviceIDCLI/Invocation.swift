@@ -14,6 +14,7 @@ struct Invocation {
     var bundleID: String?
     var nonce: String?
     var akCertificate: String?
+    var clientDataHash: String?
     var words: [String] = []
 
     struct UsageError: Error {
@@ -79,6 +80,7 @@ struct Invocation {
             case "--bundle": bundleID = try value()
             case "--nonce": nonce = try value()
             case "--ak-certificate": akCertificate = try value()
+            case "--client-data-hash": clientDataHash = try value()
             case "--store-dir":
                 let v = try value()
                 _ = try Self.accepted(v, "--store-dir") { $0.storeDirectory = v }

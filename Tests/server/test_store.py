@@ -1,5 +1,6 @@
 """Every Store answers as docs/SERVER-STATE.md says, on SQLite and on PostgreSQL, and holds its
 invariants when many processes race on one database."""
+import dataclasses
 import datetime
 import multiprocessing
 import os
@@ -10,6 +11,7 @@ import pytest
 from deviceid_verifier import (CertificateRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
                                PostgresStore, SQLiteStore, StoreUnavailable, open_store)
 from deviceid_verifier._store._migrations import LATEST, MIGRATIONS
+from deviceid_verifier._store._sql import micros
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 SECOND = datetime.timedelta(seconds=1)
@@ -109,12 +111,19 @@ def test_migrations_from_empty_and_from_the_previous_version(database_url):
     store = open_store(database_url, migrate=False)
     assert store.applied_migrations() == []
     assert store.migrate(until="0001_nonces_and_challenges") == ["0001_nonces_and_challenges"]
-    store.add_nonce(b"n" * 32, T0 + 300 * SECOND)  # 0001's state survives 0002
-    store.add_challenge("c" * 32, pending())
-    assert store.migrate() == [LATEST]
+    store.add_nonce(b"n" * 32, T0 + 300 * SECOND)  # 0001's state survives 0002 and 0003
+    old = pending()
+    with store._tx() as cursor:  # a challenge as 0.3 wrote it, before 0003's tpm_device column
+        cursor.execute("INSERT INTO challenges (id, secret, ak_public, app_id, ek_pseudonym, expires) "
+                       "VALUES (?, ?, ?, ?, ?, ?)",
+                       ("c" * 32, old.secret, old.ak_public, old.app_id, old.ek_pseudonym, micros(old.expires)))
+    assert store.migrate() == [name for name, _ in MIGRATIONS[1:]] and MIGRATIONS[-1][0] == LATEST
     assert store.migrate() == []
     assert store.use_nonce(b"n" * 32, T0) is NonceState.FRESH
-    assert store.take_challenge("c" * 32, T0) == pending()
+    assert store.take_challenge("c" * 32, T0) == old and old.tpm_device == ""
+    device = dataclasses.replace(pending(), tpm_device="2.23.133.2.3=id:20191023,2.23.133.2.2=swtpm,2.23.133.2.1=id:00001014")
+    store.add_challenge("d" * 32, device)
+    assert store.take_challenge("d" * 32, T0) == device
     assert store.add_certificate(record(7), store.limit()) is None
 
 

@@ -11,14 +11,13 @@ import hmac
 import json
 import os
 import urllib.parse
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence, Union
 
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509 import ObjectIdentifier
-from cryptography.x509.oid import NameOID
 
 from . import _chain, _credential, _tpm, _wire
 from ._errors import Rejected
@@ -37,8 +36,12 @@ AK_NAME_URI_PREFIX = "urn:deviceid:ak-name:"
 #: this prefix followed by the app id in UTF-8, percent-encoded (RFC 3986, uppercase hex) for
 #: every byte outside the unreserved characters A-Z a-z 0-9 - . _ ~
 APP_ID_URI_PREFIX = "urn:deviceid:app-id:"
-#: The subject common name of every AK certificate.
-AK_SUBJECT = "deviceid attestation key"
+#: tcg-at-tpmManufacturer, tcg-at-tpmModel, tcg-at-tpmVersion: the attributes of the TPM's
+#: directoryName in an EK certificate's subjectAltName (TCG EK Credential Profile), which an AK
+#: certificate of the TCG AIK profile repeats as its subjectAltName's first entry.
+TCG_AT_TPM_MANUFACTURER = ObjectIdentifier("2.23.133.2.1")
+TCG_AT_TPM_MODEL = ObjectIdentifier("2.23.133.2.2")
+TCG_AT_TPM_VERSION = ObjectIdentifier("2.23.133.2.3")
 #: The longest app id, in UTF-8 bytes (DeviceID's names: 1 to 255 bytes, no control characters).
 MAX_APP_ID_BYTES = 255
 
@@ -96,6 +99,19 @@ def parse_utc(text: str) -> datetime.datetime:
         except OverflowError:  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
             raise Rejected("malformed", f"{text!r} is outside the years 1 to 9999 in UTC") from None
     return when
+
+
+def tpm_device_of(ek_certificate: x509.Certificate) -> Optional[x509.Name]:
+    """The TPM's directoryName in the EK certificate's subjectAltName: the first one that names
+    the TPM's manufacturer (tcg-at-tpmManufacturer); None when it has none."""
+    try:
+        names = ek_certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except (x509.ExtensionNotFound, ValueError):
+        return None
+    for name in names.get_values_for_type(x509.DirectoryName):
+        if isinstance(name, x509.Name) and name.get_attributes_for_oid(TCG_AT_TPM_MANUFACTURER):
+            return name
+    return None
 
 
 def _spki(key: Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]) -> bytes:
@@ -216,9 +232,11 @@ class PrivacyCA:
         secret = os.urandom(_SECRET_BYTES)
         credential = _credential.make_credential(ek_key, secret, ak_name)
         challenge_id = os.urandom(16).hex()
+        device = tpm_device_of(ek_certificate)
         try:
-            self._store.add_challenge(challenge_id, PendingChallenge(secret, ak_public, app_id, pseudonym,
-                                                                     now + self._challenge_lifetime))
+            self._store.add_challenge(challenge_id, PendingChallenge(
+                secret, ak_public, app_id, pseudonym, now + self._challenge_lifetime,
+                device.rfc4514_string() if device is not None else ""))
         except StoreFull:
             raise Rejected("challenge-unknown", "too many pending enrolment challenges; try again later") from None
         return _wire.dumps(_wire.ENROLMENT_CHALLENGE, {
@@ -243,7 +261,7 @@ class PrivacyCA:
             raise Rejected("challenge-unknown", "no pending enrolment challenge has this id (unknown, expired or used)")
         if not hmac.compare_digest(credential, pending.secret):
             raise Rejected("credential", "the credential is wrong: the AK was not activated by the TPM holding the EK")
-        certificate = self._issue(pending.ak_public, pending.app_id, now)
+        certificate = self._issue(pending.ak_public, pending.app_id, pending.tpm_device, now)
         record = CertificateRecord(certificate.serial_number, pending.ek_pseudonym, pending.app_id,
                                    _tpm.name_of(pending.ak_public), now, _chain.not_after(certificate))
         self._refuse_if_limited(self._store.add_certificate(record, self._store.limit()), now)
@@ -260,7 +278,7 @@ class PrivacyCA:
         pending = {
             challenge_id: {"secret": _wire.b64(p.secret), "ak_public": _wire.b64(p.ak_public),
                            "app_id": p.app_id, "ek_pseudonym": _wire.b64(p.ek_pseudonym),
-                           "expires": p.expires.isoformat() + "Z"}
+                           "expires": p.expires.isoformat() + "Z", "tpm_device": p.tpm_device}
             for challenge_id, p in store.challenges().items()
         }
         return json.dumps({"v": _wire.VERSION, "type": _PENDING_STATE, "pending": pending}, separators=(",", ":"))
@@ -289,8 +307,15 @@ class PrivacyCA:
         expires = _wire.text_field(entry, "expires")
         # 0.3's state files have no pseudonym: such a challenge is finished without one
         pseudonym = _wire.optional_bytes_field(entry, "ek_pseudonym") or b""
+        # nor a TPM directoryName (0.3's, and 1.0's before AIK-profile certificates)
+        device = entry.get("tpm_device", "")
+        try:
+            if not isinstance(device, str) or device and _tpm_device_name(device) is None:
+                raise ValueError("not text")
+        except ValueError:
+            raise Rejected("malformed", "a pending challenge's tpm_device is not a TPM's directoryName") from None
         return PendingChallenge(_wire.bytes_field(entry, "secret"), ak_public, check_app_id(entry.get("app_id")),
-                                pseudonym, parse_utc(expires))
+                                pseudonym, parse_utc(expires), device)
 
     def _memory_store(self, operation: str) -> MemoryStore:
         if not isinstance(self._store, MemoryStore):
@@ -346,13 +371,17 @@ class PrivacyCA:
                                         critical=False)
         return builder.sign(self._key, hashes.SHA256())
 
-    def _issue(self, ak_public: bytes, app_id: str, now: datetime.datetime) -> x509.Certificate:
+    def _issue(self, ak_public: bytes, app_id: str, tpm_device: str, now: datetime.datetime) -> x509.Certificate:
+        """An AK certificate of the TCG AIK profile (TCG EK Credential Profile 2.0 §3.2.x; WebAuthn
+        §8.3.1): an empty subject, so a critical subjectAltName whose first entry is the EK
+        certificate's TPM directoryName, then the AK's Name and the app id as URIs."""
         ak_key = ak_key_from_public(ak_public, "ak-template")
         ak_name = _tpm.name_of(ak_public)
         not_after = min(now + self._certificate_lifetime, _chain.not_after(self._certificate))
+        device: List[x509.GeneralName] = [x509.DirectoryName(_tpm_device_name(tpm_device))] if tpm_device else []
         builder = (
             x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, AK_SUBJECT)]))
+            .subject_name(x509.Name([]))
             .issuer_name(self._certificate.subject)
             .public_key(ak_key)
             .serial_number(x509.random_serial_number())
@@ -363,11 +392,24 @@ class PrivacyCA:
                                          data_encipherment=False, key_agreement=False, key_cert_sign=False,
                                          crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
             .add_extension(x509.ExtendedKeyUsage([TCG_KP_AIK_CERTIFICATE]), critical=False)
-            .add_extension(x509.SubjectAlternativeName([
+            .add_extension(x509.SubjectAlternativeName(device + [
                 x509.UniformResourceIdentifier(AK_NAME_URI_PREFIX + ak_name.hex()),
                 x509.UniformResourceIdentifier(app_id_uri(app_id)),
-            ]), critical=False)
+            ]), critical=True)
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(ak_key), critical=False)
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()), critical=False)
         )
         return builder.sign(self._key, hashes.SHA256())
+
+
+#: x509.Name.from_rfc4514_string (cryptography 37 and later), through getattr: the stale stubs
+#: `apt install mypy` may bring (types-cryptography 3.3) predate it.
+_name_from_rfc4514: Callable[[str], Any] = getattr(x509.Name, "from_rfc4514_string")
+
+
+def _tpm_device_name(text: str) -> x509.Name:
+    """The x509.Name of the RFC 4514 text a pending challenge keeps; ValueError for another."""
+    name = _name_from_rfc4514(text)
+    if not isinstance(name, x509.Name) or not name.get_attributes_for_oid(TCG_AT_TPM_MANUFACTURER):
+        raise ValueError("no tcg-at-tpmManufacturer")
+    return name

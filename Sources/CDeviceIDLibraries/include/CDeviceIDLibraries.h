@@ -13,7 +13,7 @@
 //   DIDS_LIBRARY_DBUS    libdbus-1.so.3: the Secret Service in a process forked after GLib's
 //                        D-Bus ran, or where GLib cannot be loaded
 //   DIDS_LIBRARY_TPM     libtss2-esys.so.0: the TPM's ESAPI, for the hardware-bound ID (its TCTI
-//                        module is loaded by dids_tpm_app_key_name, as the TCTI string names it)
+//                        module is loaded by dids_tpm_open, as the TCTI string names it)
 //
 // dids_library_load(L) first; DIDS_LIBRARY_LOADED means every function of L is resolved, and each
 // dids_X then calls X. DIDS_LIBRARY_ABSENT is final for the process: the file is missing or is no

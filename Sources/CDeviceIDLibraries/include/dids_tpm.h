@@ -247,10 +247,18 @@ void dids_tpm_close(dids_tpm *tpm);
 /// nothing on a device. Under the conversation's deadline, like any command. 0, or -1.
 int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure);
 
-/// The Name (34 bytes: 0x000b ‖ SHA-256 of the public area) of the app key made from `unique`,
-/// and its public area, marshalled as the TPM marshals a TPMT_PUBLIC (may be NULL).
-int dids_tpm_app_key(dids_tpm *tpm, const unsigned char unique[32], struct dids_tpm_bytes *name,
-                     struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);
+/// The primaries DeviceID makes (docs/HARDWARE-ID.md). The app key's, the AK's and the EK's
+/// templates are frozen: a change in any field changes every hardware ID. The credential key
+/// (WebAuthn's attested credential) is the app key's template with scheme TPM_ALG_NULL, as
+/// WebAuthn's "tpm" format requires of a certified key, and its own unique.
+enum dids_tpm_key { DIDS_TPM_APP_KEY, DIDS_TPM_ATTESTATION_KEY, DIDS_TPM_ENDORSEMENT_KEY, DIDS_TPM_CREDENTIAL_KEY };
+
+/// The Name (34 bytes: 0x000b ‖ SHA-256 of the public area) of the `key` (the app key or the
+/// credential key) made from `unique`, and its public area, marshalled as the TPM marshals a
+/// TPMT_PUBLIC (may be NULL).
+int dids_tpm_key_name(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32],
+                      struct dids_tpm_bytes *name, struct dids_tpm_bytes *public_area,
+                      struct dids_tpm_failure *failure);
 /// The EK certificate (DER, from NV index 0x01c00002) and the attestation key's marshalled
 /// TPMT_PUBLIC (the AK is the owner hierarchy's primary of template `ak_unique`, one per app).
 int dids_tpm_enrolment(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ek_certificate,
@@ -259,9 +267,11 @@ int dids_tpm_enrolment(dids_tpm *tpm, const unsigned char ak_unique[32], struct 
 int dids_tpm_activate(dids_tpm *tpm, const unsigned char ak_unique[32], const unsigned char *credential_blob,
                       size_t credential_blob_size, const unsigned char *encrypted_secret, size_t encrypted_secret_size,
                       struct dids_tpm_bytes *credential, struct dids_tpm_failure *failure);
-/// TPM2_Certify of the app key of `app_unique` by the AK over `nonce`: the TPMS_ATTEST as
-/// signed, the marshalled TPMT_SIGNATURE, and both keys' marshalled TPMT_PUBLIC.
-int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], const unsigned char app_unique[32],
+/// TPM2_Certify of the `kind` key (the app key or the credential key) of `unique` by the AK
+/// over `nonce`: the TPMS_ATTEST as signed, the marshalled TPMT_SIGNATURE, and both keys'
+/// marshalled TPMT_PUBLIC.
+int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids_tpm_key kind,
+                     const unsigned char unique[32],
                      const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
                      struct dids_tpm_bytes *signature, struct dids_tpm_bytes *app_public,
                      struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure);

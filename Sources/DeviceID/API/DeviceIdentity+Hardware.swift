@@ -42,4 +42,19 @@ extension DeviceIdentity {
                                            address: try TPMAddress.resolved(),
                                            milliseconds: try configuration().timeoutMilliseconds)
     }
+
+    /// App Attest's registration for Linux: WebAuthn's "tpm" attestation (W3C WebAuthn §8.3) of
+    /// `appID`'s credential key, certified by the app's attestation key over `clientDataHash`
+    /// (SHA-256 of the WebAuthn client data holding the server's challenge: 32 bytes), with the
+    /// CA's AK certificate message (`"type":"deviceid.ak-certificate"`, from an AIK-profile CA).
+    /// `{"v":1,"type":"deviceid.webauthn-attestation","app_id":…,"credential_id":…,
+    /// "attestation_object":…}`, base64url without padding; any WebAuthn verifier registers the
+    /// credential from it for relying party id `appID` (docs/HARDWARE-ID.md).
+    public func webAuthnAttestation(for appID: String, clientDataHash: [UInt8],
+                                    akCertificate: String) throws(DeviceIDError) -> String {
+        try Names.validate(appID, "app id")
+        return try WebAuthnAttestation.attestation(for: appID, clientDataHash: clientDataHash,
+                                                   akCertificate: akCertificate, address: try TPMAddress.resolved(),
+                                                   milliseconds: try configuration().timeoutMilliseconds)
+    }
 }

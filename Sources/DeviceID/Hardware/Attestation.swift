@@ -44,14 +44,14 @@ enum TPMAttestation {
         return Array(bytes[start..<start + header + length])
     }
 
-    private static func message(_ type: String) -> FlatJSON {
+    static func message(_ type: String) -> FlatJSON {
         var json = FlatJSON()
         json.set("v", wireVersion)
         json.set("type", type)
         return json
     }
 
-    private static func parse(_ text: String, type: String) throws(DeviceIDError) -> FlatJSON {
+    static func parse(_ text: String, type: String) throws(DeviceIDError) -> FlatJSON {
         guard let json = FlatJSON(parsing: text) else {
             throw DeviceIDError(.invalidArgument, "not a DeviceID message: a JSON object of strings and integers is expected")
         }
@@ -64,7 +64,7 @@ enum TPMAttestation {
         return json
     }
 
-    private static func bytes(_ json: FlatJSON, _ key: String) throws(DeviceIDError) -> [UInt8] {
+    static func bytes(_ json: FlatJSON, _ key: String) throws(DeviceIDError) -> [UInt8] {
         guard let text = json.string(key), let bytes = Base64.decode(text) else {
             throw DeviceIDError(.invalidArgument, "the message's \"\(key)\" is missing or not base64")
         }
@@ -135,39 +135,15 @@ enum TPMAttestation {
             try Self.bytes(try Self.parse(text, type: "deviceid.ak-certificate"), "certificate")
         }
         let akUnique = HardwareIdentity.attestationKeyUnique(appID: appID), appUnique = HardwareIdentity.unique(appID: appID)
-        typealias Certified = (attest: [UInt8], signature: [UInt8], appPublic: [UInt8], akPublic: [UInt8])
-        let certified: Certified = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
-            var signature = [UInt8](), appPublic = [UInt8](), akPublic = [UInt8]()
-            let (ok, attest) = TPMConversation.withBuffer(capacity: 1024) { attest in
-                let (ok, s) = TPMConversation.withBuffer(capacity: 512) { s in
-                    let (ok, app) = TPMConversation.withBuffer(capacity: 512) { app in
-                        let (ok, ak) = TPMConversation.withBuffer(capacity: 512) { ak in
-                            akUnique.withUnsafeBufferPointer { a in
-                                appUnique.withUnsafeBufferPointer { u in
-                                    nonce.withUnsafeBufferPointer { n in
-                                        dids_tpm_certify(tpm, a.baseAddress, u.baseAddress, n.baseAddress, n.count, &attest,
-                                                         &s, &app, &ak, &failure)
-                                    }
-                                }
-                            }
-                        }
-                        akPublic = ak
-                        return ok
-                    }
-                    appPublic = app
-                    return ok
-                }
-                signature = s
-                return ok
-            }
-            return ok != 0 ? (attest, signature, appPublic, akPublic) : nil
+        let certified = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
+            TPMConversation.certify(tpm, &failure, ak: akUnique, DIDS_TPM_APP_KEY, appUnique, over: nonce)
         }
-        let name = [0x00, 0x0b] + SHA256.hash(certified.appPublic)
+        let name = [0x00, 0x0b] + SHA256.hash(certified.certifiedPublic)
         var json = Self.message("deviceid.attestation")
         json.set("app_id", appID)
         json.set("hardware_id", HardwareIdentity.id(fromName: name).uuidString)
         json.set("nonce", Base64.encode(nonce))
-        json.set("app_public", Base64.encode(certified.appPublic))
+        json.set("app_public", Base64.encode(certified.certifiedPublic))
         json.set("ak_public", Base64.encode(certified.akPublic))
         json.set("attest", Base64.encode(certified.attest))
         json.set("signature", Base64.encode(certified.signature))

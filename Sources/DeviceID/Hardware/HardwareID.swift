@@ -7,6 +7,7 @@ enum HardwareIdentity {
     static let label = "deviceid.hardware-id.v1"
     static let nameLabel = "deviceid.hardware-id.v1/name"
     static let attestationKeyLabel = "deviceid.attestation-key.v1"
+    static let credentialKeyLabel = "deviceid.credential-key.v1"
 
     private static func lengthPrefixed(_ text: String) -> [UInt8] {
         let bytes = Array(text.utf8)
@@ -26,6 +27,12 @@ enum HardwareIdentity {
         SHA256.hash(lengthPrefixed(attestationKeyLabel) + lengthPrefixed(appID))
     }
 
+    /// The app's credential key template's unique.x (WebAuthn's attested credential):
+    /// SHA-256(len32(label) ‖ label ‖ len32(app id) ‖ app id), with its own label.
+    static func credentialKeyUnique(appID: String) -> [UInt8] {
+        SHA256.hash(lengthPrefixed(credentialKeyLabel) + lengthPrefixed(appID))
+    }
+
     /// UUIDv8 (RFC 9562) of SHA-256("deviceid.hardware-id.v1/name" ‖ Name).
     static func id(fromName name: [UInt8]) -> ID128 {
         var h = Array(SHA256.hash(Array(nameLabel.utf8) + name)[0..<16])
@@ -43,7 +50,9 @@ enum HardwareIdentity {
         let unique = Self.unique(appID: appID)
         let name: [UInt8] = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             let (ok, name) = TPMConversation.withBuffer(capacity: 68) { buffer in
-                unique.withUnsafeBufferPointer { dids_tpm_app_key(tpm, $0.baseAddress, &buffer, nil, &failure) }
+                unique.withUnsafeBufferPointer {
+                    dids_tpm_key_name(tpm, DIDS_TPM_APP_KEY, $0.baseAddress, &buffer, nil, &failure)
+                }
             }
             return ok != 0 ? name : nil
         }

@@ -28,6 +28,46 @@ enum TPMConversation {
         return result
     }
 
+    /// What TPM2_Certify gave: the TPMS_ATTEST as signed, the marshalled TPMT_SIGNATURE, and the
+    /// certified key's and the AK's marshalled TPMT_PUBLIC.
+    struct Certified {
+        let attest: [UInt8]
+        let signature: [UInt8]
+        let certifiedPublic: [UInt8]
+        let akPublic: [UInt8]
+    }
+
+    /// TPM2_Certify of the `kind` key of `unique` by the AK of `ak` over `qualifying`, in the
+    /// conversation `tpm`; nil with `failure` set.
+    static func certify(_ tpm: OpaquePointer, _ failure: inout dids_tpm_failure, ak: [UInt8], _ kind: dids_tpm_key,
+                        _ unique: [UInt8], over qualifying: [UInt8]) -> Certified? {
+        var signature = [UInt8](), certifiedPublic = [UInt8](), akPublic = [UInt8]()
+        let (ok, attest) = withBuffer(capacity: 1024) { attest in
+            let (ok, s) = withBuffer(capacity: 512) { s in
+                let (ok, key) = withBuffer(capacity: 512) { key in
+                    let (ok, signer) = withBuffer(capacity: 512) { signer in
+                        ak.withUnsafeBufferPointer { a in
+                            unique.withUnsafeBufferPointer { u in
+                                qualifying.withUnsafeBufferPointer { q in
+                                    dids_tpm_certify(tpm, a.baseAddress, kind, u.baseAddress, q.baseAddress, q.count,
+                                                     &attest, &s, &key, &signer, &failure)
+                                }
+                            }
+                        }
+                    }
+                    akPublic = signer
+                    return ok
+                }
+                certifiedPublic = key
+                return ok
+            }
+            signature = s
+            return ok
+        }
+        return ok != 0 ? Certified(attest: attest, signature: signature, certifiedPublic: certifiedPublic,
+                                   akPublic: akPublic) : nil
+    }
+
     /// A byte buffer for a `dids_tpm_bytes` output.
     static func withBuffer<T>(capacity: Int, _ body: (inout dids_tpm_bytes) -> T) -> (T, [UInt8]) {
         var storage = [UInt8](repeating: 0, count: capacity)

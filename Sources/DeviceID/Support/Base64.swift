@@ -1,4 +1,5 @@
-/// Standard base64 with padding (RFC 4648 §4): the binary fields of the attestation wire format.
+/// Standard base64 with padding (RFC 4648 §4): the binary fields of the attestation wire format;
+/// and base64url without padding (§5), as WebAuthn writes its binary fields.
 package enum Base64 {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
@@ -54,5 +55,30 @@ package enum Base64 {
             i += 4
         }
         return out
+    }
+
+    /// base64url without padding (RFC 4648 §5, as WebAuthn and JOSE write it).
+    package static func encodeURL(_ bytes: [UInt8]) -> String {
+        var text = Array(encode(bytes).utf8)
+        while text.last == UInt8(ascii: "=") { text.removeLast() }
+        return String(decoding: text.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: "-") : $0 == UInt8(ascii: "/") ? UInt8(ascii: "_") : $0 },
+                      as: UTF8.self)
+    }
+
+    /// The bytes of canonical unpadded base64url; nil for anything else (padding, the standard
+    /// alphabet, whitespace, a length that leaves 6 bits over).
+    package static func decodeURL(_ text: String) -> [UInt8]? {
+        var input = [UInt8]()
+        for c in text.utf8 {
+            switch c {
+            case UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="): return nil
+            case UInt8(ascii: "-"): input.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): input.append(UInt8(ascii: "/"))
+            default: input.append(c)
+            }
+        }
+        guard input.count % 4 != 1 else { return nil }
+        while input.count % 4 != 0 { input.append(UInt8(ascii: "=")) }
+        return decode(String(decoding: input, as: UTF8.self))
     }
 }

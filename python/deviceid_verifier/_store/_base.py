@@ -26,6 +26,9 @@ class PendingChallenge:
     app_id: str
     ek_pseudonym: bytes
     expires: datetime.datetime
+    #: The EK certificate's TPM directoryName (tcg-at-tpmManufacturer, Model, Version) as RFC
+    #: 4514 text, which the AK certificate repeats (TCG AIK profile); empty when it had none.
+    tpm_device: str = ""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,12 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         "window_seconds BIGINT NOT NULL)",
         "INSERT INTO limits (id, enrolments, window_seconds) VALUES (1, 5, 86400)",
     )),
+    # AK certificates of the TCG AIK profile repeat the EK certificate's TPM directoryName
+    # (WebAuthn's "tpm" attestation requires it): a pending challenge keeps it until finish.
+    # NULL for a challenge issued before: its certificate has none.
+    ("0003_challenge_tpm_device", (
+        "ALTER TABLE challenges ADD COLUMN tpm_device TEXT",
+    )),
 ]
 
 #: The name of the newest migration: a store at this schema is current.

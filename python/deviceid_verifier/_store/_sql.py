@@ -177,19 +177,20 @@ class SQLStore(Store):
 
     def add_challenge(self, challenge_id: str, pending: PendingChallenge) -> None:
         with self._tx() as cursor:
-            cursor.execute("INSERT INTO challenges (id, secret, ak_public, app_id, ek_pseudonym, expires) "
-                           "VALUES (?, ?, ?, ?, ?, ?)",
+            cursor.execute("INSERT INTO challenges (id, secret, ak_public, app_id, ek_pseudonym, expires, tpm_device) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?)",
                            (challenge_id, pending.secret, pending.ak_public, pending.app_id, pending.ek_pseudonym,
-                            micros(pending.expires)))
+                            micros(pending.expires), pending.tpm_device))
 
     def take_challenge(self, challenge_id: str, now: datetime.datetime) -> Optional[PendingChallenge]:
         with self._tx() as cursor:
             cursor.execute("DELETE FROM challenges WHERE id = ? "
-                           "RETURNING secret, ak_public, app_id, ek_pseudonym, expires", (challenge_id,))
+                           "RETURNING secret, ak_public, app_id, ek_pseudonym, expires, tpm_device", (challenge_id,))
             row = cursor.fetchone()
         if row is None:
             return None
-        pending = PendingChallenge(bytes(row[0]), bytes(row[1]), row[2], bytes(row[3]), from_micros(row[4]))
+        pending = PendingChallenge(bytes(row[0]), bytes(row[1]), row[2], bytes(row[3]), from_micros(row[4]),
+                                   row[5] or "")
         return pending if pending.expires >= now else None
 
     # -- certificates -------------------------------------------------------------------------

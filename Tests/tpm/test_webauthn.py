@@ -1,0 +1,170 @@
+"""App Attest for Linux, judged by WebAuthn verifiers nobody here wrote: what `deviceid attest
+webauthn` prints on a software TPM (swtpm) is registered by PyPI's python-fido2 and py_webauthn,
+each in a venv this module makes, with the Privacy CA's certificate as the only root; and each
+rejects it for other client data, another relying party, another app's AK certificate and a
+changed byte. The verifiers run in webauthn_judges.py, in their own interpreter, so that nothing
+of DeviceID's verifier is on their path."""
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+
+from test_deviceid_device import deviceid, enrol, transient_handles
+
+HERE = Path(__file__).resolve().parent
+APP, OTHER = "com.example.webauthn", "com.example.webauthn-other"
+ORIGIN = "https://app.example"
+#: The judges, at the versions whose requirements were measured (docs/TESTING.md).
+JUDGES = ["fido2==2.2.1", "webauthn==3.0.1"]
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64url(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@pytest.fixture(scope="module")
+def judges(tmp_path_factory):
+    """The venv's python, with the verifiers from PyPI (a fresh venv: no Debian package in it)."""
+    where = tmp_path_factory.mktemp("webauthn-judges") / "venv"
+    venv.EnvBuilder(with_pip=True).create(where)
+    python = where / "bin" / "python"
+    installed = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *JUDGES],
+                               capture_output=True, text=True, timeout=600)
+    assert installed.returncode == 0, f"pip could not install {JUDGES} from PyPI:\n{installed.stderr}"
+    return python
+
+
+def judge(python, case):
+    out = subprocess.run([str(python), str(HERE / "webauthn_judges.py")], input=json.dumps(case),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def machine(machines):
+    return machines("webauthn")
+
+
+@pytest.fixture(scope="module")
+def certificates(machine, ca):
+    """The AK certificate messages of APP and OTHER, from an enrolment with the Privacy CA."""
+    return {app: enrol(machine, app, ca) for app in (APP, OTHER)}
+
+
+def client_data(challenge, cross_origin=False):
+    return json.dumps({"type": "webauthn.create", "challenge": b64url(challenge), "origin": ORIGIN,
+                       "crossOrigin": cross_origin}).encode()
+
+
+def attest(machine, app, data, certificate_message, tmp_path, *extra):
+    path = tmp_path / f"ak-{app}.json"
+    path.write_text(certificate_message)
+    return deviceid(machine, "attest", "webauthn", app, "--client-data-hash", b64url(hashlib.sha256(data).digest()),
+                    "--ak-certificate", str(path), *extra)
+
+
+def registration(attestation_object, data, challenge, ca, rp_id=APP):
+    return {"kind": "registration", "attestation_object": b64url(attestation_object), "client_data_json": b64url(data),
+            "challenge": b64url(challenge), "rp_id": rp_id, "origin": ORIGIN,
+            "root_pem": ca.certificate.public_bytes(serialization.Encoding.PEM).decode()}
+
+
+@pytest.fixture(scope="module")
+def registered(machine, certificates, ca, tmp_path_factory):
+    """One registration of APP: (the CLI's message, its client data, its challenge)."""
+    challenge = os.urandom(32)
+    data = client_data(challenge)
+    made = attest(machine, APP, data, certificates[APP], tmp_path_factory.mktemp("registered"))
+    assert made.returncode == 0, made.stderr
+    return json.loads(made.stdout), data, challenge
+
+
+def test_the_message_is_the_documented_json(registered):
+    message, _, _ = registered
+    assert sorted(message) == ["app_id", "attestation_object", "credential_id", "type", "v"]
+    assert (message["v"], message["type"], message["app_id"]) == (1, "deviceid.webauthn-attestation", APP)
+    for field in ("credential_id", "attestation_object"):
+        assert "=" not in message[field] and "+" not in message[field] and "/" not in message[field]
+    assert len(unb64url(message["credential_id"])) == 32
+
+
+def test_fido2_and_py_webauthn_register_the_credential(registered, judges, ca, machine):
+    message, data, challenge = registered
+    verdicts = judge(judges, registration(unb64url(message["attestation_object"]), data, challenge, ca))
+    for name in ("fido2", "py_webauthn"):
+        assert verdicts[name]["ok"], (name, verdicts[name])
+        assert verdicts[name]["credential_id"] == message["credential_id"], name
+        assert verdicts[name]["counter"] == 0, name
+    assert verdicts["fido2"]["public_key"] == verdicts["py_webauthn"]["public_key"]
+    assert verdicts["fido2"]["flags"] == 0x40, "AT only: no user presence is claimed, nothing is backed up"
+    assert transient_handles(machine) == []
+
+
+def test_the_same_app_gets_the_same_credential_and_another_app_another(machine, certificates, registered, tmp_path):
+    message, _, _ = registered
+    again = attest(machine, APP, client_data(os.urandom(32)), certificates[APP], tmp_path)
+    other = attest(machine, OTHER, client_data(os.urandom(32)), certificates[OTHER], tmp_path)
+    assert again.returncode == 0 and other.returncode == 0, (again.stderr, other.stderr)
+    assert json.loads(again.stdout)["credential_id"] == message["credential_id"]
+    assert json.loads(other.stdout)["credential_id"] != message["credential_id"]
+
+
+def flipped(data, marker, offset):
+    at = data.index(marker) + offset
+    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:]
+
+
+def test_both_verifiers_reject_what_is_not_this_registration(registered, judges, ca, machine, certificates, tmp_path):
+    message, data, challenge = registered
+    attestation_object = unb64url(message["attestation_object"])
+    rp_hash = hashlib.sha256(APP.encode()).digest()
+    cases = {
+        # the same challenge and origin: only the hash in certInfo tells them apart
+        "other client data": registration(attestation_object, client_data(challenge, cross_origin=True), challenge, ca),
+        "another challenge": registration(attestation_object, client_data(os.urandom(32)), challenge, ca),
+        "another relying party": registration(attestation_object, data, challenge, ca, rp_id=OTHER),
+        "a byte of authData (its counter)": registration(flipped(attestation_object, rp_hash, 33), data, challenge, ca),
+        "a byte of certInfo (after its magic)": registration(flipped(attestation_object, b"\xffTCG", 40), data,
+                                                             challenge, ca),
+    }
+    # The AK certificate of another app: its AK did not sign this app's credential.
+    crossed = attest(machine, APP, data, certificates[OTHER], tmp_path)
+    assert crossed.returncode == 0, crossed.stderr
+    cases["another app's AK certificate"] = registration(unb64url(json.loads(crossed.stdout)["attestation_object"]),
+                                                         data, challenge, ca)
+    for what, case in cases.items():
+        verdicts = judge(judges, case)
+        for name in ("fido2", "py_webauthn"):
+            assert not verdicts[name]["ok"], f"{name} accepted {what}"
+
+
+def test_bad_input_gets_its_status(machine, certificates, tmp_path):
+    path = tmp_path / "ak.json"
+    path.write_text(certificates[APP])
+    wrong_length = deviceid(machine, "attest", "webauthn", APP, "--client-data-hash", b64url(bytes(31)),
+                            "--ak-certificate", str(path))
+    assert wrong_length.returncode == 11 and "32 bytes" in wrong_length.stderr, wrong_length.stderr
+    padded = deviceid(machine, "attest", "webauthn", APP, "--client-data-hash", base64.b64encode(bytes(32)).decode(),
+                      "--ak-certificate", str(path))
+    assert padded.returncode == 2 and "base64url" in padded.stderr, padded.stderr
+    not_a_certificate = tmp_path / "evidence.json"
+    not_a_certificate.write_text('{"v":1,"type":"deviceid.attestation"}')
+    wrong_message = deviceid(machine, "attest", "webauthn", APP, "--client-data-hash", b64url(bytes(32)),
+                             "--ak-certificate", str(not_a_certificate))
+    assert wrong_message.returncode == 11 and "deviceid.ak-certificate" in wrong_message.stderr, wrong_message.stderr
+    no_tpm = deviceid(None, "attest", "webauthn", APP, "--client-data-hash", b64url(bytes(32)),
+                      "--ak-certificate", str(path), env={"DEVICEID_TPM_TCTI": f"swtpm:path={tmp_path}/no.sock"})
+    assert no_tpm.returncode == 15, no_tpm.stderr
+
