@@ -1,6 +1,6 @@
-// What DeviceID asks of the TPM (docs/HARDWARE-ID.md): the app key's and credential key's Names, the enrolment's EK
-// certificate and attestation key, ActivateCredential, and Certify. Each makes its primaries,
-// uses them, and flushes them on every path.
+// What DeviceID asks of the TPM (docs/HARDWARE-ID.md): the app key's and credential key's Names,
+// the enrolment's EK certificate and attestation key, ActivateCredential, Certify and Sign. Each
+// makes its primaries, uses them, and flushes them on every path.
 #include "tpm_internal.h"
 
 #include <errno.h>
@@ -168,5 +168,28 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids
     dids_p_Esys_Free(signed_by);
     dids_tpm_flush(tpm, &key);
     dids_tpm_flush(tpm, &ak);
+    return ok;
+}
+
+int dids_tpm_sign(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char unique[32], const unsigned char digest[32],
+                  struct dids_tpm_bytes *signature, struct dids_tpm_bytes *public_area,
+                  struct dids_tpm_failure *failure) {
+    if (kind != DIDS_TPM_CREDENTIAL_KEY && kind != DIDS_TPM_APP_KEY)
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_SIGN, 0, EINVAL);
+    TPM2B_DIGEST message = {.size = 32};
+    memcpy(message.buffer, digest, 32);
+    const TPMT_SIG_SCHEME scheme = {.scheme = DIDS_TPM2_ALG_ECDSA, .hashAlg = DIDS_TPM2_ALG_SHA256};
+    // An unrestricted key signs any digest: the ticket that a restricted key would need is null.
+    const TPMT_TK_HASHCHECK no_ticket = {.tag = DIDS_TPM2_ST_HASHCHECK, .hierarchy = DIDS_TPM2_RH_NULL};
+    ESYS_TR key = DIDS_ESYS_TR_NONE;
+    TPMT_SIGNATURE *signed_by = NULL;
+    int ok = dids_tpm_create_primary(tpm, kind, unique, &key, public_area, failure)
+          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SIGN,
+                          dids_p_Esys_Sign_Async(tpm->esys, key, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
+                                                 DIDS_ESYS_TR_NONE, &message, &scheme, &no_ticket),
+                          dids_p_Esys_Sign_Finish(tpm->esys, &signed_by))
+          && marshal_signature(signed_by, signature, failure);
+    dids_p_Esys_Free(signed_by);
+    dids_tpm_flush(tpm, &key);
     return ok;
 }

@@ -1,7 +1,8 @@
 import DeviceID
 import CDeviceIDLibc
 
-/// `hardware-id` and `attest`: the TPM-bound per-app ID and its attestation (docs/HARDWARE-ID.md).
+/// `hardware-id`, `attest` and `assert`: the TPM-bound per-app ID, its attestation and App Attest's
+/// WebAuthn registration and assertions (docs/HARDWARE-ID.md).
 /// Attestation messages are JSON of their own wire format, printed as they are with or without
 /// --json, one per line.
 extension Commands {
@@ -31,13 +32,8 @@ extension Commands {
             }
             output.write(try identity.attestation(for: operands[1], nonce: nonce, akCertificate: certificate) + "\n")
         case ("webauthn"?, 2):
-            guard let text = invocation.clientDataHash else {
-                return usageError("attest webauthn needs --client-data-hash B64URL (SHA-256 of the client data)",
-                                  command: "attest")
-            }
-            guard let hash = Base64.decodeURL(text) else {
-                return usageError("--client-data-hash must be base64url without padding (RFC 4648 §5), not '\(text)'",
-                                  command: "attest")
+            guard let hash = clientDataHash(invocation, "attest webauthn", command: "attest") else {
+                return ExitCode.usage
             }
             guard let path = invocation.akCertificate else {
                 return usageError("attest webauthn needs --ak-certificate FILE (the CA's AK certificate message)",
@@ -52,6 +48,30 @@ extension Commands {
                               command: "attest")
         }
         return ExitCode.success
+    }
+
+    /// `assert APP_ID --client-data-hash B64URL`: a WebAuthn assertion by APP_ID's credential key.
+    func assertion(_ operands: [String], _ invocation: Invocation) throws(DeviceIDError) -> Int32 {
+        guard operands.count == 1 else {
+            return usageError("assert takes one APP_ID (and --client-data-hash B64URL)", command: "assert")
+        }
+        guard let hash = clientDataHash(invocation, "assert", command: "assert") else { return ExitCode.usage }
+        output.write(try identity.webAuthnAssertion(for: operands[0], clientDataHash: hash) + "\n")
+        return ExitCode.success
+    }
+
+    /// The bytes of --client-data-hash, or nil after reporting the usage error.
+    private func clientDataHash(_ invocation: Invocation, _ form: String, command: String) -> [UInt8]? {
+        guard let text = invocation.clientDataHash else {
+            _ = usageError("\(form) needs --client-data-hash B64URL (SHA-256 of the client data)", command: command)
+            return nil
+        }
+        guard let hash = Base64.decodeURL(text) else {
+            _ = usageError("--client-data-hash must be base64url without padding (RFC 4648 §5), not '\(text)'",
+                           command: command)
+            return nil
+        }
+        return hash
     }
 
     /// A wire message from a file, or from standard input for "-": at most 64 KiB of UTF-8.

@@ -38,6 +38,7 @@ struct Commands {
             case "product-uuid": return try productUUID(operands, invocation)
             case "hardware-id": return try hardwareID(operands)
             case "attest": return try attest(operands, invocation)
+            case "assert": return try assertion(operands, invocation)
             case "doctor":
                 guard operands.isEmpty else { return usageError("doctor takes no arguments", command: "doctor") }
                 return doctor()

@@ -92,6 +92,15 @@ enum Help {
             key over the client data's SHA-256 (base64url), which any WebAuthn verifier registers
             for relying party id APP_ID, given an AK certificate of the TCG AIK profile.
             """),
+        Entry(command: "assert", forms: [
+            ("assert APP_ID --client-data-hash B64URL", "a WebAuthn assertion for APP_ID's server"),
+        ], details: """
+            App Attest for Linux, each request: APP_ID's credential key (the one attest webauthn
+            registered) signs the authenticator data and the client data's SHA-256; the signCount
+            is APP_ID's counter in the TPM, incremented by each call, so that a server catches a
+            replay or a cloned TPM by a count that did not grow. Exits 15 without a TPM, 20
+            when the TPM's NV memory has no room for the counter.
+            """),
         Entry(command: "doctor", forms: [("doctor", "check the bus, the keyring and the file store")], details: """
             Says where IDs are kept and which stores answer now, and why not (a locked keyring: how
             to unlock it, from a shell too); creates, reads back and deletes a probe item in the
@@ -114,7 +123,7 @@ enum Help {
           --json                                machine-readable output and errors
           --interface IF, --bundle ID, --uppercase, --compact   for the techniques above
           --nonce BASE64, --ak-certificate FILE                for attest certify
-          --client-data-hash B64URL, --ak-certificate FILE     for attest webauthn
+          --client-data-hash B64URL, --ak-certificate FILE     for attest webauthn, assert
           -h, --help                            this text; after a command, that command's
           --version                             the version
 

@@ -24,11 +24,30 @@ SAME(TPM2B_ENCRYPTED_SECRET, dids_tpm2b_encrypted_secret);
 SAME(TPMT_SYM_DEF, dids_tpmt_sym_def);
 SAME(TPMT_SIG_SCHEME, dids_tpmt_sig_scheme);
 SAME(TPM2B_MAX_NV_BUFFER, dids_tpm2b_max_nv_buffer);
+SAME(TPM2B_NV_PUBLIC, dids_tpm2b_nv_public);
+SAME(TPM2B_AUTH, dids_tpm2b_digest);
+SAME(TPMT_TK_HASHCHECK, dids_tpmt_tk_hashcheck);
+_Static_assert(offsetof(TPMT_TK_HASHCHECK, hierarchy) == offsetof(struct dids_tpmt_tk_hashcheck, hierarchy)
+               && offsetof(TPMT_TK_HASHCHECK, digest) == offsetof(struct dids_tpmt_tk_hashcheck, digest), "ticket");
 // Read only through their leading fields: the offsets and alignment must agree.
 _Static_assert(offsetof(TPM2B_ATTEST, attestationData) == offsetof(struct dids_tpm2b_attest, attestationData), "attest");
 _Static_assert(offsetof(TPM2B_NV_PUBLIC, nvPublic) == offsetof(struct dids_tpm2b_nv_public, nvPublic)
                && _Alignof(TPM2B_NV_PUBLIC) == _Alignof(struct dids_tpm2b_nv_public), "nvPublic");
-_Static_assert(offsetof(TPMS_NV_PUBLIC, dataSize) == DIDS_TPMS_NV_PUBLIC_DATA_SIZE, "dataSize");
+_Static_assert(offsetof(TPMS_NV_PUBLIC, nvIndex) == DIDS_TPMS_NV_PUBLIC_INDEX
+               && offsetof(TPMS_NV_PUBLIC, nameAlg) == DIDS_TPMS_NV_PUBLIC_NAME_ALG
+               && offsetof(TPMS_NV_PUBLIC, attributes) == DIDS_TPMS_NV_PUBLIC_ATTRIBUTES
+               && offsetof(TPMS_NV_PUBLIC, authPolicy) == DIDS_TPMS_NV_PUBLIC_AUTH_POLICY
+               && offsetof(TPMS_NV_PUBLIC, dataSize) == DIDS_TPMS_NV_PUBLIC_DATA_SIZE, "TPMS_NV_PUBLIC");
+_Static_assert((TPMA_NV_AUTHWRITE | (TPM2_NT_COUNTER << TPMA_NV_TPM2_NT_SHIFT) | TPMA_NV_AUTHREAD | TPMA_NV_NO_DA
+                | TPMA_NV_ORDERLY) == DIDS_TPM_COUNTER_ATTRIBUTES && TPMA_NV_WRITTEN == DIDS_TPMA_NV_WRITTEN,
+               "counter attributes");
+_Static_assert(offsetof(TPMS_CAPABILITY_DATA, data) == offsetof(struct dids_tpms_capability_data, data)
+               && offsetof(TPMS_CAPABILITY_DATA, data.handles.count) == DIDS_TPMS_CAPABILITY_HANDLES_COUNT
+               && offsetof(TPMS_CAPABILITY_DATA, data.handles.handle) == DIDS_TPMS_CAPABILITY_HANDLES
+               && TPM2_CAP_HANDLES == DIDS_TPM2_CAP_HANDLES && sizeof(TPMI_YES_NO) == 1, "handles");
+_Static_assert(TPM2_ST_HASHCHECK == DIDS_TPM2_ST_HASHCHECK && TPM2_RH_NULL == DIDS_TPM2_RH_NULL, "null ticket");
+_Static_assert(TPM2_RC_NV_RATE == DIDS_TPM2_RC_NV_RATE && TPM2_RC_NV_UNAVAILABLE == DIDS_TPM2_RC_NV_UNAVAILABLE
+               && TPM2_RC_NV_SPACE == DIDS_TPM2_RC_NV_SPACE && TPM2_RC_NV_DEFINED == DIDS_TPM2_RC_NV_DEFINED, "NV RCs");
 _Static_assert(offsetof(TPMT_SIGNATURE, signature.ecdsa.hash) == DIDS_TPMT_SIGNATURE_ECDSA_HASH
                && offsetof(TPMT_SIGNATURE, signature.ecdsa.signatureR) == DIDS_TPMT_SIGNATURE_ECDSA_R
                && offsetof(TPMT_SIGNATURE, signature.ecdsa.signatureS) == DIDS_TPMT_SIGNATURE_ECDSA_S

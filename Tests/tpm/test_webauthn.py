@@ -168,3 +168,131 @@ def test_bad_input_gets_its_status(machine, certificates, tmp_path):
                       "--ak-certificate", str(path), env={"DEVICEID_TPM_TCTI": f"swtpm:path={tmp_path}/no.sock"})
     assert no_tpm.returncode == 15, no_tpm.stderr
 
+
+
+# -- assertions -----------------------------------------------------------------------------
+
+COUNTER_LABEL = b"deviceid.assertion-counter.v1"
+
+
+def length_prefixed(data):
+    return len(data).to_bytes(4, "big") + data
+
+
+def counter_tag(app):
+    """The counter's tag, as docs/HARDWARE-ID.md derives it (recomputed here, not taken from DeviceID)."""
+    return hashlib.sha256(length_prefixed(COUNTER_LABEL) + length_prefixed(app.encode())).digest()
+
+
+def counter_slot(app):
+    return 0x01800000 + int.from_bytes(counter_tag(app)[:3], "big") % (0x400000 - 8)
+
+
+def assertion(machine, app, data, *extra, **kw):
+    return deviceid(machine, "assert", app, "--client-data-hash", b64url(hashlib.sha256(data).digest()), *extra, **kw)
+
+
+def assertion_case(message, data, public_key, rp_id=APP):
+    return {"kind": "assertion", "public_key": public_key, "authenticator_data": message["authenticator_data"],
+            "client_data_hash": b64url(hashlib.sha256(data).digest()), "signature": message["signature"],
+            "rp_id": rp_id}
+
+
+@pytest.fixture(scope="module")
+def registered_key(registered, judges, ca):
+    """The COSE key python-fido2 registered from the attestation."""
+    message, data, challenge = registered
+    verdicts = judge(judges, registration(unb64url(message["attestation_object"]), data, challenge, ca))
+    assert verdicts["fido2"]["ok"], verdicts
+    return verdicts["fido2"]["public_key"]
+
+
+def tools(machine, *argv):
+    return subprocess.run(list(argv), env=dict(os.environ, TPM2TOOLS_TCTI=machine.tpm.tcti), capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_fido2_verifies_each_assertion_and_the_counter_grows_by_one(machine, registered, registered_key, judges):
+    message, _, _ = registered
+    counters = []
+    for _ in range(3):
+        data = client_data(os.urandom(32)).replace(b"webauthn.create", b"webauthn.get")
+        made = assertion(machine, APP, data)
+        assert made.returncode == 0, made.stderr
+        signed = json.loads(made.stdout)
+        assert sorted(signed) == ["app_id", "authenticator_data", "counter", "credential_id", "signature", "type", "v"]
+        assert (signed["v"], signed["type"], signed["app_id"]) == (1, "deviceid.webauthn-assertion", APP)
+        assert signed["credential_id"] == message["credential_id"]
+        verdict = judge(judges, assertion_case(signed, data, registered_key))["fido2"]
+        assert verdict["ok"], verdict
+        assert verdict["counter"] == signed["counter"] and verdict["flags"] == 0, verdict
+        counters.append(signed["counter"])
+    assert counters == [counters[0], counters[0] + 1, counters[0] + 2] and counters[0] >= 1, counters
+    assert transient_handles(machine) == []
+
+
+def test_the_counter_is_the_nv_index_the_docs_name(machine):
+    made = assertion(machine, APP, b"{}")
+    assert made.returncode == 0, made.stderr
+    counter = json.loads(made.stdout)["counter"]
+    slot = f"0x{counter_slot(APP):x}"
+    public = tools(machine, "tpm2_nvreadpublic", slot)
+    assert public.returncode == 0, public.stderr
+    assert "authwrite|nt=0x1|authread|no_da|orderly|written" in public.stdout.replace(" ", ""), public.stdout
+    assert counter_tag(APP).hex() in public.stdout.lower().replace(" ", ""), public.stdout
+    value = tools(machine, "tpm2_nvread", "-P", "", slot, "-s", "8")
+    assert value.returncode == 0, value.stderr
+
+
+def test_fido2_rejects_an_assertion_that_is_not_this_one(machine, registered_key, judges):
+    data = b'{"type":"webauthn.get"}'
+    signed = json.loads(assertion(machine, APP, data).stdout)
+    tampered_data = dict(signed, authenticator_data=b64url(flipped(unb64url(signed["authenticator_data"]), b"", 33)))
+    other = json.loads(assertion(machine, OTHER, data).stdout)
+    cases = {
+        "other client data": assertion_case(signed, b'{"type":"webauthn.get","x":1}', registered_key),
+        "a changed counter": assertion_case(tampered_data, data, registered_key),
+        "another relying party": assertion_case(signed, data, registered_key, rp_id=OTHER),
+        "another app's credential": assertion_case(other, data, registered_key, rp_id=OTHER),
+    }
+    for what, case in cases.items():
+        assert not judge(judges, case)["fido2"]["ok"], f"fido2 accepted {what}"
+
+
+def test_each_app_has_its_own_counter(machine):
+    first = json.loads(assertion(machine, "com.example.counter-a", b"{}").stdout)["counter"]
+    for _ in range(3):
+        assertion(machine, "com.example.counter-a", b"{}")
+    other = json.loads(assertion(machine, "com.example.counter-b", b"{}").stdout)["counter"]
+    again = json.loads(assertion(machine, "com.example.counter-a", b"{}").stdout)["counter"]
+    assert again == first + 4, (first, again)
+    assert other >= 1
+
+
+def test_no_counter_left_is_no_memory_and_nothing_is_left_behind(machines):
+    """Another program's counters fill the TPM's NV memory (swtpm 0.7 takes about 935 of 8 bytes;
+    indices of other kinds leave room for counters there)."""
+    full = machines("nv-full")
+    defined = []
+    while True:
+        index = f"0x{0x01000000 + len(defined):x}"
+        made = tools(full, "tpm2_nvdefine", index, "-C", "o", "-s", "8", "-a", "ownerread|ownerwrite|nt=counter")
+        if made.returncode != 0:
+            assert "0x14b" in (made.stderr + made.stdout).lower(), made.stderr  # TPM_RC_NV_SPACE
+            break
+        defined.append(index)
+    assert defined, "no counter could be defined at all"
+    made = assertion(full, APP, b"{}")
+    assert made.returncode == 20 and "NV counters" in made.stderr, (made.returncode, made.stderr)
+    assert transient_handles(full) == []
+    assert tools(full, "tpm2_nvundefine", "-C", "o", defined[0]).returncode == 0
+    again = assertion(full, APP, b"{}")
+    assert again.returncode == 0 and json.loads(again.stdout)["counter"] >= 1, again.stderr
+
+
+def test_no_tpm_and_a_bad_hash_get_their_status(machine, tmp_path):
+    assert assertion(None, APP, b"{}", env={"DEVICEID_TPM_TCTI": f"swtpm:path={tmp_path}/no.sock"}).returncode == 15
+    short = deviceid(machine, "assert", APP, "--client-data-hash", b64url(bytes(16)))
+    assert short.returncode == 11 and "32 bytes" in short.stderr, short.stderr
+    missing = deviceid(machine, "assert", APP)
+    assert missing.returncode == 2 and "--client-data-hash" in missing.stderr, missing.stderr

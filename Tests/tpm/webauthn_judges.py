@@ -5,6 +5,9 @@ reads one case as JSON on stdin and prints each verifier's verdict on it as JSON
    "root_pem"}                                      (binary fields base64url without padding)
   → {"fido2": {"ok": true, "credential_id", "public_key", "counter"} | {"ok": false, "error"},
      "py_webauthn": {...the same...}}
+  {"kind": "assertion", "public_key" (COSE, base64url), "authenticator_data", "client_data_hash",
+   "signature", "rp_id"}
+  → {"fido2": {"ok": true, "counter", "flags"} | {"ok": false, "error"}}
 
 The verifiers are used as an app server would use them: python-fido2's TpmAttestation with the
 chain checked up to the Privacy CA's certificate, and py_webauthn's verify_registration_response
@@ -84,9 +87,29 @@ def py_webauthn_registration(case):
     return verdict(check)
 
 
+def fido2_assertion(case):
+    from fido2 import cbor
+    from fido2.cose import CoseKey
+    from fido2.webauthn import AuthenticatorData
+
+    def check():
+        auth_data = AuthenticatorData(unb64(case["authenticator_data"]))
+        if auth_data.rp_id_hash != hashlib.sha256(case["rp_id"].encode()).digest():
+            raise ValueError("rpIdHash is not the relying party's")
+        key = CoseKey.parse(cbor.decode(unb64(case["public_key"])))
+        key.verify(bytes(auth_data) + unb64(case["client_data_hash"]), unb64(case["signature"]))
+        return {"counter": auth_data.counter, "flags": auth_data.flags}
+
+    return verdict(check)
+
+
 def main():
     case = json.load(sys.stdin)
-    json.dump({"fido2": fido2_registration(case), "py_webauthn": py_webauthn_registration(case)}, sys.stdout)
+    if case["kind"] == "registration":
+        out = {"fido2": fido2_registration(case), "py_webauthn": py_webauthn_registration(case)}
+    else:
+        out = {"fido2": fido2_assertion(case)}
+    json.dump(out, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@
 // Only what DeviceID's few commands need, as byte-exact stand-ins (tagged dids_*, so that the
 // check can compare them with the real ones): unions and nested structures are byte arrays of
 // their real size, filled and read at their documented offsets by tpm_*.c. Structures ESAPI
-// allocates and returns (TPM2B_ATTEST, TPMT_SIGNATURE, TPM2B_NV_PUBLIC, ...) are read only
-// through their leading size field and fixed offsets, never by value.
+// allocates and returns (TPM2B_ATTEST, TPMT_SIGNATURE, ...) are read only through their leading
+// size field and fixed offsets, never by value.
 struct dids_tpm2b_public { uint16_t size; _Alignas(4) uint8_t publicArea[612]; };           // 616
 struct dids_tpm2b_sensitive_create { uint16_t size; uint8_t sensitive[324]; };               // 326
 struct dids_tpm2b_data { uint16_t size; uint8_t buffer[64]; };                               // 66
@@ -28,7 +28,9 @@ struct dids_tpmt_sig_scheme { uint16_t scheme; uint16_t hashAlg; uint8_t rest[2]
 struct dids_tpm2b_max_nv_buffer { uint16_t size; uint8_t buffer[2048]; };                    // 2050
 struct dids_tpm2b_attest { uint16_t size; uint8_t attestationData[]; };                      // read only
 struct dids_tpmt_signature { uint16_t sigAlg; uint8_t signature[]; };                        // read only
-struct dids_tpm2b_nv_public { uint16_t size; _Alignas(4) uint8_t nvPublic[80]; };            // read only
+struct dids_tpm2b_nv_public { uint16_t size; _Alignas(4) uint8_t nvPublic[80]; };            // 84
+struct dids_tpms_capability_data { uint32_t capability; uint8_t data[]; };                   // read only
+struct dids_tpmt_tk_hashcheck { uint16_t tag; uint32_t hierarchy; struct dids_tpm2b_digest digest; };  // 76
 
 #ifndef DIDS_CHECK_AGAINST_REAL_HEADERS
 typedef uint32_t TSS2_RC;
@@ -56,6 +58,11 @@ typedef struct dids_tpm2b_max_nv_buffer TPM2B_MAX_NV_BUFFER;
 typedef struct dids_tpm2b_attest TPM2B_ATTEST;
 typedef struct dids_tpmt_signature TPMT_SIGNATURE;
 typedef struct dids_tpm2b_nv_public TPM2B_NV_PUBLIC;
+typedef struct dids_tpm2b_digest TPM2B_AUTH;
+typedef struct dids_tpmt_tk_hashcheck TPMT_TK_HASHCHECK;
+typedef struct dids_tpms_capability_data TPMS_CAPABILITY_DATA;
+typedef uint8_t TPMI_YES_NO;
+typedef uint32_t TPM2_CAP;
 typedef struct TPM2B_CREATION_DATA TPM2B_CREATION_DATA;
 typedef struct TPMT_TK_CREATION TPMT_TK_CREATION;
 typedef struct TPM2B_TIMEOUT TPM2B_TIMEOUT;
@@ -93,7 +100,11 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 #define DIDS_TPMT_SIGNATURE_ECDSA_R 4
 #define DIDS_TPMT_SIGNATURE_ECDSA_S 134
 #define DIDS_TPM_ECC_PARAMETER_MAX 128
-// TPMS_NV_PUBLIC: dataSize.
+// TPMS_NV_PUBLIC: nvIndex, nameAlg, attributes, authPolicy, dataSize.
+#define DIDS_TPMS_NV_PUBLIC_INDEX 0
+#define DIDS_TPMS_NV_PUBLIC_NAME_ALG 4
+#define DIDS_TPMS_NV_PUBLIC_ATTRIBUTES 8
+#define DIDS_TPMS_NV_PUBLIC_AUTH_POLICY 12
 #define DIDS_TPMS_NV_PUBLIC_DATA_SIZE 78
 
 #define DIDS_ESYS_TR_NONE 0xfffu
@@ -116,6 +127,20 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 #define DIDS_TPM_AK_ATTRIBUTES 0x00050472u
 // fixedTPM | fixedParent | sensitiveDataOrigin | adminWithPolicy | restricted | decrypt: the TCG EK
 #define DIDS_TPM_EK_ATTRIBUTES 0x000300b2u
+// An app's assertion counter: TPM_NT_COUNTER, written and read with its (empty) authValue, exempt
+// from dictionary-attack lockout, orderly (kept in RAM between NV writes): authwrite | nt=counter
+// | authread | no_da | orderly. TPMA_NV_WRITTEN is set by the TPM once it is incremented.
+#define DIDS_TPM_COUNTER_ATTRIBUTES 0x06040014u
+#define DIDS_TPMA_NV_WRITTEN 0x20000000u
+// The TCG handle registry's NV range for the owner, where DeviceID's counters live.
+#define DIDS_TPM_OWNER_NV_FIRST 0x01800000u
+#define DIDS_TPM_OWNER_NV_COUNT 0x00400000u
+#define DIDS_TPM2_ST_HASHCHECK 0x8024u
+// TPM2_GetCapability(TPM_CAP_HANDLES): TPMS_CAPABILITY_DATA's TPML_HANDLE, its count and handles.
+#define DIDS_TPM2_CAP_HANDLES 0x00000001u
+#define DIDS_TPMS_CAPABILITY_HANDLES_COUNT 4
+#define DIDS_TPMS_CAPABILITY_HANDLES 8
+#define DIDS_TPM2_RH_NULL 0x40000007u
 // The TCG EK Credential Profile's RSA 2048 EK certificate (template L-1, low range).
 #define DIDS_TPM_EK_CERTIFICATE_INDEX 0x01c00002u
 
@@ -126,6 +151,10 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 #define DIDS_TPM2_RC_YIELDED 0x908u
 #define DIDS_TPM2_RC_TESTING 0x90au
 #define DIDS_TPM2_RC_OBJECT_MEMORY 0x902u
+#define DIDS_TPM2_RC_NV_RATE 0x920u
+#define DIDS_TPM2_RC_NV_UNAVAILABLE 0x923u
+#define DIDS_TPM2_RC_NV_SPACE 0x14bu
+#define DIDS_TPM2_RC_NV_DEFINED 0x14cu
 #define DIDS_TSS2_BASE_RC_TRY_AGAIN 9u
 
 // Every TPM command is sent with ESAPI's _Async and collected with _Finish under ESAPI's
@@ -186,6 +215,28 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
       (esysContext, objectHandle, signHandle, shandle1, shandle2, shandle3, qualifyingData, inScheme)) \
     X(TSS2_RC, Esys_Certify_Finish, (ESYS_CONTEXT *esysContext, TPM2B_ATTEST **certifyInfo, TPMT_SIGNATURE **signature), \
       (esysContext, certifyInfo, signature)) \
+    X(TSS2_RC, Esys_NV_DefineSpace_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, \
+       const TPM2B_AUTH *auth, const TPM2B_NV_PUBLIC *publicInfo), \
+      (esysContext, authHandle, shandle1, shandle2, shandle3, auth, publicInfo)) \
+    X(TSS2_RC, Esys_NV_DefineSpace_Finish, (ESYS_CONTEXT *esysContext, ESYS_TR *nvHandle), (esysContext, nvHandle)) \
+    X(TSS2_RC, Esys_NV_Increment_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2, \
+       ESYS_TR shandle3), \
+      (esysContext, authHandle, nvIndex, shandle1, shandle2, shandle3)) \
+    X(TSS2_RC, Esys_NV_Increment_Finish, (ESYS_CONTEXT *esysContext), (esysContext)) \
+    X(TSS2_RC, Esys_GetCapability_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, TPM2_CAP capability, \
+       uint32_t property, uint32_t propertyCount), \
+      (esysContext, shandle1, shandle2, shandle3, capability, property, propertyCount)) \
+    X(TSS2_RC, Esys_GetCapability_Finish, \
+      (ESYS_CONTEXT *esysContext, TPMI_YES_NO *moreData, TPMS_CAPABILITY_DATA **capabilityData), \
+      (esysContext, moreData, capabilityData)) \
+    X(TSS2_RC, Esys_Sign_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, \
+       const TPM2B_DIGEST *digest, const TPMT_SIG_SCHEME *inScheme, const TPMT_TK_HASHCHECK *validation), \
+      (esysContext, keyHandle, shandle1, shandle2, shandle3, digest, inScheme, validation)) \
+    X(TSS2_RC, Esys_Sign_Finish, (ESYS_CONTEXT *esysContext, TPMT_SIGNATURE **signature), (esysContext, signature)) \
     X(TSS2_RC, Esys_TR_GetName, (ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_NAME **name), \
       (esysContext, handle, name)) \
     X(TSS2_RC, Esys_TR_Close, (ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle), (esys_context, rsrc_handle)) \
@@ -205,6 +256,9 @@ enum dids_tpm_stage {
     DIDS_TPM_STAGE_SESSION,      // the EK's policy session
     DIDS_TPM_STAGE_ACTIVATE,     // ActivateCredential
     DIDS_TPM_STAGE_CERTIFY,
+    DIDS_TPM_STAGE_COUNTER,      // finding, defining, incrementing or reading an app's NV counter
+                                 // (rc 0 and ENOSPC: every slot it may use holds another's index)
+    DIDS_TPM_STAGE_SIGN,
     DIDS_TPM_STAGE_TIMED_OUT,    // the deadline passed while the TPM had not answered
     DIDS_TPM_STAGE_SHAPE,        // the TPM answered with a structure DeviceID does not accept
     DIDS_TPM_STAGE_DEVICE_KIND,  // a device: path that is no TPM resource manager (rc: a dids_tpm_device_kind)
@@ -275,5 +329,17 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids
                      const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
                      struct dids_tpm_bytes *signature, struct dids_tpm_bytes *app_public,
                      struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure);
+
+/// The app's assertion counter (docs/HARDWARE-ID.md, "Assertions"): the NV counter index whose
+/// authPolicy is `tag` (SHA-256 of the counter label and the app id), at the owner-range slot the
+/// tag names or one of the next few; defined there when absent. Incremented, then read: `value`
+/// is the count after this increment, `index` the NV handle. 1, or 0 with `failure` set.
+int dids_tpm_counter_increment(dids_tpm *tpm, const unsigned char tag[32], uint32_t *index, uint64_t *value,
+                               struct dids_tpm_failure *failure);
+/// TPM2_Sign of `digest` (32 bytes: SHA-256) by the `kind` key of `unique` (the credential key),
+/// ECDSA with SHA-256: the marshalled TPMT_SIGNATURE, and the key's marshalled TPMT_PUBLIC.
+int dids_tpm_sign(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char unique[32], const unsigned char digest[32],
+                  struct dids_tpm_bytes *signature, struct dids_tpm_bytes *public_area,
+                  struct dids_tpm_failure *failure);
 
 #endif

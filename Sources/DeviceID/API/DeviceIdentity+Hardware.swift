@@ -57,4 +57,18 @@ extension DeviceIdentity {
                                                    akCertificate: akCertificate, address: try TPMAddress.resolved(),
                                                    milliseconds: try configuration().timeoutMilliseconds)
     }
+
+    /// App Attest's per-request proof for Linux: a WebAuthn assertion by `appID`'s credential key
+    /// over `clientDataHash` (32 bytes), its signCount the app's counter in the TPM, incremented by
+    /// this call: `{"v":1,"type":"deviceid.webauthn-assertion","app_id":…,"credential_id":…,
+    /// "authenticator_data":…,"signature":…,"counter":…}`. The server checks the signature with
+    /// the key it registered from `webAuthnAttestation` and that the counter grew (an equal or
+    /// lower one is a replay or a cloned TPM). Throws `.unavailable` without a TPM, `.noMemory`
+    /// when the TPM's NV memory has no room for the app's counter.
+    public func webAuthnAssertion(for appID: String, clientDataHash: [UInt8]) throws(DeviceIDError) -> String {
+        try Names.validate(appID, "app id")
+        return try WebAuthnAssertion.assertion(for: appID, clientDataHash: clientDataHash,
+                                               address: try TPMAddress.resolved(),
+                                               milliseconds: try configuration().timeoutMilliseconds)
+    }
 }

@@ -8,6 +8,7 @@ enum HardwareIdentity {
     static let nameLabel = "deviceid.hardware-id.v1/name"
     static let attestationKeyLabel = "deviceid.attestation-key.v1"
     static let credentialKeyLabel = "deviceid.credential-key.v1"
+    static let counterLabel = "deviceid.assertion-counter.v1"
 
     private static func lengthPrefixed(_ text: String) -> [UInt8] {
         let bytes = Array(text.utf8)
@@ -31,6 +32,12 @@ enum HardwareIdentity {
     /// SHA-256(len32(label) ‖ label ‖ len32(app id) ‖ app id), with its own label.
     static func credentialKeyUnique(appID: String) -> [UInt8] {
         SHA256.hash(lengthPrefixed(credentialKeyLabel) + lengthPrefixed(appID))
+    }
+
+    /// The tag of the app's assertion counter: its NV index's authPolicy, whose first 24 bits
+    /// name its slot in the owner range: SHA-256(len32(label) ‖ label ‖ len32(app id) ‖ app id).
+    static func counterTag(appID: String) -> [UInt8] {
+        SHA256.hash(lengthPrefixed(counterLabel) + lengthPrefixed(appID))
     }
 
     /// UUIDv8 (RFC 9562) of SHA-256("deviceid.hardware-id.v1/name" ‖ Name).

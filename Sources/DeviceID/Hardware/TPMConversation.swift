@@ -92,6 +92,8 @@ enum TPMConversation {
         case Int32(DIDS_TPM_STAGE_SESSION.rawValue): "the EK's policy session"
         case Int32(DIDS_TPM_STAGE_ACTIVATE.rawValue): "TPM2_ActivateCredential"
         case Int32(DIDS_TPM_STAGE_CERTIFY.rawValue): "TPM2_Certify"
+        case Int32(DIDS_TPM_STAGE_COUNTER.rawValue): "the app's NV counter"
+        case Int32(DIDS_TPM_STAGE_SIGN.rawValue): "TPM2_Sign"
         case Int32(DIDS_TPM_STAGE_ESYS.rawValue): "Esys_Initialize"
         default: "the conversation"
         }
@@ -145,6 +147,9 @@ enum TPMConversation {
             return DeviceIDError(.io, "the TPM at \(at) answered with a structure of another shape than asked for")
         case Int32(DIDS_TPM_STAGE_DEVICE_KIND.rawValue):
             return DeviceIDError(.invalidArgument, TPMDeviceKind.words(rc, address.configuration))
+        case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == ENOSPC:
+            return DeviceIDError(.unavailable, "the TPM at \(at) has another program's NV index in every slot of this app's "
+                                     + "counter (tpm2_nvreadpublic lists them)")
         default: break
         }
         if errorNumber == ENOBUFS { return DeviceIDError(.tooLarge, "the TPM's answer to \(stageName(stage)) is too large") }
@@ -179,6 +184,14 @@ enum TPMConversation {
             }
         case DIDS_TPM2_RC_OBJECT_MEMORY:
             return DeviceIDError(.unavailable, "the TPM at \(at) has no free object slot (\(what))")
+        case DIDS_TPM2_RC_NV_SPACE:
+            return DeviceIDError(.noMemory, "the TPM at \(at) has no room left for \(what): its NV memory or its NV counters "
+                                     + "(tpm2_getcap properties-variable: TPM2_PT_NV_COUNTERS_AVAIL) are used up "
+                                     + "(tpm2_nvreadpublic lists the indices; tpm2_nvundefine frees one)")
+        case DIDS_TPM2_RC_NV_RATE:
+            return DeviceIDError(.unavailable, "the TPM at \(at) is limiting the rate of NV writes (\(what)): retry in a moment")
+        case DIDS_TPM2_RC_NV_UNAVAILABLE:
+            return DeviceIDError(.unavailable, "the TPM at \(at) cannot reach its NV memory now (\(what))")
         default: break
         }
         if layer == 0x0a_0000 {  // the TCTI: the connection broke

@@ -1,0 +1,154 @@
+// An app's assertion counter: a TPM NV counter index (TPM_NT_COUNTER) in the owner range, found by
+// its tag (docs/HARDWARE-ID.md, "Assertions"). A counter only grows: the TPM initialises a newly
+// defined counter to at least the largest count any counter on it has had, so undefining and
+// defining one again never gives a count it gave before.
+#include "tpm_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+// How many slots after the one the tag names are tried: an index there that is not this app's
+// counter (another program's, or another app's whose tag named a nearby slot) moves it on.
+#define PROBES 8
+
+static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
+static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+// The TPM's format-1 response codes carry the parameter or handle number in bits 8-11.
+static uint32_t code_of(uint32_t rc) { return (rc & 0xff0000u) ? rc : (rc & 0x80u) ? (rc & 0xbfu) : (rc & 0xfffu); }
+
+enum slot { SLOT_OURS, SLOT_OTHER, SLOT_FAILED };
+
+// Which of the PROBES slots from `first` hold an NV index, as a bit set (TPM2_GetCapability, which
+// answers for absent handles too, where looking one up makes tpm2-tss log an error). -1 on failure.
+static int present(dids_tpm *tpm, uint32_t first, struct dids_tpm_failure *failure) {
+    TPMS_CAPABILITY_DATA *data = NULL;
+    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                      dids_p_Esys_GetCapability_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                      DIDS_ESYS_TR_NONE, DIDS_TPM2_CAP_HANDLES, first, PROBES),
+                      dids_p_Esys_GetCapability_Finish(tpm->esys, NULL, &data)))
+        return -1;
+    const unsigned char *p = (const unsigned char *)data;
+    uint32_t count = get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT);
+    int set = 0;
+    for (uint32_t i = 0; i < count && i < PROBES; i++) {
+        uint32_t handle = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 4 * i);
+        if (handle >= first && handle < first + PROBES) set |= 1 << (handle - first);
+    }
+    dids_p_Esys_Free(data);
+    return set;
+}
+
+// What the NV index at `handle` is; for SLOT_OURS, `index` is its ESAPI handle (closed by the caller).
+static enum slot look(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32], ESYS_TR *index,
+                      struct dids_tpm_failure *failure) {
+    *index = DIDS_ESYS_TR_NONE;
+    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                      dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, handle, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                         DIDS_ESYS_TR_NONE),
+                      dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, index))) {
+        *index = DIDS_ESYS_TR_NONE;
+        return SLOT_FAILED;
+    }
+    TPM2B_NV_PUBLIC *public = NULL;
+    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                      dids_p_Esys_NV_ReadPublic_Async(tpm->esys, *index, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                      DIDS_ESYS_TR_NONE),
+                      dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL)))
+        return SLOT_FAILED;
+    const unsigned char *p = public->nvPublic;
+    int ours = get16(p + DIDS_TPMS_NV_PUBLIC_NAME_ALG) == DIDS_TPM2_ALG_SHA256
+            && (get32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES) & ~DIDS_TPMA_NV_WRITTEN) == DIDS_TPM_COUNTER_ATTRIBUTES
+            && get16(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY) == 32
+            && memcmp(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY + 2, tag, 32) == 0
+            && get16(p + DIDS_TPMS_NV_PUBLIC_DATA_SIZE) == 8;
+    dids_p_Esys_Free(public);
+    return ours ? SLOT_OURS : SLOT_OTHER;
+}
+
+// Defines this app's counter at `handle`. 1 with `index` set; 0 with `failure` set (NV_DEFINED:
+// another process defined one there meanwhile).
+static int define(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32], ESYS_TR *index,
+                  struct dids_tpm_failure *failure) {
+    TPM2B_NV_PUBLIC public;
+    memset(&public, 0, sizeof public);
+    unsigned char *p = public.nvPublic;
+    put32(p + DIDS_TPMS_NV_PUBLIC_INDEX, handle);
+    put16(p + DIDS_TPMS_NV_PUBLIC_NAME_ALG, DIDS_TPM2_ALG_SHA256);
+    put32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES, DIDS_TPM_COUNTER_ATTRIBUTES);
+    put16(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY, 32);
+    memcpy(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY + 2, tag, 32);
+    put16(p + DIDS_TPMS_NV_PUBLIC_DATA_SIZE, 8);
+    public.size = 4 + 2 + 4 + 2 + 32 + 2;  // marshalled TPMS_NV_PUBLIC
+    TPM2B_AUTH no_auth;
+    memset(&no_auth, 0, sizeof no_auth);
+    *index = DIDS_ESYS_TR_NONE;
+    if (DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                     dids_p_Esys_NV_DefineSpace_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, DIDS_ESYS_TR_PASSWORD,
+                                                      DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, &no_auth, &public),
+                     dids_p_Esys_NV_DefineSpace_Finish(tpm->esys, index)))
+        return 1;
+    *index = DIDS_ESYS_TR_NONE;
+    return 0;
+}
+
+static void close_index(dids_tpm *tpm, ESYS_TR *index) {
+    if (*index == DIDS_ESYS_TR_NONE) return;
+    dids_tpm_compute_begin();
+    dids_p_Esys_TR_Close(tpm->esys, index);  // an ESAPI handle only: nothing to flush in the TPM
+    dids_tpm_compute_end();
+    *index = DIDS_ESYS_TR_NONE;
+}
+
+// Finds this app's counter, or defines it in the first free slot. 1 with `index` and `handle`.
+static int find(dids_tpm *tpm, const unsigned char tag[32], ESYS_TR *index, uint32_t *handle,
+                struct dids_tpm_failure *failure) {
+    // The slots never wrap past the range's end: the first is taken below COUNT - PROBES.
+    uint32_t first = DIDS_TPM_OWNER_NV_FIRST
+                   + ((uint32_t)tag[0] << 16 | (uint32_t)tag[1] << 8 | tag[2]) % (DIDS_TPM_OWNER_NV_COUNT - PROBES);
+    for (int attempt = 0; attempt < 2; attempt++) {  // a second look after another process's define
+        int raced = 0, set = present(tpm, first, failure);
+        if (set < 0) return 0;
+        for (uint32_t k = 0; k < PROBES; k++) {
+            *handle = first + k;
+            if (set & (1 << k)) {
+                switch (look(tpm, *handle, tag, index, failure)) {
+                case SLOT_OURS: return 1;
+                case SLOT_OTHER: close_index(tpm, index); continue;
+                case SLOT_FAILED: close_index(tpm, index); return 0;
+                }
+            }
+            if (define(tpm, *handle, tag, index, failure)) return 1;
+            if (failure->stage != DIDS_TPM_STAGE_COUNTER || code_of(failure->rc) != DIDS_TPM2_RC_NV_DEFINED) return 0;
+            raced = 1;
+            break;
+        }
+        if (!raced) return dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, 0, ENOSPC);
+    }
+    return dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, DIDS_TPM2_RC_NV_DEFINED, 0);
+}
+
+int dids_tpm_counter_increment(dids_tpm *tpm, const unsigned char tag[32], uint32_t *index_handle, uint64_t *value,
+                               struct dids_tpm_failure *failure) {
+    ESYS_TR index = DIDS_ESYS_TR_NONE;
+    if (!find(tpm, tag, &index, index_handle, failure)) return 0;
+    TPM2B_MAX_NV_BUFFER *data = NULL;
+    int ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                          dids_p_Esys_NV_Increment_Async(tpm->esys, index, index, DIDS_ESYS_TR_PASSWORD,
+                                                         DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
+                          dids_p_Esys_NV_Increment_Finish(tpm->esys))
+          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                          dids_p_Esys_NV_Read_Async(tpm->esys, index, index, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
+                                                    DIDS_ESYS_TR_NONE, 8, 0),
+                          dids_p_Esys_NV_Read_Finish(tpm->esys, &data));
+    if (ok && data->size != 8) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+    if (ok) {
+        *value = 0;
+        for (int i = 0; i < 8; i++) *value = *value << 8 | data->buffer[i];  // big-endian, as the TPM keeps it
+    }
+    dids_p_Esys_Free(data);
+    close_index(tpm, &index);
+    return ok;
+}
