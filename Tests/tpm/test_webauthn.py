@@ -8,15 +8,19 @@ import base64
 import hashlib
 import json
 import os
+import shutil
+import signal
 import subprocess
-import sys
+import time
+import types
 import venv
 from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from test_deviceid_device import deviceid, enrol, transient_handles
+from deviceid_verifier import MemoryStore, Rejected, WebAuthnCredential, WebAuthnVerifier
+from test_deviceid_device import deviceid, enrol, hardware_id, start_swtpm, transient_handles
 
 HERE = Path(__file__).resolve().parent
 APP, OTHER = "com.example.webauthn", "com.example.webauthn-other"
@@ -296,3 +300,162 @@ def test_no_tpm_and_a_bad_hash_get_their_status(machine, tmp_path):
     assert short.returncode == 11 and "32 bytes" in short.stderr, short.stderr
     missing = deviceid(machine, "assert", APP)
     assert missing.returncode == 2 and "--client-data-hash" in missing.stderr, missing.stderr
+
+
+# -- DeviceID's own verifier: registration, assertions, the counter rule, a cloned TPM --------
+
+def signed_in(verifier, machine, app, certificate_message, tmp_path):
+    """A credential registered with `verifier` for `app` on `machine`."""
+    data = client_data(verifier.new_challenge())
+    made = attest(machine, app, data, certificate_message, tmp_path)
+    assert made.returncode == 0, made.stderr
+    return verifier.register(made.stdout, data, app_id=app)
+
+
+def asserted(verifier, machine, app):
+    """(the assertion message, its client data) for a fresh challenge of `verifier`."""
+    data = json.dumps({"type": "webauthn.get", "challenge": b64url(verifier.new_challenge()),
+                       "origin": ORIGIN}).encode()
+    made = assertion(machine, app, data)
+    assert made.returncode == 0, made.stderr
+    return made.stdout, data
+
+
+def rejected(reason, call, *args):
+    with pytest.raises(Rejected) as caught:
+        call(*args)
+    assert caught.value.reason == reason, (caught.value.reason, str(caught.value))
+
+
+def test_the_verifier_registers_and_follows_the_counter(machine, certificates, ca, registered, tmp_path):
+    verifier = WebAuthnVerifier([ca.certificate], origins=[ORIGIN])
+    credential = signed_in(verifier, machine, APP, certificates[APP], tmp_path)
+    message, _, _ = registered
+    assert (credential.app_id, credential.counter) == (APP, 0)
+    assert b64url(credential.credential_id) == message["credential_id"]
+    assert WebAuthnCredential.from_json(credential.to_json()) == credential
+    counters = []
+    for _ in range(3):
+        text, data = asserted(verifier, machine, APP)
+        credential = verifier.verify_assertion(text, data, credential)
+        counters.append(credential.counter)
+    assert counters == sorted(counters) and len(set(counters)) == 3, counters
+    text, data = asserted(verifier, machine, APP)
+    rejected("nonce-replayed", verifier.verify_assertion, text, data, verifier.verify_assertion(text, data, credential))
+    ahead = WebAuthnCredential(credential.app_id, credential.credential_id, credential.cose_key,
+                               json.loads(text)["counter"] + 1, credential.ak_name)
+    text, data = asserted(verifier, machine, APP)
+    rejected("counter", verifier.verify_assertion, text, data, ahead)
+
+
+def test_the_verifier_rejects_each_tampered_registration_with_its_reason(machine, certificates, ca, make_ca,
+                                                                         tmp_path):
+    store = MemoryStore()  # shared with a verifier of another CA below: the challenges are one set
+    verifier = WebAuthnVerifier([ca.certificate], origins=[ORIGIN], store=store)
+
+    def made(app=APP, certificate=certificates[APP]):
+        data = client_data(verifier.new_challenge())
+        out = attest(machine, app, data, certificate, tmp_path)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout), data
+
+    def with_object(message, change):
+        return json.dumps(dict(message, attestation_object=b64url(change(unb64url(message["attestation_object"])))))
+
+    cases = [
+        ("another app id", lambda m, d: (json.dumps(dict(m, app_id=OTHER)), d), "rp-id-mismatch"),
+        ("a changed authData byte", lambda m, d: (with_object(m, lambda o: flipped(o, hashlib.sha256(APP.encode())
+                                                                                  .digest(), 33)), d), "nonce-mismatch"),
+        ("a changed certInfo byte", lambda m, d: (with_object(m, lambda o: flipped(o, b"\xffTCG", 40)), d), "signature"),
+        ("other client data", lambda m, d: (json.dumps(m), d.replace(b'"crossOrigin": false', b'"crossOrigin": true')),
+         "nonce-mismatch"),
+        ("another credential id", lambda m, d: (json.dumps(dict(m, credential_id=b64url(bytes(32)))), d),
+         "credential-mismatch"),
+        ("a registration's type", lambda m, d: (json.dumps(m), d.replace(b"webauthn.create", b"webauthn.get")),
+         "client-data"),
+        ("another origin", lambda m, d: (json.dumps(m), d.replace(ORIGIN.encode(), b"https://evil.example")),
+         "client-data"),
+    ]
+    for what, change, reason in cases:
+        message, data = made()
+        text, changed = change(message, data)
+        rejected(reason, verifier.register, text, changed)
+    # another app's AK certificate: its AK did not make this app's attestation
+    message, data = made(certificate=certificates[OTHER])
+    rejected("app-id-mismatch", verifier.register, json.dumps(message), data)
+    # a CA the server does not trust
+    message, data = made()
+    stranger = WebAuthnVerifier([make_ca("another CA").certificate], store=store)
+    rejected("ak-untrusted", stranger.register, json.dumps(message), data)
+    # the same client data (its challenge) twice
+    message, data = made()
+    verifier.register(json.dumps(message), data)
+    rejected("nonce-replayed", verifier.register, json.dumps(message), data)
+
+
+def test_the_verifier_rejects_any_changed_byte_with_a_reason_and_nothing_else(machine, certificates, ca, tmp_path):
+    """Random byte changes anywhere in the attestation object: each one a Rejected, never
+    another exception (python-fido2 and py_webauthn are not asked: some changes are harmless to
+    them, e.g. in a certificate's unsigned part)."""
+    verifier = WebAuthnVerifier([ca.certificate])
+    data = client_data(verifier.new_challenge())
+    made = attest(machine, APP, data, certificates[APP], tmp_path)
+    message = json.loads(made.stdout)
+    original = unb64url(message["attestation_object"])
+    random = __import__("random").Random(20261203)
+    for _ in range(300):
+        changed = bytearray(original)
+        for _ in range(random.randint(1, 3)):
+            changed[random.randrange(len(changed))] ^= 1 << random.randrange(8)
+        data = client_data(verifier.new_challenge())
+        text = json.dumps(dict(message, attestation_object=b64url(bytes(changed))))
+        with pytest.raises(Rejected):
+            verifier.register(text, data)
+    for cut in range(0, len(original), 97):
+        text = json.dumps(dict(message, attestation_object=b64url(original[:cut])))
+        with pytest.raises(Rejected):
+            verifier.register(text, client_data(verifier.new_challenge()))
+
+
+def clone_machine(machine, directory):
+    """`machine`'s swtpm stopped, its state directory copied, and both started again: the copy is
+    a clone, as a VM's TPM state is copied with the VM (same seeds, same counters)."""
+    tpm = machine.tpm
+    os.kill(tpm.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{tpm.pid}").exists():
+        assert time.monotonic() < deadline, "swtpm did not stop"
+        time.sleep(0.02)
+    state = directory / "state"
+    shutil.copytree(tpm.state, state)
+    start_swtpm(machine)
+    socket_path = directory / "tpm.sock"
+    subprocess.run(["swtpm", "socket", "--tpm2", "--tpmstate", f"dir={state}", "--server",
+                    f"type=unixio,path={socket_path}", "--ctrl", f"type=unixio,path={socket_path}.ctrl",
+                    "--flags", "startup-clear", "--daemon", "--pid", f"file={directory / 'swtpm.pid'}"],
+                   check=True, capture_output=True, timeout=60)
+    while not (socket_path.is_socket() and (directory / "swtpm.pid").exists()):
+        assert time.monotonic() < deadline, "the clone's swtpm did not start"
+        time.sleep(0.02)
+    pid = int((directory / "swtpm.pid").read_text().strip())
+    return types.SimpleNamespace(tpm=types.SimpleNamespace(tcti=f"swtpm:path={socket_path}", pid=pid))
+
+
+def test_a_cloned_tpm_is_caught_by_its_counter(machines, ca, tmp_path_factory):
+    original = machines("cloned")
+    certificate = enrol(original, APP, ca)
+    verifier = WebAuthnVerifier([ca.certificate])
+    directory = tmp_path_factory.mktemp("clone")
+    credential = signed_in(verifier, original, APP, certificate, directory)
+    credential = verifier.verify_assertion(*asserted(verifier, original, APP), credential)
+    clone = clone_machine(original, directory)
+    try:
+        # the same TPM as far as anyone can see: the same credential, hardware ID and AK
+        assert hardware_id(clone, APP) == hardware_id(original, APP)
+        credential = verifier.verify_assertion(*asserted(verifier, original, APP), credential)
+        text, data = asserted(verifier, clone, APP)
+        assert json.loads(text)["credential_id"] == b64url(credential.credential_id)
+        assert json.loads(text)["counter"] == credential.counter, "the clone counts on from the same value"
+        rejected("counter", verifier.verify_assertion, text, data, credential)
+    finally:
+        os.kill(clone.tpm.pid, signal.SIGTERM)

@@ -16,6 +16,16 @@ Attestation (device ↔ app server)::
     result = verifier.verify(evidence, nonce, app_id="com.example.app")
     result.hardware_id                  # recomputed from the certified Name
 
+App Attest for Linux (WebAuthn, device ↔ app server): registration once, then an assertion
+per request::
+
+    webauthn = WebAuthnVerifier([ca.certificate])
+    challenge = webauthn.new_challenge()  # the app puts it into its client data
+    attestation = device: deviceid attest webauthn APP --client-data-hash …   (deviceid.webauthn-attestation)
+    credential = webauthn.register(attestation, client_data_json)   # any WebAuthn library accepts it too
+    assertion = device: deviceid assert APP --client-data-hash …    (deviceid.webauthn-assertion)
+    credential = webauthn.verify_assertion(assertion, client_data_json, credential)  # keep the new counter
+
 Every failure is a Rejected whose `reason` is a stable code (REASONS lists them all).
 `python3 -m deviceid_verifier` is a command line over both, keeping its state in files, and
 `python3 -m deviceid_verifier serve` the HTTP service of both on a shared database.
@@ -83,14 +93,17 @@ from ._store._postgres import PostgresStore
 from ._store._sql import StoreUnavailable
 from ._store._sqlite import SQLiteStore
 from ._tpm import (
-    AK_ATTRIBUTES, APP_KEY_ATTRIBUTES, app_key_unique, attestation_key_unique, ecc_public, hardware_id_from_name,
-    name_of,
+    AK_ATTRIBUTES, APP_KEY_ATTRIBUTES, app_key_unique, attestation_key_unique, credential_key_unique, ecc_public,
+    hardware_id_from_name, name_of,
 )
 from ._verify import Attestation, Verifier
+from ._webauthn import WebAuthnCredential, WebAuthnVerifier
 
 __all__ = [
     "PrivacyCA", "Verifier", "Attestation", "Rejected", "REASONS", "CAPrivateKey",
-    "hardware_id_from_name", "app_key_unique", "attestation_key_unique", "name_of", "ecc_public",
+    "WebAuthnVerifier", "WebAuthnCredential",
+    "hardware_id_from_name", "app_key_unique", "attestation_key_unique", "credential_key_unique", "name_of",
+    "ecc_public",
     "APP_KEY_ATTRIBUTES", "AK_ATTRIBUTES", "AK_NAME_URI_PREFIX", "APP_ID_URI_PREFIX", "app_id_uri",
     "TCG_KP_AIK_CERTIFICATE",
     "make_credential", "kdfa", "verify_chain", "ChainError",

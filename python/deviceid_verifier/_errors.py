@@ -36,6 +36,14 @@ REASONS: Mapping[str, str] = {
     "rate-limited": "this EK has enrolled as many AKs for this app id as the CA's limit allows in its window; "
                     "retry_after says when the next one may",
     "revoked": "the AK certificate was revoked by the CA that issued it",
+    "client-data": "WebAuthn: the client data is not JSON of the expected type (webauthn.create or webauthn.get), "
+                   "its challenge is not base64url, or its origin is not one the server accepts",
+    "rp-id-mismatch": "WebAuthn: the authenticator data's rpIdHash is not SHA-256 of the app id",
+    "credential-mismatch": "WebAuthn: the attested credential (its id, its COSE key) is not the certified "
+                           "credential key, or an assertion names another credential",
+    "credential-key-template": "WebAuthn: pubArea is not the frozen credential key template (ECC P-256, scheme NULL)",
+    "counter": "WebAuthn: the assertion's signCount is not above the last one accepted for the credential: a "
+               "replayed assertion, or one from a clone of the TPM's state",
 }
 
 

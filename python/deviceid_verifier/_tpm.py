@@ -35,6 +35,7 @@ AK_ATTRIBUTES = 0x00050472
 
 HARDWARE_ID_LABEL = b"deviceid.hardware-id.v1"
 ATTESTATION_KEY_LABEL = b"deviceid.attestation-key.v1"
+CREDENTIAL_KEY_LABEL = b"deviceid.credential-key.v1"
 NAME_LABEL = b"deviceid.hardware-id.v1/name"
 
 P256_BYTES = 32
@@ -58,6 +59,13 @@ def attestation_key_unique(app_id: str) -> bytes:
     return hashlib.sha256(_len32(ATTESTATION_KEY_LABEL) + _len32(app_id.encode("utf-8"))).digest()
 
 
+def credential_key_unique(app_id: str) -> bytes:
+    """The 32-byte unique.ecc.x of the credential key template for `app_id` (WebAuthn's attested
+    credential): SHA-256(len32("deviceid.credential-key.v1") ‖ "deviceid.credential-key.v1" ‖
+    len32(app_id) ‖ app_id)."""
+    return hashlib.sha256(_len32(CREDENTIAL_KEY_LABEL) + _len32(app_id.encode("utf-8"))).digest()
+
+
 def _tpm2b(data: bytes) -> bytes:
     return struct.pack(">H", len(data)) + data
 
@@ -73,6 +81,9 @@ def _ecc_prefix(attributes: int) -> bytes:
 
 APP_KEY_PREFIX = _ecc_prefix(APP_KEY_ATTRIBUTES)
 AK_PREFIX = _ecc_prefix(AK_ATTRIBUTES)
+#: The credential key: the app key's template with scheme NULL (no scheme hash follows).
+CREDENTIAL_KEY_PREFIX = struct.pack(">HHIHHHHH", TPM_ALG_ECC, TPM_ALG_SHA256, APP_KEY_ATTRIBUTES, 0, TPM_ALG_NULL,
+                                    TPM_ALG_NULL, TPM_ECC_NIST_P256, TPM_ALG_NULL)
 
 
 def ecc_public(attributes: int, x: bytes, y: bytes) -> bytes:

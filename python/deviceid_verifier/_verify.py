@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-from . import _ca, _chain, _tpm, _wire
+from . import _akcert, _ca, _chain, _tpm, _wire
 from ._errors import Rejected
 from ._store import MemoryStore, NonceState, Store
 
@@ -59,38 +59,6 @@ class Attestation:
     #: issued for this app id to this TPM's EK in the last 30 days (1 for a device that enrolled
     #: once; more for one that re-enrols, as App Attest's risk metric counts). None otherwise.
     risk: Optional[int] = None
-
-
-def _certified_app_id(certificate: x509.Certificate) -> str:
-    """The app id the AK certificate names; Rejected("ak-app-id-missing") unless it names
-    exactly one, by a canonical app-id URI."""
-    try:
-        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        raise Rejected("ak-app-id-missing", "the AK certificate has no subjectAltName, so it names no app id") from None
-    uris = [uri for uri in names.get_values_for_type(x509.UniformResourceIdentifier)
-            if uri.startswith(_ca.APP_ID_URI_PREFIX)]
-    if len(uris) != 1:
-        raise Rejected("ak-app-id-missing", f"the AK certificate has {len(uris)} {_ca.APP_ID_URI_PREFIX} URIs, not one")
-    app_id = _ca.app_id_of_uri(uris[0])
-    if app_id is None:
-        raise Rejected("ak-app-id-missing", f"the AK certificate's URI {uris[0]!r} does not name a valid app id "
-                                            "in canonical percent-encoding")
-    return app_id
-
-
-def _ak_name_from_certificate(certificate: x509.Certificate) -> Optional[bytes]:
-    try:
-        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        return None
-    for uri in names.get_values_for_type(x509.UniformResourceIdentifier):
-        if uri.startswith(_ca.AK_NAME_URI_PREFIX):
-            try:
-                return bytes.fromhex(uri[len(_ca.AK_NAME_URI_PREFIX):])
-            except ValueError:
-                return None
-    return None
 
 
 class _NonceBook:
@@ -231,31 +199,9 @@ class Verifier:
         # The AK: a certificate from a trusted CA, for exactly this AK public area.
         if ak_certificate_der is None:
             raise Rejected("ak-untrusted", "the evidence has no AK certificate")
-        try:
-            ak_certificate = _chain.load_der(ak_certificate_der)
-        except _chain.ChainError as e:
-            raise Rejected("malformed", f"ak_certificate: {e}") from None
-        try:
-            _chain.verify_chain(ak_certificate, self._anchors)
-            usages = ak_certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
-        except _chain.ChainError as e:
-            raise Rejected("ak-untrusted", f"the AK certificate does not chain to a trusted CA: {e}") from None
-        except x509.ExtensionNotFound:
-            raise Rejected("ak-untrusted", "the AK certificate has no extendedKeyUsage tcg-kp-AIKCertificate") from None
-        if _ca.TCG_KP_AIK_CERTIFICATE not in usages:
-            raise Rejected("ak-untrusted", "the AK certificate is not for an attestation key (tcg-kp-AIKCertificate)")
-        record = self._store.certificate(ak_certificate.serial_number)
-        if record is not None and record.revoked is not None:
-            raise Rejected("revoked", f"the AK certificate {ak_certificate.serial_number:x} was revoked "
-                                      f"({record.revocation_reason or 'no reason given'})")
-        try:
-            if not ak_certificate.extensions.get_extension_for_class(x509.KeyUsage).value.digital_signature:
-                raise Rejected("ak-untrusted", "the AK certificate's keyUsage lacks digitalSignature")
-        except x509.ExtensionNotFound:
-            pass
+        ak_certificate, certified_app_id, record = _akcert.trusted(ak_certificate_der, self._anchors, self._store)
 
         # The app id: the one the CA certified this AK for, which the evidence (and the caller) names.
-        certified_app_id = _certified_app_id(ak_certificate)
         if claimed_app_id != certified_app_id:
             raise Rejected("app-id-mismatch", f"the evidence claims app id {claimed_app_id!r}, but its AK certificate "
                                               f"was issued for {certified_app_id!r}")
@@ -269,7 +215,7 @@ class Verifier:
                 serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint):
             raise Rejected("ak-mismatch", "the AK certificate is for another key than ak_public")
         ak_name = _tpm.name_of(ak_public)
-        certified_name = _ak_name_from_certificate(ak_certificate)
+        certified_name = _akcert.ak_name_of(ak_certificate)
         if certified_name is not None and certified_name != ak_name:
             raise Rejected("ak-mismatch", "the AK certificate names another AK public area")
 
@@ -281,14 +227,7 @@ class Verifier:
             raise Rejected("signature", "the AK's signature over TPMS_ATTEST does not verify") from None
 
         info = _tpm.parse_certify_attest(attest)
-        if info.qualified_signer != _tpm.qualified_name_of_primary(_tpm.TPM_RH_OWNER, ak_name):
-            where = "another hierarchy or no primary"
-            for handle, hierarchy in ((_tpm.TPM_RH_ENDORSEMENT, "the endorsement hierarchy"),
-                                      (_tpm.TPM_RH_PLATFORM, "the platform hierarchy")):
-                if info.qualified_signer == _tpm.qualified_name_of_primary(handle, ak_name):
-                    where = f"a primary of {hierarchy}, whose attestations are not obfuscated"
-            raise Rejected("ak-hierarchy", f"TPMS_ATTEST.qualifiedSigner is not the AK as a primary of the owner "
-                                           f"hierarchy: it is {where}")
+        _akcert.check_signer(info, ak_name)
         if not hmac.compare_digest(info.extra_data, nonce):
             raise Rejected("nonce-mismatch", "TPMS_ATTEST.extraData is not the nonce")
 

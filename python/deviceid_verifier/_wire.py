@@ -1,5 +1,6 @@
 """Wire format v1: JSON objects in UTF-8 with "v" and "type", binary fields in standard base64
-with padding (RFC 4648 §4). An unknown "v" is rejected; unknown extra keys are ignored."""
+with padding (RFC 4648 §4), or, in the WebAuthn messages, base64url without padding (§5), as
+WebAuthn writes them. An unknown "v" is rejected; unknown extra keys are ignored."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ ENROLMENT_CHALLENGE = "deviceid.enrolment-challenge"
 ENROLMENT_RESPONSE = "deviceid.enrolment-response"
 AK_CERTIFICATE = "deviceid.ak-certificate"
 ATTESTATION = "deviceid.attestation"
+WEBAUTHN_ATTESTATION = "deviceid.webauthn-attestation"
+WEBAUTHN_ASSERTION = "deviceid.webauthn-assertion"
 
 Message = Mapping[str, Any]
 
@@ -87,3 +90,25 @@ def optional_bytes_field(message: Message, key: str) -> bytes | None:
     if message.get(key) is None:
         return None
     return bytes_field(message, key)
+
+
+def b64url(data: bytes) -> str:
+    """base64url without padding."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def from_b64url(value: object, what: str) -> bytes:
+    """The bytes of canonical unpadded base64url `value`; Rejected("malformed") for anything else
+    (padding, the standard alphabet, whitespace, bits left over)."""
+    if not isinstance(value, str) or len(value) % 4 == 1 or not all(
+            c.isascii() and (c.isalnum() or c in "-_") for c in value):
+        raise Rejected("malformed", f"{what} is not base64url without padding")
+    data = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    if b64url(data) != value:
+        raise Rejected("malformed", f"{what} is not canonical base64url (bits left over)")
+    return data
+
+
+def b64url_field(message: Message, key: str) -> bytes:
+    """The base64url field `key`, decoded; Rejected("malformed") if missing or not base64url."""
+    return from_b64url(text_field(message, key), f"the field {key!r}")

@@ -1,0 +1,90 @@
+"""The AK certificate as an app server checks it, for both evidence formats (v1 evidence and
+WebAuthn's "tpm" attestation): it chains to a trusted Privacy CA, is an attestation key's
+certificate, is not revoked, and names the one app id its AK was enrolled for."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+from cryptography import x509
+
+from . import _ca, _chain, _tpm
+from ._errors import Rejected
+from ._store import CertificateRecord, Store
+
+
+def trusted(der: bytes, anchors: Sequence[x509.Certificate], store: Store,
+            intermediates: Sequence[x509.Certificate] = ()) -> Tuple[x509.Certificate, str, Optional[CertificateRecord]]:
+    """(the AK certificate, the app id it names, the issuing CA's record of it when `store` is
+    that CA's). Rejected "malformed", "ak-untrusted", "revoked" or "ak-app-id-missing"."""
+    try:
+        certificate = _chain.load_der(der)
+    except _chain.ChainError as e:
+        raise Rejected("malformed", f"ak_certificate: {e}") from None
+    try:
+        _chain.verify_chain(certificate, anchors, intermediates)
+        usages = certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except _chain.ChainError as e:
+        raise Rejected("ak-untrusted", f"the AK certificate does not chain to a trusted CA: {e}") from None
+    except x509.ExtensionNotFound:
+        raise Rejected("ak-untrusted", "the AK certificate has no extendedKeyUsage tcg-kp-AIKCertificate") from None
+    if _ca.TCG_KP_AIK_CERTIFICATE not in usages:
+        raise Rejected("ak-untrusted", "the AK certificate is not for an attestation key (tcg-kp-AIKCertificate)")
+    record = store.certificate(certificate.serial_number)
+    if record is not None and record.revoked is not None:
+        raise Rejected("revoked", f"the AK certificate {certificate.serial_number:x} was revoked "
+                                  f"({record.revocation_reason or 'no reason given'})")
+    try:
+        if not certificate.extensions.get_extension_for_class(x509.KeyUsage).value.digital_signature:
+            raise Rejected("ak-untrusted", "the AK certificate's keyUsage lacks digitalSignature")
+    except x509.ExtensionNotFound:
+        pass
+    return certificate, certified_app_id(certificate), record
+
+
+def certified_app_id(certificate: x509.Certificate) -> str:
+    """The app id the AK certificate names; Rejected("ak-app-id-missing") unless it names
+    exactly one, by a canonical app-id URI."""
+    try:
+        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        raise Rejected("ak-app-id-missing", "the AK certificate has no subjectAltName, so it names no app id") from None
+    uris = [uri for uri in names.get_values_for_type(x509.UniformResourceIdentifier)
+            if uri.startswith(_ca.APP_ID_URI_PREFIX)]
+    if len(uris) != 1:
+        raise Rejected("ak-app-id-missing", f"the AK certificate has {len(uris)} {_ca.APP_ID_URI_PREFIX} URIs, not one")
+    app_id = _ca.app_id_of_uri(uris[0])
+    if app_id is None:
+        raise Rejected("ak-app-id-missing", f"the AK certificate's URI {uris[0]!r} does not name a valid app id "
+                                            "in canonical percent-encoding")
+    return app_id
+
+
+def ak_name_of(certificate: x509.Certificate) -> Optional[bytes]:
+    """The AK Name the certificate's urn:deviceid:ak-name: URI gives; None without one."""
+    try:
+        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return None
+    for uri in names.get_values_for_type(x509.UniformResourceIdentifier):
+        if uri.startswith(_ca.AK_NAME_URI_PREFIX):
+            try:
+                return bytes.fromhex(uri[len(_ca.AK_NAME_URI_PREFIX):])
+            except ValueError:
+                return None
+    return None
+
+
+def check_signer(info: _tpm.CertifyInfo, ak_name: bytes) -> None:
+    """Rejected("ak-hierarchy") unless TPMS_ATTEST.qualifiedSigner is the AK of `ak_name` as a
+    primary of the owner hierarchy: only then are resetCount, restartCount and firmwareVersion
+    obfuscated, so that they cannot link a device's apps."""
+    if info.qualified_signer == _tpm.qualified_name_of_primary(_tpm.TPM_RH_OWNER, ak_name):
+        return
+    where = "another hierarchy or no primary"
+    for handle, hierarchy in ((_tpm.TPM_RH_ENDORSEMENT, "the endorsement hierarchy"),
+                              (_tpm.TPM_RH_PLATFORM, "the platform hierarchy")):
+        if info.qualified_signer == _tpm.qualified_name_of_primary(handle, ak_name):
+            where = f"a primary of {hierarchy}, whose attestations are not obfuscated"
+    raise Rejected("ak-hierarchy", f"TPMS_ATTEST.qualifiedSigner is not the AK as a primary of the owner "
+                                   f"hierarchy: it is {where}")

@@ -1,0 +1,302 @@
+"""The app server's side of App Attest for Linux (docs/HARDWARE-ID.md): registration of the WebAuthn
+"tpm" attestation `deviceid attest webauthn` prints, and verification of the assertions
+`deviceid assert` prints, with the counter rule.
+
+Any WebAuthn library (python-fido2, py_webauthn, …) accepts the same attestation object with the
+Privacy CA's certificate as its "tpm" root. This verifier needs only `cryptography`, shares the
+v1 Verifier's checks of the AK certificate (chain, revocation, the app id it names), and knows
+DeviceID's frozen templates: the credential must be the app's credential key, the signer the
+app's AK as an owner-hierarchy primary."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from . import _akcert, _cbor, _ca, _chain, _tpm, _wire
+from ._errors import Rejected
+from ._store import MemoryStore, Store
+from ._verify import _NonceBook
+
+#: Authenticator data flags (WebAuthn §6.1).
+FLAG_ATTESTED = 0x40
+FLAG_EXTENSIONS = 0x80
+#: COSE: kty EC2, alg ES256, crv P-256 (RFC 9053).
+_COSE_EC2, _COSE_ES256, _COSE_P256 = 2, -7, 1
+
+
+@dataclass(frozen=True)
+class WebAuthnCredential:
+    """A registered credential: what the server keeps per device and app, and passes back to
+    verify_assertion(), which returns it with the counter it accepted. Keep `counter` with it:
+    an assertion whose counter is not above it is rejected ("counter")."""
+
+    #: the app id: the relying party id, which the AK certificate names too
+    app_id: str
+    #: SHA-256 of the credential key's public area (the digest in its Name)
+    credential_id: bytes
+    #: the credential public key as the COSE_Key authenticator data carried (CBOR)
+    cose_key: bytes
+    #: the highest signCount accepted: 0 at registration
+    counter: int
+    #: the Name of the app's AK, which certified the credential key
+    ak_name: bytes
+
+    @property
+    def public_key(self) -> ec.EllipticCurvePublicKey:
+        return _cose_public_key(_cbor.loads(self.cose_key, "the COSE key"))
+
+    def to_json(self) -> str:
+        """The credential as JSON text (base64url fields), for from_json() later."""
+        return json.dumps({"app_id": self.app_id, "credential_id": _wire.b64url(self.credential_id),
+                           "cose_key": _wire.b64url(self.cose_key), "counter": self.counter,
+                           "ak_name": _wire.b64url(self.ak_name)}, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: Union[str, bytes]) -> "WebAuthnCredential":
+        """The credential to_json() wrote; ValueError for anything else."""
+        try:
+            fields = json.loads(text)
+            counter = fields["counter"]
+            if type(counter) is not int or not 0 <= counter < 1 << 32:  # noqa: E721 (true is not 1)
+                raise ValueError("counter")
+            credential = cls(_ca.check_app_id(fields["app_id"]), _wire.from_b64url(fields["credential_id"], "id"),
+                             _wire.from_b64url(fields["cose_key"], "key"), counter,
+                             _wire.from_b64url(fields["ak_name"], "ak_name"))
+            credential.public_key  # noqa: B018  (the key must parse)
+            return credential
+        except (ValueError, KeyError, TypeError, Rejected) as e:
+            raise ValueError(f"not a WebAuthnCredential: {e}") from None
+
+
+def _cose_public_key(key: Any) -> ec.EllipticCurvePublicKey:
+    if not isinstance(key, dict) or key.get(1) != _COSE_EC2 or key.get(3) != _COSE_ES256 or key.get(-1) != _COSE_P256:
+        raise Rejected("credential-mismatch", "the credential public key is not an EC2 ES256 P-256 COSE key")
+    x, y = key.get(-2), key.get(-3)
+    if not (isinstance(x, bytes) and isinstance(y, bytes) and len(x) == len(y) == _tpm.P256_BYTES):
+        raise Rejected("credential-mismatch", "the COSE key's x and y are not 32 bytes each")
+    try:
+        return ec.EllipticCurvePublicNumbers(int.from_bytes(x, "big"), int.from_bytes(y, "big"),
+                                             ec.SECP256R1()).public_key()
+    except ValueError:
+        raise Rejected("credential-mismatch", "the COSE key's point is not on P-256") from None
+
+
+def _point(key: ec.EllipticCurvePublicKey) -> bytes:
+    return key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+
+
+def _field(statement: Mapping[Any, Any], key: str, kind: type) -> Any:
+    value = statement.get(key)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise Rejected("malformed", f"the attestation statement's {key!r} is missing or not a {kind.__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class _AuthenticatorData:
+    raw: bytes
+    rp_id_hash: bytes
+    flags: int
+    counter: int
+    credential_id: bytes = b""
+    cose_key: bytes = b""
+
+    @classmethod
+    def parse(cls, raw: bytes) -> "_AuthenticatorData":
+        if len(raw) < 37:
+            raise Rejected("malformed", f"the authenticator data is {len(raw)} bytes, shorter than 37")
+        flags, counter = raw[32], int.from_bytes(raw[33:37], "big")
+        if not flags & FLAG_ATTESTED:
+            if len(raw) != 37 and not flags & FLAG_EXTENSIONS:
+                raise Rejected("malformed", "the authenticator data has bytes after its counter")
+            return cls(raw, raw[:32], flags, counter)
+        if len(raw) < 55:
+            raise Rejected("malformed", "the authenticator data ends inside its attested credential data")
+        length = int.from_bytes(raw[53:55], "big")
+        credential_id = raw[55:55 + length]
+        if len(credential_id) != length:
+            raise Rejected("malformed", "the authenticator data ends inside its credential id")
+        rest = raw[55 + length:]
+        _, end = _cbor.prefix(rest, "the credential public key")
+        if end != len(rest) and not flags & FLAG_EXTENSIONS:
+            raise Rejected("malformed", "the authenticator data has bytes after its credential public key")
+        return cls(raw, raw[:32], flags, counter, credential_id, rest[:end])
+
+
+class WebAuthnVerifier:
+    """Registers DeviceID's WebAuthn attestations and verifies their assertions, for an app server
+    that trusts the Privacy CAs whose certificates are `ca_certificates`.
+
+    Challenges come from new_challenge(), live `challenge_lifetime` and are used up by the first
+    registration or assertion whose client data carries them, whatever its outcome. `origins`,
+    when given, are the only client data origins accepted. `store` keeps the challenges (and, when
+    it is the issuing PrivacyCA's, says which AK certificates are revoked), as for Verifier."""
+
+    def __init__(self, ca_certificates: Sequence[x509.Certificate], *, origins: Optional[Sequence[str]] = None,
+                 challenge_lifetime: datetime.timedelta = datetime.timedelta(minutes=5),
+                 store: Optional[Store] = None) -> None:
+        if not ca_certificates:
+            raise ValueError("a WebAuthnVerifier needs at least one CA certificate")
+        self._anchors = _chain.trusted_set(ca_certificates, "CA certificate")
+        self._origins = None if origins is None else frozenset(origins)
+        self._store: Store = store if store is not None else MemoryStore()
+        self._challenges = _NonceBook(self._store, challenge_lifetime)
+
+    def new_challenge(self) -> bytes:
+        """A fresh 32-byte challenge for the app to put into its client data."""
+        return self._challenges.issue()
+
+    def _client_data(self, client_data_json: bytes, kind: str) -> bytes:
+        """SHA-256 of the client data, once its type, challenge (consumed now) and origin pass."""
+        if not isinstance(client_data_json, bytes):
+            raise TypeError("client_data_json must be bytes: the exact bytes the app hashed")
+        try:
+            client_data = json.loads(client_data_json)
+        except (ValueError, RecursionError):
+            raise Rejected("client-data", "the client data is not JSON") from None
+        if not isinstance(client_data, dict) or client_data.get("type") != kind:
+            raise Rejected("client-data", f"the client data is not of type {kind!r}")
+        try:
+            challenge = _wire.from_b64url(client_data.get("challenge"), "the client data's challenge")
+        except Rejected:
+            raise Rejected("client-data", "the client data's challenge is not base64url") from None
+        origin = client_data.get("origin")
+        if self._origins is not None and origin not in self._origins:
+            raise Rejected("client-data", f"the client data's origin {origin!r} is not one this server accepts")
+        self._challenges.consume(challenge)
+        return hashlib.sha256(client_data_json).digest()
+
+    def register(self, attestation: Union[str, bytes], client_data_json: bytes, *,
+                 app_id: Optional[str] = None) -> WebAuthnCredential:
+        """Register the credential of a deviceid.webauthn-attestation message made over
+        `client_data_json` (of type "webauthn.create", with a challenge of new_challenge()); or
+        raise Rejected with the reason of the first check that failed.
+
+        The checks, as WebAuthn §7.1 and §8.3 ask and DeviceID's templates allow: the challenge;
+        the format "tpm" 2.0 with ES256; rpIdHash is SHA-256 of the app id; the AK certificate
+        (x5c) chains to a trusted CA, is not revoked and names the message's app id (and
+        `app_id`); the AK signed certInfo; certInfo is TPM-generated, a certification by the AK as
+        an owner-hierarchy primary, over SHA-256(authData ‖ clientDataHash) ("nonce-mismatch"); it
+        certifies pubArea, an owner-hierarchy primary of the credential key template
+        ("credential-key-template"), whose point is the COSE key and whose digest is the
+        credential id ("credential-mismatch")."""
+        message = _wire.loads(attestation, _wire.WEBAUTHN_ATTESTATION)
+        claimed_app_id = _ca.check_app_id(message.get("app_id"))
+        claimed_id = _wire.b64url_field(message, "credential_id")
+        attestation_object = _wire.b64url_field(message, "attestation_object")
+        client_data_hash = self._client_data(client_data_json, "webauthn.create")
+
+        decoded = _cbor.loads(attestation_object, "the attestation object")
+        if not isinstance(decoded, dict) or decoded.get("fmt") != "tpm":
+            raise Rejected("malformed", "the attestation object is not of format \"tpm\"")
+        statement = _field(decoded, "attStmt", dict)
+        authenticator_data = _AuthenticatorData.parse(_field(decoded, "authData", bytes))
+        if _field(statement, "ver", str) != "2.0" or _field(statement, "alg", int) != _COSE_ES256:
+            raise Rejected("malformed", "the attestation statement is not TPM 2.0 with ES256")
+        chain = _field(statement, "x5c", list)
+        if not chain or not all(isinstance(c, bytes) for c in chain):
+            raise Rejected("malformed", "the attestation statement's x5c is not a list of certificates")
+        signature = _field(statement, "sig", bytes)
+        cert_info = _field(statement, "certInfo", bytes)
+        public_area = _field(statement, "pubArea", bytes)
+
+        if not hmac.compare_digest(authenticator_data.rp_id_hash, hashlib.sha256(claimed_app_id.encode()).digest()):
+            raise Rejected("rp-id-mismatch", "the authenticator data's rpIdHash is not SHA-256 of the app id")
+        if not authenticator_data.flags & FLAG_ATTESTED:
+            raise Rejected("malformed", "the authenticator data carries no attested credential")
+
+        # The AK: the certificate of a trusted CA for this app id, as the v1 Verifier checks it.
+        intermediates = []
+        for der in chain[1:]:
+            try:
+                intermediates.append(_chain.load_der(der))
+            except _chain.ChainError as e:
+                raise Rejected("malformed", f"x5c: {e}") from None
+        ak_certificate, certified_app_id, _ = _akcert.trusted(chain[0], self._anchors, self._store, intermediates)
+        if certified_app_id != claimed_app_id:
+            raise Rejected("app-id-mismatch", f"the attestation claims app id {claimed_app_id!r}, but its AK "
+                                              f"certificate was issued for {certified_app_id!r}")
+        if app_id is not None and certified_app_id != app_id:
+            raise Rejected("app-id-mismatch", f"the attestation is for app id {certified_app_id!r}, not {app_id!r}")
+        ak_key = ak_certificate.public_key()
+        if not isinstance(ak_key, ec.EllipticCurvePublicKey) or not isinstance(ak_key.curve, ec.SECP256R1):
+            raise Rejected("ak-mismatch", "the AK certificate's key is not a P-256 key")
+        # The AK's Name: the one its certificate names (the CA computed it from the AK's public
+        # area), else that of the frozen AK template with the certificate's point.
+        point = _point(ak_key)
+        ak_name = _akcert.ak_name_of(ak_certificate) or _tpm.name_of(
+            _tpm.ecc_public(_tpm.AK_ATTRIBUTES, point[1:33], point[33:]))
+
+        # The AK's signature, before anything in certInfo is believed.
+        try:
+            ak_key.verify(signature, cert_info, ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature:
+            raise Rejected("signature", "the AK's signature over certInfo does not verify") from None
+        info = _tpm.parse_certify_attest(cert_info)
+        _akcert.check_signer(info, ak_name)
+        if not hmac.compare_digest(info.extra_data,
+                                   hashlib.sha256(authenticator_data.raw + client_data_hash).digest()):
+            raise Rejected("nonce-mismatch", "certInfo.extraData is not SHA-256(authData ‖ clientDataHash): the "
+                                             "attestation was made for other authenticator data or client data")
+
+        # The credential: the app's credential key, certified by Name, the key authData carries.
+        x, y = _tpm.ecc_point_of_template(public_area, _tpm.CREDENTIAL_KEY_PREFIX, "credential-key-template",
+                                          "pubArea")
+        cose = _cose_public_key(_cbor.loads(authenticator_data.cose_key, "the COSE key"))
+        if _point(cose) != b"\x04" + x + y:
+            raise Rejected("credential-mismatch", "the COSE key in authData is not the key of pubArea")
+        name = _tpm.name_of(public_area)
+        if info.name != name or info.qualified_name != _tpm.qualified_name_of_primary(_tpm.TPM_RH_OWNER, name):
+            raise Rejected("credential-mismatch", "certInfo does not certify pubArea as an owner-hierarchy primary")
+        if not (authenticator_data.credential_id == claimed_id == hashlib.sha256(public_area).digest()):
+            raise Rejected("credential-mismatch", "the credential id is not SHA-256 of pubArea in authData and the message")
+        return WebAuthnCredential(certified_app_id, claimed_id, authenticator_data.cose_key,
+                                  authenticator_data.counter, ak_name)
+
+    def verify_assertion(self, assertion: Union[str, bytes], client_data_json: bytes,
+                         credential: WebAuthnCredential) -> WebAuthnCredential:
+        """Verify a deviceid.webauthn-assertion message made over `client_data_json` (of type
+        "webauthn.get", with a challenge of new_challenge()) by `credential`; return the
+        credential with the counter it carries, which the server keeps in place of the old one.
+
+        Rejected "app-id-mismatch" or "credential-mismatch" for another app's or credential's;
+        "rp-id-mismatch"; "signature"; "counter" when its signCount is not above the credential's
+        counter: a replayed assertion, or one from a clone of the TPM's state, which counts on
+        from the same value as the original (whichever of the two asserts second is caught)."""
+        message = _wire.loads(assertion, _wire.WEBAUTHN_ASSERTION)
+        if message.get("app_id") != credential.app_id:
+            raise Rejected("app-id-mismatch", f"the assertion is for app id {message.get('app_id')!r}, "
+                                              f"not {credential.app_id!r}")
+        if _wire.b64url_field(message, "credential_id") != credential.credential_id:
+            raise Rejected("credential-mismatch", "the assertion names another credential")
+        raw = _wire.b64url_field(message, "authenticator_data")
+        signature = _wire.b64url_field(message, "signature")
+        claimed_counter = message.get("counter")
+        client_data_hash = self._client_data(client_data_json, "webauthn.get")
+        authenticator_data = _AuthenticatorData.parse(raw)
+        if authenticator_data.flags & FLAG_ATTESTED:
+            raise Rejected("malformed", "an assertion's authenticator data carries attested credential data")
+        if type(claimed_counter) is not int or claimed_counter != authenticator_data.counter:  # noqa: E721
+            raise Rejected("malformed", "the message's counter is not the authenticator data's signCount")
+        if not hmac.compare_digest(authenticator_data.rp_id_hash, hashlib.sha256(credential.app_id.encode()).digest()):
+            raise Rejected("rp-id-mismatch", "the authenticator data's rpIdHash is not SHA-256 of the app id")
+        try:
+            credential.public_key.verify(signature, raw + client_data_hash, ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature:
+            raise Rejected("signature", "the credential key's signature over authData ‖ clientDataHash "
+                                        "does not verify") from None
+        if authenticator_data.counter <= credential.counter:
+            raise Rejected("counter", f"the assertion's counter {authenticator_data.counter} is not above "
+                                      f"{credential.counter}, the last one accepted: a replay, or a clone of the TPM")
+        return dataclasses.replace(credential, counter=authenticator_data.counter)
