@@ -742,6 +742,51 @@ int deviceid_attest(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEI
                     const void *DEVICEID_NULLABLE nonce, size_t nonce_size, const char *DEVICEID_NULLABLE ak_certificate,
                     char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
 
+/*
+ * App Attest for Linux, in WebAuthn's formats (docs/HARDWARE-ID.md): each app id has a credential
+ * key the TPM derives, which the app's AK certifies once (deviceid_attest_webauthn(): a
+ * registration any WebAuthn verifier accepts, for relying party id = the app id) and which then
+ * signs each request (deviceid_assert(), whose signCount is the app's counter in the TPM). Both
+ * sign over `client_data_hash`, the 32-byte SHA-256 of the WebAuthn client data the app built
+ * around its server's challenge. Binary fields are base64url without padding, as WebAuthn writes
+ * them; the message is returned in `*out` as above.
+ */
+
+/**
+ * Makes the WebAuthn registration of `app_id`'s credential key for the app's server.
+ *
+ * {"v": 1, "type": "deviceid.webauthn-attestation", "app_id": …, "credential_id": …,
+ * "attestation_object": …}: an attestation object of format "tpm" (TPM2_Certify of the credential
+ * key by the app's AK over SHA-256(authData ‖ client_data_hash)), whose x5c is the certificate of
+ * `ak_certificate`, the CA's {"type": "deviceid.ak-certificate"} message (required).
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (a hash of another size than 32, a bad app id or
+ * certificate message), DEVICEID_E_UNSUPPORTED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION,
+ * DEVICEID_E_LOCKED, DEVICEID_E_TIMED_OUT, DEVICEID_E_IO, DEVICEID_E_NO_MEMORY.
+ */
+int deviceid_attest_webauthn(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,
+                             const void *DEVICEID_NULLABLE client_data_hash, size_t client_data_hash_size,
+                             const char *DEVICEID_NULLABLE ak_certificate, char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+
+/**
+ * Makes a WebAuthn assertion by `app_id`'s credential key for one request of the app's server.
+ *
+ * Increments the app's counter in the TPM (an NV counter index, defined at the first call), then
+ * signs SHA-256(authenticatorData ‖ client_data_hash): {"v": 1, "type":
+ * "deviceid.webauthn-assertion", "app_id": …, "credential_id": …, "authenticator_data": …,
+ * "signature": …, "counter": N}. The server checks the signature with the key it registered and
+ * that N grew: an equal or lower one is a replay or a cloned TPM.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (a hash of another size than 32, a bad app id),
+ * DEVICEID_E_NO_MEMORY (no room in the TPM's NV memory for the counter, or memory),
+ * DEVICEID_E_UNSUPPORTED (a counter past 2^32 - 1, which signCount cannot carry),
+ * DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION, DEVICEID_E_LOCKED, DEVICEID_E_TIMED_OUT,
+ * DEVICEID_E_IO.
+ */
+int deviceid_assert(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,
+                    const void *DEVICEID_NULLABLE client_data_hash, size_t client_data_hash_size,
+                    char *DEVICEID_NULLABLE *DEVICEID_NULLABLE out);
+
 #ifdef __cplusplus
 }
 #endif

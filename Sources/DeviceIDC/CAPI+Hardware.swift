@@ -1,8 +1,8 @@
 import CDeviceIDAPI
 import DeviceID
 
-// The hardware-bound ID and attestation (docs/HARDWARE-ID.md). Messages are returned as
-// library-allocated NUL-terminated JSON, freed with deviceid_free().
+// The hardware-bound ID, its attestation and App Attest's WebAuthn messages (docs/HARDWARE-ID.md).
+// Messages are returned as library-allocated NUL-terminated JSON, freed with deviceid_free().
 
 @c @implementation
 public func deviceid_hardware_id(
@@ -64,5 +64,43 @@ public func deviceid_attest(
         let bytes = Array(UnsafeRawBufferPointer(start: nonce, count: Int(nonceSize)).bindMemory(to: UInt8.self))
         let certificate = try akCertificate.map { (p) throws(DeviceIDError) in try CArguments.text(p, "AK certificate") }
         try hand(try Context.instance(context).attestation(for: app, nonce: bytes, akCertificate: certificate), to: evidence)
+    }
+}
+
+/// The 32 bytes of a client data hash argument.
+private func clientDataHash(_ pointer: UnsafeRawPointer?, _ size: Int) throws(DeviceIDError) -> [UInt8] {
+    guard let pointer, size == 32 else {
+        throw DeviceIDError(.invalidArgument, "the client data hash must be 32 bytes (SHA-256 of the client data)")
+    }
+    return Array(UnsafeRawBufferPointer(start: pointer, count: size))
+}
+
+@c @implementation
+public func deviceid_attest_webauthn(
+    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ hash: UnsafeRawPointer?, _ hashSize: Int,
+    _ akCertificate: UnsafePointer<CChar>?, _ attestation: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    attestation?.pointee = nil
+    return cStatus { () throws(DeviceIDError) in
+        guard let attestation else { throw DeviceIDError(.invalidArgument, "out is NULL") }
+        let app = try CArguments.name(appID, "app id")
+        let digest = try clientDataHash(hash, hashSize)
+        let certificate = try CArguments.text(akCertificate, "AK certificate")
+        try hand(try Context.instance(context).webAuthnAttestation(for: app, clientDataHash: digest,
+                                                                   akCertificate: certificate), to: attestation)
+    }
+}
+
+@c @implementation
+public func deviceid_assert(
+    _ context: OpaquePointer?, _ appID: UnsafePointer<CChar>?, _ hash: UnsafeRawPointer?, _ hashSize: Int,
+    _ assertion: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
+    assertion?.pointee = nil
+    return cStatus { () throws(DeviceIDError) in
+        guard let assertion else { throw DeviceIDError(.invalidArgument, "out is NULL") }
+        let app = try CArguments.name(appID, "app id")
+        let digest = try clientDataHash(hash, hashSize)
+        try hand(try Context.instance(context).webAuthnAssertion(for: app, clientDataHash: digest), to: assertion)
     }
 }

@@ -632,6 +632,27 @@ static void test_hardware_bad_input(void) {
     CHECK_STATUS(deviceid_attest(NULL, "com.example.hw", nonce, 32, NULL, NULL), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_attest(NULL, "com.example.hw", nonce, 32, NULL, &message), DEVICEID_E_UNAVAILABLE);
     CHECK(message == NULL);
+    // App Attest: a 32-byte hash, a certificate message for the registration; then the TPM.
+    const char *certificate = "{\"v\":1,\"type\":\"deviceid.ak-certificate\",\"certificate\":\"MAA=\"}";
+    CHECK_STATUS(deviceid_attest_webauthn(NULL, "com.example.hw", nonce, 31, certificate, &message),
+                 DEVICEID_E_INVALID_ARGUMENT);
+    CHECK(strstr(deviceid_last_error(), "32 bytes") != NULL);
+    CHECK_STATUS(deviceid_attest_webauthn(NULL, "com.example.hw", NULL, 32, certificate, &message),
+                 DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_webauthn(NULL, "com.example.hw", nonce, 32, NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_webauthn(NULL, "com.example.hw", nonce, 32, "{}", &message), DEVICEID_E_UNSUPPORTED);
+    CHECK_STATUS(deviceid_attest_webauthn(NULL, NULL, nonce, 32, certificate, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_webauthn(NULL, "com.example.hw", nonce, 32, certificate, NULL),
+                 DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_attest_webauthn(NULL, "com.example.hw", nonce, 32, certificate, &message),
+                 DEVICEID_E_UNAVAILABLE);
+    CHECK(message == NULL);
+    CHECK_STATUS(deviceid_assert(NULL, "com.example.hw", nonce, 33, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_assert(NULL, "com.example.hw", NULL, 0, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_assert(NULL, NULL, nonce, 32, &message), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_assert(NULL, "com.example.hw", nonce, 32, NULL), DEVICEID_E_INVALID_ARGUMENT);
+    CHECK_STATUS(deviceid_assert(NULL, "com.example.hw", nonce, 32, &message), DEVICEID_E_UNAVAILABLE);
+    CHECK(message == NULL);
     CHECK_STATUS(deviceid_attest_activate(NULL, "com.example.hw", NULL, &message), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_attest_activate(NULL, NULL, "{}", &message), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_attest_activate(NULL, "com.example.hw", "{\"v\":1,\"type\":\"deviceid.enrolment-request\"}", &message),

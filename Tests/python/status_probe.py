@@ -110,6 +110,14 @@ for target in TARGETS:
                                            (b"probe.app", b"n", 1, b"{}")):
         if call("deviceid_attest", target, name, nonce, c_size_t(size), certificate, byref(message)) == 0:
             lib.deviceid_free(message)
+    certificate = b'{"v":1,"type":"deviceid.ak-certificate","certificate":"MAA="}'
+    for name, digest, size in ((b"probe.app", b"h" * 32, 32), (None, b"h" * 32, 32), (b"probe.app", None, 32),
+                               (b"probe.app", b"h" * 31, 31)):
+        for given in (certificate, None, b"{}"):
+            if call("deviceid_attest_webauthn", target, name, digest, c_size_t(size), given, byref(message)) == 0:
+                lib.deviceid_free(message)
+        if call("deviceid_assert", target, name, digest, c_size_t(size), byref(message)) == 0:
+            lib.deviceid_free(message)
 
 for fmt in (0, 1, 2, 3, 8):
     call("deviceid_uuid_generate", out(), c_size_t(37), c_uint(fmt))

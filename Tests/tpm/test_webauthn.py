@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import types
 import venv
@@ -459,3 +460,26 @@ def test_a_cloned_tpm_is_caught_by_its_counter(machines, ca, tmp_path_factory):
         rejected("counter", verifier.verify_assertion, text, data, credential)
     finally:
         os.kill(clone.tpm.pid, signal.SIGTERM)
+
+
+def test_the_python_binding_registers_and_asserts_too(machine, certificates, ca):
+    """deviceid.webauthn_attestation() and webauthn_assertion(), through the C ABI in another process."""
+    verifier = WebAuthnVerifier([ca.certificate])
+    create = client_data(verifier.new_challenge())
+    get = json.dumps({"type": "webauthn.get", "challenge": b64url(verifier.new_challenge()), "origin": ORIGIN}).encode()
+    out = subprocess.run([sys.executable, "-c", f"""
+import hashlib, json, sys, deviceid
+create, get, certificate = json.loads(sys.stdin.read())
+print(deviceid.webauthn_attestation("{APP}", hashlib.sha256(create.encode()).digest(), certificate))
+print(deviceid.webauthn_assertion("{APP}", hashlib.sha256(get.encode()).digest()))
+try:
+    deviceid.webauthn_assertion("{APP}", b"short")
+except deviceid.InvalidArgumentError as e:
+    print(json.dumps(str(e)))
+"""], input=json.dumps([create.decode(), get.decode(), certificates[APP]]),
+        env=dict(os.environ, DEVICEID_TPM_TCTI=machine.tpm.tcti), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    attestation, signed, refused = out.stdout.splitlines()
+    credential = verifier.register(attestation, create, app_id=APP)
+    assert verifier.verify_assertion(signed, get, credential).counter == json.loads(signed)["counter"]
+    assert "32 bytes" in json.loads(refused)

@@ -40,7 +40,7 @@ __all__ = [
     # where the process runs, and where IDs live there
     "environment", "Environment", "EnvironmentKind", "PortalState",
     # the hardware-bound ID (TPM 2.0) and its attestation
-    "hardware_id", "attest_enrolment", "attest_activate", "attest",
+    "hardware_id", "attest_enrolment", "attest_activate", "attest", "webauthn_attestation", "webauthn_assertion",
     # keychain-style secrets
     "store_secret", "lookup_secret", "delete_secret", "SECRET_MAX",
     # the iOS-era techniques
@@ -413,6 +413,31 @@ def attest(app_id: str, nonce: bytes | bytearray | memoryview, ak_certificate: s
     InvalidArgumentError for a malformed nonce or certificate.
     """
     return _core.attest(None, app_id, nonce, ak_certificate)
+
+
+def webauthn_attestation(app_id: str, client_data_hash: bytes | bytearray | memoryview,
+                         ak_certificate: str | bytes) -> str:
+    """App Attest for Linux, once: the WebAuthn registration of app_id's credential key (JSON,
+    "deviceid.webauthn-attestation"), certified by the app's AK over client_data_hash (the 32-byte
+    SHA-256 of the WebAuthn client data around the server's challenge), with the CA's AK
+    certificate message. Any WebAuthn verifier registers it for relying party id app_id;
+    deviceid_verifier.WebAuthnVerifier too.
+
+    Raises InvalidArgumentError for a hash of another size or a malformed certificate message,
+    and as attest() does for the TPM.
+    """
+    return _core.webauthn_attestation(None, app_id, client_data_hash, ak_certificate)
+
+
+def webauthn_assertion(app_id: str, client_data_hash: bytes | bytearray | memoryview) -> str:
+    """App Attest for Linux, each request: a WebAuthn assertion by app_id's credential key over
+    client_data_hash (JSON, "deviceid.webauthn-assertion"), whose counter is the app's counter in
+    the TPM, incremented by this call.
+
+    Raises InvalidArgumentError for a hash of another size, NoMemoryError when the TPM has no
+    room for the counter, and as attest() does for the TPM.
+    """
+    return _core.webauthn_assertion(None, app_id, client_data_hash)
 
 
 def store_secret(service: str, account: str, secret: bytes | bytearray | memoryview) -> None:

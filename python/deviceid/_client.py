@@ -303,3 +303,18 @@ class Client:
         Raises as deviceid.attest() does, and ValueError once the client is closed.
         """
         return self._call(lambda handle: _core.attest(handle, app_id, nonce, ak_certificate))
+
+    def webauthn_attestation(self, app_id: str, client_data_hash: bytes | bytearray | memoryview,
+                             ak_certificate: str | bytes) -> str:
+        """The WebAuthn registration of app_id's credential key, as deviceid.webauthn_attestation().
+
+        Raises as deviceid.webauthn_attestation() does, and ValueError once the client is closed.
+        """
+        return self._call(lambda handle: _core.webauthn_attestation(handle, app_id, client_data_hash, ak_certificate))
+
+    def webauthn_assertion(self, app_id: str, client_data_hash: bytes | bytearray | memoryview) -> str:
+        """A WebAuthn assertion by app_id's credential key, as deviceid.webauthn_assertion().
+
+        Raises as deviceid.webauthn_assertion() does, and ValueError once the client is closed.
+        """
+        return self._call(lambda handle: _core.webauthn_assertion(handle, app_id, client_data_hash))

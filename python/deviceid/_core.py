@@ -236,3 +236,20 @@ def attest(context: object, app_id: str, nonce: bytes | bytearray | memoryview, 
     raw_app = text(app_id, "app id")
     certificate = None if ak_certificate is None else _wire(ak_certificate, "ak_certificate")
     return _message(lambda out: _native.attest(context, raw_app, buffer, len(data), certificate, ctypes.byref(out)))
+
+
+def webauthn_attestation(context: object, app_id: str, client_data_hash: bytes | bytearray | memoryview,
+                         ak_certificate: str | bytes) -> str:
+    data = octets(client_data_hash, "client_data_hash")
+    buffer = ctypes.create_string_buffer(data, len(data)) if data else None
+    raw_app = text(app_id, "app id")
+    certificate = _wire(ak_certificate, "ak_certificate")
+    return _message(lambda out: _native.attest_webauthn(context, raw_app, buffer, len(data), certificate,
+                                                        ctypes.byref(out)))
+
+
+def webauthn_assertion(context: object, app_id: str, client_data_hash: bytes | bytearray | memoryview) -> str:
+    data = octets(client_data_hash, "client_data_hash")
+    buffer = ctypes.create_string_buffer(data, len(data)) if data else None
+    raw_app = text(app_id, "app id")
+    return _message(lambda out: _native.assertion(context, raw_app, buffer, len(data), ctypes.byref(out)))

@@ -111,6 +111,10 @@ attest_activate = _declare("deviceid_attest_activate", c_int, [c_void_p, c_char_
                            check=True, tpm=True)
 attest = _declare("deviceid_attest", c_int, [c_void_p, c_char_p, c_void_p, c_size_t, c_char_p, POINTER(c_void_p)],
                   check=True, tpm=True)
+attest_webauthn = _declare("deviceid_attest_webauthn", c_int,
+                           [c_void_p, c_char_p, c_void_p, c_size_t, c_char_p, POINTER(c_void_p)], check=True, tpm=True)
+assertion = _declare("deviceid_assert", c_int, [c_void_p, c_char_p, c_void_p, c_size_t, POINTER(c_void_p)],
+                     check=True, tpm=True)
 
 # The techniques (include/deviceid-techniques.h): no context, no state.
 uuid_generate = _declare("deviceid_uuid_generate", c_int, [c_char_p, c_size_t, c_uint], check=True)

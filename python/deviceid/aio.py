@@ -41,6 +41,7 @@ __all__ = [
     "advertising_id", "reset_advertising_id", "set_advertising_limited", "advertising_limited", "openudid",
     "set_openudid_opt_out", "openudid_opted_out", "reset_openudid",
     "store_secret", "lookup_secret", "delete_secret", "hardware_id", "attest_enrolment", "attest_activate", "attest",
+    "webauthn_attestation", "webauthn_assertion",
     "AsyncClient",
 ]
 
@@ -193,6 +194,18 @@ async def attest(app_id: str, nonce: bytes | bytearray | memoryview, ak_certific
     return await _run(partial(_blocking.attest, app_id, octets(nonce, "nonce"), ak_certificate))
 
 
+async def webauthn_attestation(app_id: str, client_data_hash: bytes | bytearray | memoryview,
+                               ak_certificate: str | bytes) -> str:
+    """deviceid.webauthn_attestation(). Raises as it does."""
+    return await _run(partial(_blocking.webauthn_attestation, app_id, octets(client_data_hash, "client_data_hash"),
+                              ak_certificate))
+
+
+async def webauthn_assertion(app_id: str, client_data_hash: bytes | bytearray | memoryview) -> str:
+    """deviceid.webauthn_assertion(). Raises as it does."""
+    return await _run(partial(_blocking.webauthn_assertion, app_id, octets(client_data_hash, "client_data_hash")))
+
+
 class AsyncClient:
     """A deviceid.Client whose calls are coroutines: the same configuration, answers and errors.
 
@@ -312,3 +325,13 @@ class AsyncClient:
                      ak_certificate: str | bytes | None = None) -> str:
         """Client.attest(). Raises as it does."""
         return await _run(partial(self.client.attest, app_id, octets(nonce, "nonce"), ak_certificate))
+
+    async def webauthn_attestation(self, app_id: str, client_data_hash: bytes | bytearray | memoryview,
+                                   ak_certificate: str | bytes) -> str:
+        """Client.webauthn_attestation(). Raises as it does."""
+        return await _run(partial(self.client.webauthn_attestation, app_id,
+                                  octets(client_data_hash, "client_data_hash"), ak_certificate))
+
+    async def webauthn_assertion(self, app_id: str, client_data_hash: bytes | bytearray | memoryview) -> str:
+        """Client.webauthn_assertion(). Raises as it does."""
+        return await _run(partial(self.client.webauthn_assertion, app_id, octets(client_data_hash, "client_data_hash")))
