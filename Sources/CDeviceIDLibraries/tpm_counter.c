@@ -23,26 +23,36 @@ enum slot { SLOT_OURS, SLOT_OTHER, SLOT_FAILED };
 
 // Which of the PROBES slots from `first` hold an NV index, as a bit set (TPM2_GetCapability, which
 // answers for absent handles too, where looking one up makes tpm2-tss log an error). -1 on failure.
+// A TPM may answer with fewer handles than asked and moreData set: it is asked again from the
+// handle after the last one it gave, until the window is covered.
 static int present(dids_tpm *tpm, uint32_t first, struct dids_tpm_failure *failure) {
-    TPMS_CAPABILITY_DATA *data = NULL;
-    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
-                      dids_p_Esys_GetCapability_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                      DIDS_ESYS_TR_NONE, DIDS_TPM2_CAP_HANDLES, first, PROBES),
-                      dids_p_Esys_GetCapability_Finish(tpm->esys, NULL, &data)))
-        return -1;
-    const unsigned char *p = (const unsigned char *)data;
-    uint32_t count = get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT);
     int set = 0;
-    for (uint32_t i = 0; i < count && i < PROBES; i++) {
-        uint32_t handle = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 4 * i);
-        if (handle >= first && handle < first + PROBES) set |= 1 << (handle - first);
+    for (uint32_t from = first; from < first + PROBES;) {
+        TPMS_CAPABILITY_DATA *data = NULL;
+        TPMI_YES_NO more = 0;
+        if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                          dids_p_Esys_GetCapability_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                          DIDS_ESYS_TR_NONE, DIDS_TPM2_CAP_HANDLES, from,
+                                                          first + PROBES - from),
+                          dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
+            return -1;
+        const unsigned char *p = (const unsigned char *)data;
+        uint32_t count = get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT), last = from;
+        for (uint32_t i = 0; i < count && i < PROBES; i++) {
+            uint32_t handle = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 4 * i);
+            if (handle >= first && handle < first + PROBES) set |= 1 << (handle - first);
+            if (handle >= last) last = handle;
+        }
+        dids_p_Esys_Free(data);
+        if (!more || count == 0 || last >= first + PROBES - 1) break;
+        from = last + 1;
     }
-    dids_p_Esys_Free(data);
     return set;
 }
 
-// What the NV index at `handle` is; for SLOT_OURS, `index` is its ESAPI handle (closed by the caller).
-static enum slot look(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32], ESYS_TR *index,
+// What the NV index at `handle` is; for SLOT_OURS, `index` is its ESAPI handle (closed by the
+// caller) and `written` whether it has been incremented.
+static enum slot look(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32], ESYS_TR *index, int *written,
                       struct dids_tpm_failure *failure) {
     *index = DIDS_ESYS_TR_NONE;
     if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
@@ -59,6 +69,7 @@ static enum slot look(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32
                       dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL)))
         return SLOT_FAILED;
     const unsigned char *p = public->nvPublic;
+    *written = (get32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES) & DIDS_TPMA_NV_WRITTEN) != 0;
     int ours = get16(p + DIDS_TPMS_NV_PUBLIC_NAME_ALG) == DIDS_TPM2_ALG_SHA256
             && (get32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES) & ~DIDS_TPMA_NV_WRITTEN) == DIDS_TPM_COUNTER_ATTRIBUTES
             && get16(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY) == 32
@@ -102,44 +113,48 @@ static void close_index(dids_tpm *tpm, ESYS_TR *index) {
     *index = DIDS_ESYS_TR_NONE;
 }
 
-// Finds this app's counter, or defines it in the first free slot. 1 with `index` and `handle`.
-static int find(dids_tpm *tpm, const unsigned char tag[32], ESYS_TR *index, uint32_t *handle,
+// Finds this app's counter among the indices of the window, or else defines it in the window's
+// first free slot (never before looking at every occupied one: a slot freed before this app's
+// counter must not give it a second one). 1 with `index`, `handle` and `written`.
+static int find(dids_tpm *tpm, const unsigned char tag[32], ESYS_TR *index, uint32_t *handle, int *written,
                 struct dids_tpm_failure *failure) {
     // The slots never wrap past the range's end: the first is taken below COUNT - PROBES.
     uint32_t first = DIDS_TPM_OWNER_NV_FIRST
                    + ((uint32_t)tag[0] << 16 | (uint32_t)tag[1] << 8 | tag[2]) % (DIDS_TPM_OWNER_NV_COUNT - PROBES);
     for (int attempt = 0; attempt < 2; attempt++) {  // a second look after another process's define
-        int raced = 0, set = present(tpm, first, failure);
+        int set = present(tpm, first, failure), free_slot = -1;
         if (set < 0) return 0;
         for (uint32_t k = 0; k < PROBES; k++) {
             *handle = first + k;
-            if (set & (1 << k)) {
-                switch (look(tpm, *handle, tag, index, failure)) {
-                case SLOT_OURS: return 1;
-                case SLOT_OTHER: close_index(tpm, index); continue;
-                case SLOT_FAILED: close_index(tpm, index); return 0;
-                }
+            if (!(set & (1 << k))) {
+                if (free_slot < 0) free_slot = (int)k;
+                continue;
             }
-            if (define(tpm, *handle, tag, index, failure)) return 1;
-            if (failure->stage != DIDS_TPM_STAGE_COUNTER || code_of(failure->rc) != DIDS_TPM2_RC_NV_DEFINED) return 0;
-            raced = 1;
-            break;
+            switch (look(tpm, *handle, tag, index, written, failure)) {
+            case SLOT_OURS: return 1;
+            case SLOT_OTHER: close_index(tpm, index); break;
+            case SLOT_FAILED: close_index(tpm, index); return 0;
+            }
         }
-        if (!raced) return dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, 0, ENOSPC);
+        if (free_slot < 0) return dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, 0, ENOSPC);
+        *handle = first + (uint32_t)free_slot;
+        *written = 0;
+        if (define(tpm, *handle, tag, index, failure)) return 1;
+        if (failure->stage != DIDS_TPM_STAGE_COUNTER || code_of(failure->rc) != DIDS_TPM2_RC_NV_DEFINED) return 0;
     }
     return dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, DIDS_TPM2_RC_NV_DEFINED, 0);
 }
 
-int dids_tpm_counter_increment(dids_tpm *tpm, const unsigned char tag[32], uint32_t *index_handle, uint64_t *value,
-                               struct dids_tpm_failure *failure) {
-    ESYS_TR index = DIDS_ESYS_TR_NONE;
-    if (!find(tpm, tag, &index, index_handle, failure)) return 0;
+static int increment(dids_tpm *tpm, ESYS_TR index, struct dids_tpm_failure *failure) {
+    return DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                        dids_p_Esys_NV_Increment_Async(tpm->esys, index, index, DIDS_ESYS_TR_PASSWORD,
+                                                       DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
+                        dids_p_Esys_NV_Increment_Finish(tpm->esys));
+}
+
+static int read_count(dids_tpm *tpm, ESYS_TR index, uint64_t *value, struct dids_tpm_failure *failure) {
     TPM2B_MAX_NV_BUFFER *data = NULL;
     int ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
-                          dids_p_Esys_NV_Increment_Async(tpm->esys, index, index, DIDS_ESYS_TR_PASSWORD,
-                                                         DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
-                          dids_p_Esys_NV_Increment_Finish(tpm->esys))
-          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
                           dids_p_Esys_NV_Read_Async(tpm->esys, index, index, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
                                                     DIDS_ESYS_TR_NONE, 8, 0),
                           dids_p_Esys_NV_Read_Finish(tpm->esys, &data));
@@ -149,6 +164,31 @@ int dids_tpm_counter_increment(dids_tpm *tpm, const unsigned char tag[32], uint3
         for (int i = 0; i < 8; i++) *value = *value << 8 | data->buffer[i];  // big-endian, as the TPM keeps it
     }
     dids_p_Esys_Free(data);
+    return ok;
+}
+
+// How many times a count is tried for while other processes increment the same counter.
+#define CLAIMS 16
+
+int dids_tpm_counter_increment(dids_tpm *tpm, const unsigned char tag[32], uint32_t *index_handle, uint64_t *value,
+                               struct dids_tpm_failure *failure) {
+    ESYS_TR index = DIDS_ESYS_TR_NONE;
+    int written = 0;
+    if (!find(tpm, tag, &index, index_handle, &written, failure)) return 0;
+    // NV_Increment answers nothing, and another process may increment between it and NV_Read: two
+    // processes would then both read one count. A count is this call's only when it reads v0,
+    // increments and reads v0 + 1: exactly one increment happened between its reads, its own, and
+    // no other process can read v0 + 1 after an increment of its own. Otherwise it tries again
+    // (the counts others took, or a TPM restarted meanwhile, are skipped). An index never
+    // incremented cannot be read: its first increment is made first.
+    int ok = written || increment(tpm, index, failure), claimed = 0;
+    for (int attempt = 0; ok && !claimed && attempt < CLAIMS; attempt++) {
+        uint64_t before = 0;
+        ok = read_count(tpm, index, &before, failure) && increment(tpm, index, failure)
+          && read_count(tpm, index, value, failure);
+        claimed = ok && *value == before + 1;
+    }
+    if (ok && !claimed) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, 0, EBUSY);
     close_index(tpm, &index);
     return ok;
 }

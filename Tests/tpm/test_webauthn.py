@@ -5,13 +5,16 @@ rejects it for other client data, another relying party, another app's AK certif
 changed byte. The verifiers run in webauthn_judges.py, in their own interpreter, so that nothing
 of DeviceID's verifier is on their path."""
 import base64
+import dataclasses
 import hashlib
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import types
 import venv
@@ -343,8 +346,7 @@ def test_the_verifier_registers_and_follows_the_counter(machine, certificates, c
     assert counters == sorted(counters) and len(set(counters)) == 3, counters
     text, data = asserted(verifier, machine, APP)
     rejected("nonce-replayed", verifier.verify_assertion, text, data, verifier.verify_assertion(text, data, credential))
-    ahead = WebAuthnCredential(credential.app_id, credential.credential_id, credential.cose_key,
-                               json.loads(text)["counter"] + 1, credential.ak_name)
+    ahead = dataclasses.replace(credential, counter=json.loads(text)["counter"] + 1)
     text, data = asserted(verifier, machine, APP)
     rejected("counter", verifier.verify_assertion, text, data, ahead)
 
@@ -483,3 +485,135 @@ except deviceid.InvalidArgumentError as e:
     credential = verifier.register(attestation, create, app_id=APP)
     assert verifier.verify_assertion(signed, get, credential).counter == json.loads(signed)["counter"]
     assert "32 bytes" in json.loads(refused)
+
+
+class InterleavingProxy:
+    """Stands between DeviceID and a swtpm, as another process would through the kernel's
+    resource manager (swtpm serves one connection at a time, so two processes never interleave
+    there): at DeviceID's first TPM2_NV_Increment, it increments the same index itself just
+    before, and reads it just after, on the same connection. Then both read one count, unless
+    DeviceID makes sure the count it reports is its own."""
+
+    NV_INCREMENT, NV_READ = 0x134, 0x14E
+
+    def __init__(self, machine, directory):
+        self.path = str(directory / "proxy.sock")
+        self.observed = []  # the counts the other process read
+        self.servers = []
+        for suffix in ("", ".ctrl"):
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.bind(self.path + suffix)
+            server.listen(4)
+            self.servers.append(server)
+            threading.Thread(target=self.accept, args=(server, str(machine.tpm.socket) + suffix, suffix == ""),
+                             daemon=True).start()
+
+    @staticmethod
+    def exactly(sock, n):
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise OSError("closed")
+            data += chunk
+        return data
+
+    def message(self, sock):
+        head = self.exactly(sock, 10)
+        return head + self.exactly(sock, int.from_bytes(head[2:6], "big") - 10)
+
+    @staticmethod
+    def command(code, index, parameters=b""):
+        password = (0x40000009).to_bytes(4, "big") + b"\0\0" + b"\0" + b"\0\0"
+        body = index * 2 + len(password).to_bytes(4, "big") + password + parameters
+        return (0x8002).to_bytes(2, "big") + (10 + len(body)).to_bytes(4, "big") + code.to_bytes(4, "big") + body
+
+    def accept(self, server, target, commands):
+        while True:
+            try:
+                client, _ = server.accept()
+            except OSError:
+                return
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            upstream.connect(target)
+            if commands:
+                threading.Thread(target=self.serve, args=(client, upstream), daemon=True).start()
+            else:
+                for a, b in ((client, upstream), (upstream, client)):
+                    threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pump(source, sink):
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for sock in (source, sink):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def serve(self, client, upstream):
+        try:
+            while True:
+                request = self.message(client)
+                code = int.from_bytes(request[6:10], "big")
+                if code == self.NV_INCREMENT and not self.observed:
+                    index = request[10:14]
+                    upstream.sendall(self.command(self.NV_INCREMENT, index))
+                    assert int.from_bytes(self.message(upstream)[6:10], "big") == 0
+                    upstream.sendall(request)
+                    answer = self.message(upstream)
+                    upstream.sendall(self.command(self.NV_READ, index, (8).to_bytes(2, "big") + b"\0\0"))
+                    read = self.message(upstream)
+                    assert int.from_bytes(read[6:10], "big") == 0
+                    self.observed.append(int.from_bytes(read[16:24], "big"))
+                else:
+                    upstream.sendall(request)
+                    answer = self.message(upstream)
+                client.sendall(answer)
+        except OSError:
+            pass
+        finally:  # swtpm serves the next connection only once this one is closed
+            for sock in (client, upstream):
+                sock.close()
+
+    def close(self):
+        for server in self.servers:
+            server.close()
+
+
+def test_a_count_another_process_read_is_never_reported(machine, tmp_path):
+    """NV_Increment answers no count: DeviceID reads it after. Another process's increment and
+    read around DeviceID's increment (the proxy does both) read the same count; DeviceID reports
+    a later one, its own."""
+    assert assertion(machine, "com.example.interleaved", b"{}").returncode == 0  # the counter exists
+    proxy = InterleavingProxy(machine, tmp_path)
+    try:
+        made = assertion(None, "com.example.interleaved", b"{}", env={"DEVICEID_TPM_TCTI": f"swtpm:path={proxy.path}"})
+    finally:
+        proxy.close()
+    assert made.returncode == 0, made.stderr
+    assert len(proxy.observed) == 1, "the proxy interleaved once"
+    counter = json.loads(made.stdout)["counter"]
+    assert counter > proxy.observed[0], (counter, proxy.observed)
+    after = assertion(machine, "com.example.interleaved", b"{}")
+    assert after.returncode == 0 and json.loads(after.stdout)["counter"] == counter + 1, (after.stderr, counter)
+
+
+def test_a_revoked_ak_stops_assertions_and_bad_client_data_is_a_reason(machine, ca, tmp_path):
+    app = "com.example.revoked"
+    verifier = WebAuthnVerifier([ca.certificate], origins=[ORIGIN], store=ca.store)
+    credential = signed_in(verifier, machine, app, enrol(machine, app, ca), tmp_path)
+    credential = verifier.verify_assertion(*asserted(verifier, machine, app), credential)
+    assert ca.revoke(credential.ak_serial, "key compromise")
+    rejected("revoked", verifier.verify_assertion, *asserted(verifier, machine, app), credential)
+    message = attest(machine, APP, b"{}", enrol(machine, APP, ca), tmp_path).stdout
+    for data in (b'{"type":"webauthn.create","challenge":"AA","origin":[]}', b"[" * 100000, b"\xff",
+                 b'{"type":"webauthn.create","type":"webauthn.create","challenge":"AA","origin":"x"}'):
+        rejected("client-data", verifier.register, message, data)
+    for text in ("[" * 100000, "{}", '{"app_id":"a"}', credential.to_json().replace('"counter":', '"counter":-')):
+        with pytest.raises(ValueError):
+            WebAuthnCredential.from_json(text)

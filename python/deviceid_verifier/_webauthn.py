@@ -31,6 +31,8 @@ from ._verify import _NonceBook
 #: Authenticator data flags (WebAuthn §6.1).
 FLAG_ATTESTED = 0x40
 FLAG_EXTENSIONS = 0x80
+#: The most certificates an x5c may hold (the AK's and its intermediates): each costs a signature check.
+MAX_CHAIN = 4
 #: COSE: kty EC2, alg ES256, crv P-256 (RFC 9053).
 _COSE_EC2, _COSE_ES256, _COSE_P256 = 2, -7, 1
 
@@ -51,6 +53,9 @@ class WebAuthnCredential:
     counter: int
     #: the Name of the app's AK, which certified the credential key
     ak_name: bytes
+    #: the serial number of the AK certificate: when the verifier shares the issuing CA's store,
+    #: assertions stop passing once it is revoked
+    ak_serial: int
 
     @property
     def public_key(self) -> ec.EllipticCurvePublicKey:
@@ -60,22 +65,25 @@ class WebAuthnCredential:
         """The credential as JSON text (base64url fields), for from_json() later."""
         return json.dumps({"app_id": self.app_id, "credential_id": _wire.b64url(self.credential_id),
                            "cose_key": _wire.b64url(self.cose_key), "counter": self.counter,
-                           "ak_name": _wire.b64url(self.ak_name)}, separators=(",", ":"))
+                           "ak_name": _wire.b64url(self.ak_name), "ak_serial": self.ak_serial},
+                          separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "WebAuthnCredential":
         """The credential to_json() wrote; ValueError for anything else."""
         try:
             fields = json.loads(text)
-            counter = fields["counter"]
+            counter, serial = fields["counter"], fields["ak_serial"]
             if type(counter) is not int or not 0 <= counter < 1 << 32:  # noqa: E721 (true is not 1)
                 raise ValueError("counter")
+            if type(serial) is not int or serial <= 0:  # noqa: E721
+                raise ValueError("ak_serial")
             credential = cls(_ca.check_app_id(fields["app_id"]), _wire.from_b64url(fields["credential_id"], "id"),
                              _wire.from_b64url(fields["cose_key"], "key"), counter,
-                             _wire.from_b64url(fields["ak_name"], "ak_name"))
+                             _wire.from_b64url(fields["ak_name"], "ak_name"), serial)
             credential.public_key  # noqa: B018  (the key must parse)
             return credential
-        except (ValueError, KeyError, TypeError, Rejected) as e:
+        except (ValueError, KeyError, TypeError, RecursionError, Rejected) as e:
             raise ValueError(f"not a WebAuthnCredential: {e}") from None
 
 
@@ -117,8 +125,10 @@ class _AuthenticatorData:
         if len(raw) < 37:
             raise Rejected("malformed", f"the authenticator data is {len(raw)} bytes, shorter than 37")
         flags, counter = raw[32], int.from_bytes(raw[33:37], "big")
+        if flags & FLAG_EXTENSIONS:  # DeviceID writes none: what would read them differently is refused
+            raise Rejected("malformed", "the authenticator data claims extensions")
         if not flags & FLAG_ATTESTED:
-            if len(raw) != 37 and not flags & FLAG_EXTENSIONS:
+            if len(raw) != 37:
                 raise Rejected("malformed", "the authenticator data has bytes after its counter")
             return cls(raw, raw[:32], flags, counter)
         if len(raw) < 55:
@@ -129,7 +139,7 @@ class _AuthenticatorData:
             raise Rejected("malformed", "the authenticator data ends inside its credential id")
         rest = raw[55 + length:]
         _, end = _cbor.prefix(rest, "the credential public key")
-        if end != len(rest) and not flags & FLAG_EXTENSIONS:
+        if end != len(rest):
             raise Rejected("malformed", "the authenticator data has bytes after its credential public key")
         return cls(raw, raw[:32], flags, counter, credential_id, rest[:end])
 
@@ -162,9 +172,9 @@ class WebAuthnVerifier:
         if not isinstance(client_data_json, bytes):
             raise TypeError("client_data_json must be bytes: the exact bytes the app hashed")
         try:
-            client_data = json.loads(client_data_json)
-        except (ValueError, RecursionError):
-            raise Rejected("client-data", "the client data is not JSON") from None
+            client_data = json.loads(client_data_json, object_pairs_hook=_wire.no_duplicates)
+        except (ValueError, RecursionError, Rejected):
+            raise Rejected("client-data", "the client data is not JSON with each key once") from None
         if not isinstance(client_data, dict) or client_data.get("type") != kind:
             raise Rejected("client-data", f"the client data is not of type {kind!r}")
         try:
@@ -172,7 +182,7 @@ class WebAuthnVerifier:
         except Rejected:
             raise Rejected("client-data", "the client data's challenge is not base64url") from None
         origin = client_data.get("origin")
-        if self._origins is not None and origin not in self._origins:
+        if self._origins is not None and (not isinstance(origin, str) or origin not in self._origins):
             raise Rejected("client-data", f"the client data's origin {origin!r} is not one this server accepts")
         self._challenges.consume(challenge)
         return hashlib.sha256(client_data_json).digest()
@@ -205,7 +215,7 @@ class WebAuthnVerifier:
         if _field(statement, "ver", str) != "2.0" or _field(statement, "alg", int) != _COSE_ES256:
             raise Rejected("malformed", "the attestation statement is not TPM 2.0 with ES256")
         chain = _field(statement, "x5c", list)
-        if not chain or not all(isinstance(c, bytes) for c in chain):
+        if not 0 < len(chain) <= MAX_CHAIN or not all(isinstance(c, bytes) for c in chain):
             raise Rejected("malformed", "the attestation statement's x5c is not a list of certificates")
         signature = _field(statement, "sig", bytes)
         cert_info = _field(statement, "certInfo", bytes)
@@ -262,7 +272,7 @@ class WebAuthnVerifier:
         if not (authenticator_data.credential_id == claimed_id == hashlib.sha256(public_area).digest()):
             raise Rejected("credential-mismatch", "the credential id is not SHA-256 of pubArea in authData and the message")
         return WebAuthnCredential(certified_app_id, claimed_id, authenticator_data.cose_key,
-                                  authenticator_data.counter, ak_name)
+                                  authenticator_data.counter, ak_name, ak_certificate.serial_number)
 
     def verify_assertion(self, assertion: Union[str, bytes], client_data_json: bytes,
                          credential: WebAuthnCredential) -> WebAuthnCredential:
@@ -271,9 +281,13 @@ class WebAuthnVerifier:
         credential with the counter it carries, which the server keeps in place of the old one.
 
         Rejected "app-id-mismatch" or "credential-mismatch" for another app's or credential's;
-        "rp-id-mismatch"; "signature"; "counter" when its signCount is not above the credential's
-        counter: a replayed assertion, or one from a clone of the TPM's state, which counts on
-        from the same value as the original (whichever of the two asserts second is caught)."""
+        "rp-id-mismatch"; "signature"; "revoked" once the AK certificate is (with the CA's store);
+        "counter" when its signCount is not above the credential's counter: a replayed assertion,
+        or one from a clone of the TPM's state, which counts on from the same value as the
+        original. A "counter" rejection should end the server's trust in the credential: nothing
+        binds the count to the TPM's counter but DeviceID's code (any process that can use the
+        TPM can sign any count), so the two copies may go on with growing counts; keep a flag with
+        the credential and re-register the device."""
         message = _wire.loads(assertion, _wire.WEBAUTHN_ASSERTION)
         if message.get("app_id") != credential.app_id:
             raise Rejected("app-id-mismatch", f"the assertion is for app id {message.get('app_id')!r}, "
@@ -296,6 +310,10 @@ class WebAuthnVerifier:
         except InvalidSignature:
             raise Rejected("signature", "the credential key's signature over authData ‖ clientDataHash "
                                         "does not verify") from None
+        record = self._store.certificate(credential.ak_serial)
+        if record is not None and record.revoked is not None:
+            raise Rejected("revoked", f"the AK certificate {credential.ak_serial:x} that certified the credential was "
+                                      f"revoked ({record.revocation_reason or 'no reason given'})")
         if authenticator_data.counter <= credential.counter:
             raise Rejected("counter", f"the assertion's counter {authenticator_data.counter} is not above "
                                       f"{credential.counter}, the last one accepted: a replay, or a clone of the TPM")

@@ -34,7 +34,7 @@ def dumps(message_type: str, fields: Mapping[str, str]) -> str:
     return json.dumps({"v": VERSION, "type": message_type, **fields}, separators=(",", ":"))
 
 
-def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+def no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
@@ -55,7 +55,7 @@ def loads(text: Union[str, bytes], message_type: str) -> Message:
     if not isinstance(text, str):
         raise Rejected("malformed", "the message must be JSON text (str or bytes)")
     try:
-        message = json.loads(text, object_pairs_hook=_no_duplicates)
+        message = json.loads(text, object_pairs_hook=no_duplicates)
     except (ValueError, RecursionError) as e:
         raise Rejected("malformed", f"the message is not JSON: {e}") from None
     if not isinstance(message, dict):

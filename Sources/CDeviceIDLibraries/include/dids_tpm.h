@@ -257,7 +257,8 @@ enum dids_tpm_stage {
     DIDS_TPM_STAGE_ACTIVATE,     // ActivateCredential
     DIDS_TPM_STAGE_CERTIFY,
     DIDS_TPM_STAGE_COUNTER,      // finding, defining, incrementing or reading an app's NV counter
-                                 // (rc 0 and ENOSPC: every slot it may use holds another's index)
+                                 // (rc 0 and ENOSPC: every slot it may use holds another's index;
+                                 // EBUSY: other processes took every count it tried for)
     DIDS_TPM_STAGE_SIGN,
     DIDS_TPM_STAGE_TIMED_OUT,    // the deadline passed while the TPM had not answered
     DIDS_TPM_STAGE_SHAPE,        // the TPM answered with a structure DeviceID does not accept
@@ -332,8 +333,9 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids
 
 /// The app's assertion counter (docs/HARDWARE-ID.md, "Assertions"): the NV counter index whose
 /// authPolicy is `tag` (SHA-256 of the counter label and the app id), at the owner-range slot the
-/// tag names or one of the next few; defined there when absent. Incremented, then read: `value`
-/// is the count after this increment, `index` the NV handle. 1, or 0 with `failure` set.
+/// tag names or one of the next few; defined there when absent. `value` is a count this call
+/// took and no other process can take (read, incremented, read again: see tpm_counter.c),
+/// `index` the NV handle. 1, or 0 with `failure` set.
 int dids_tpm_counter_increment(dids_tpm *tpm, const unsigned char tag[32], uint32_t *index, uint64_t *value,
                                struct dids_tpm_failure *failure);
 /// TPM2_Sign of `digest` (32 bytes: SHA-256) by the `kind` key of `unique` (the credential key),

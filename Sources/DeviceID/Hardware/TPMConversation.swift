@@ -147,6 +147,14 @@ enum TPMConversation {
             return DeviceIDError(.io, "the TPM at \(at) answered with a structure of another shape than asked for")
         case Int32(DIDS_TPM_STAGE_DEVICE_KIND.rawValue):
             return DeviceIDError(.invalidArgument, TPMDeviceKind.words(rc, address.configuration))
+        case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == EBUSY:
+            return DeviceIDError(.timedOut, "the TPM at \(at) had this app's counter incremented by other processes "
+                                     + "between each of DeviceID's reads of it, too many times: retry")
+        case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where (rc & 0xbf) == 0x08e || (rc & 0xbf) == 0x0a2:
+            // TPM2_RC_AUTH_FAIL, TPM2_RC_BAD_AUTH on an index whose tag is the app's: not DeviceID's
+            return DeviceIDError(.permission, "the TPM at \(at) refused this app's NV counter: an index with its tag "
+                                     + "but a password DeviceID does not know was defined by another program "
+                                     + "(tpm2_nvreadpublic lists it; tpm2_nvundefine with owner authorisation removes it)")
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == ENOSPC:
             return DeviceIDError(.unavailable, "the TPM at \(at) has another program's NV index in every slot of this app's "
                                      + "counter (tpm2_nvreadpublic lists them)")

@@ -100,7 +100,9 @@ final class WebAuthnTests: XCTestCase {
         XCTAssertEqual(der, [0x30, 2 + 33 + 2 + 30, 0x02, 33, 0] + r + [0x02, 30, 0x12] + Array(repeating: 0x34, count: 29))
         XCTAssertEqual(WebAuthnTPM.derSignature(ofTPMSignature: hex("0018 000b 0001 00 0001 00")),
                        hex("3006 020100 020100"))
-        for bad in [hex("0014 000b") + tpmt.dropFirst(4), Array(tpmt.dropLast()), tpmt + [0], hex("0018 000b 0000 0000")] {
+        let long = hex("0018 000b") + [0, 33] + [1] + r + [0, 32] + s
+        for bad in [hex("0014 000b") + tpmt.dropFirst(4), hex("0018 000c") + tpmt.dropFirst(4), Array(tpmt.dropLast()),
+                    tpmt + [0], hex("0018 000b 0000 0000"), long] {
             XCTAssertNil(WebAuthnTPM.derSignature(ofTPMSignature: bad))
         }
     }

@@ -72,14 +72,15 @@ enum WebAuthnTPM {
     }
 
     /// The DER ECDSA-Sig-Value (RFC 3279 §2.2.3: SEQUENCE of INTEGER r, s) of a marshalled
-    /// TPMT_SIGNATURE of scheme ECDSA; nil for anything else.
+    /// TPMT_SIGNATURE of ECDSA with SHA-256 on P-256; nil for anything else.
     static func derSignature(ofTPMSignature t: [UInt8]) -> [UInt8]? {
-        guard t.count >= 8, t[0] == 0x00, t[1] == 0x18 else { return nil }  // TPM_ALG_ECDSA
+        // TPM_ALG_ECDSA, TPM_ALG_SHA256
+        guard t.count >= 8, t[0] == 0x00, t[1] == 0x18, t[2] == 0x00, t[3] == 0x0b else { return nil }
         var i = 4
         func integer() -> [UInt8]? {
             guard i + 2 <= t.count else { return nil }
             let n = Int(t[i]) << 8 | Int(t[i + 1])
-            guard n >= 1, n <= 66, i + 2 + n <= t.count else { return nil }
+            guard n >= 1, n <= 32, i + 2 + n <= t.count else { return nil }  // P-256: short-form lengths
             var value = Array(t[i + 2..<i + 2 + n].drop { $0 == 0 })
             i += 2 + n
             if value.isEmpty || value[0] & 0x80 != 0 { value.insert(0, at: 0) }
