@@ -10,7 +10,6 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import pytest
 
 import tools_device
 from deviceid_verifier import Rejected, Verifier, hardware_id_from_name
+from proxies import Listener, pump
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_A, APP_B = "com.example.device-a", "com.example.device-b"
@@ -327,58 +327,27 @@ class RestartingProxy:
     def __init__(self, machine, directory, at, hold=False):
         self.machine, self.at, self.hold, self.restarted = machine, at, hold, threading.Event()
         self.back = threading.Event()  # the swtpm serves again
-        self.path = str(directory / "proxy.sock")
-        self.servers = []
-        for suffix in ("", ".ctrl"):
-            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            server.bind(self.path + suffix)
-            server.listen(4)
-            self.servers.append(server)
-            threading.Thread(target=self.accept, args=(server, str(machine.tpm.socket) + suffix, suffix == ""),
-                             daemon=True).start()
+        self.listener = Listener(machine, directory, self.connection)
+        self.path = self.listener.path
 
-    def accept(self, server, target, commands):
-        while True:
-            try:
-                client, _ = server.accept()
-            except OSError:
-                return
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                upstream.connect(target)
-            except OSError:
-                client.close()
-                continue
-            threading.Thread(target=self.pump, args=(client, upstream, commands), daemon=True).start()
-            threading.Thread(target=self.pump, args=(upstream, client, False), daemon=True).start()
+    def connection(self, client, upstream, commands):
+        threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+        pump(client, upstream, self.inspect if commands else None)
 
-    def pump(self, source, sink, commands):
-        try:
-            while data := source.recv(65536):
-                # A TPM command: tag (2), size (4), command code (4), big-endian.
-                if commands and len(data) >= 10 and int.from_bytes(data[6:10], "big") == self.at \
-                        and not self.restarted.is_set():
-                    self.restarted.set()
-                    if self.hold:
-                        while source.recv(65536):
-                            pass
-                        break
-                    os.kill(self.machine.tpm.pid, signal.SIGKILL)
-                    start_swtpm(self.machine)
-                    self.back.set()
-                    break
-                sink.sendall(data)
-        except OSError:
-            pass
-        for s in (source, sink):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+    def inspect(self, data):
+        # A TPM command: tag (2), size (4), command code (4), big-endian.
+        if len(data) < 10 or int.from_bytes(data[6:10], "big") != self.at or self.restarted.is_set():
+            return True
+        self.restarted.set()
+        if self.hold:
+            return None
+        os.kill(self.machine.tpm.pid, signal.SIGKILL)
+        start_swtpm(self.machine)
+        self.back.set()
+        return False
 
     def close(self):
-        for server in self.servers:
-            server.close()
+        self.listener.close()
 
 
 TPM2_CC_CREATE_PRIMARY = 0x131

@@ -11,10 +11,8 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 import types
 import venv
@@ -24,6 +22,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from deviceid_verifier import MemoryStore, Rejected, WebAuthnCredential, WebAuthnVerifier
+from proxies import Listener, both_ways
 from test_deviceid_device import deviceid, enrol, hardware_id, start_swtpm, transient_handles
 
 HERE = Path(__file__).resolve().parent
@@ -497,16 +496,15 @@ class InterleavingProxy:
     NV_INCREMENT, NV_READ = 0x134, 0x14E
 
     def __init__(self, machine, directory):
-        self.path = str(directory / "proxy.sock")
         self.observed = []  # the counts the other process read
-        self.servers = []
-        for suffix in ("", ".ctrl"):
-            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            server.bind(self.path + suffix)
-            server.listen(4)
-            self.servers.append(server)
-            threading.Thread(target=self.accept, args=(server, str(machine.tpm.socket) + suffix, suffix == ""),
-                             daemon=True).start()
+        self.listener = Listener(machine, directory, self.connection)
+        self.path = self.listener.path
+
+    def connection(self, client, upstream, commands):
+        if commands:
+            self.serve(client, upstream)
+        else:
+            both_ways(client, upstream)
 
     @staticmethod
     def exactly(sock, n):
@@ -527,33 +525,6 @@ class InterleavingProxy:
         password = (0x40000009).to_bytes(4, "big") + b"\0\0" + b"\0" + b"\0\0"
         body = index * 2 + len(password).to_bytes(4, "big") + password + parameters
         return (0x8002).to_bytes(2, "big") + (10 + len(body)).to_bytes(4, "big") + code.to_bytes(4, "big") + body
-
-    def accept(self, server, target, commands):
-        while True:
-            try:
-                client, _ = server.accept()
-            except OSError:
-                return
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            upstream.connect(target)
-            if commands:
-                threading.Thread(target=self.serve, args=(client, upstream), daemon=True).start()
-            else:
-                for a, b in ((client, upstream), (upstream, client)):
-                    threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def pump(source, sink):
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        for sock in (source, sink):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def serve(self, client, upstream):
         try:
@@ -581,8 +552,7 @@ class InterleavingProxy:
                 sock.close()
 
     def close(self):
-        for server in self.servers:
-            server.close()
+        self.listener.close()
 
 
 def test_a_count_another_process_read_is_never_reported(machine, tmp_path):
