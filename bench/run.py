@@ -241,6 +241,33 @@ print(json.dumps({{"first": first, "warm": warm}}))
     ours, theirs = hyperfine([f"{CLI} attest certify {APP} --nonce {nonce}", f"bash -c \"{certify}\""], runs=20, env=tpm)
     row("attestation evidence, whole process (AK + app key + TPM2_Certify)", "deviceid attest certify", ours,
         "tpm2_createprimary ×2 + tpm2_certify (5.4 takes no nonce) + tpm2_flushcontext", theirs, "ms", "—")
+    assertion_rows(tpm, scratch, ours)
+
+
+def assertion_rows(tpm, scratch, certify):
+    """App Attest's assertion: the counter (NV read, increment, read) and TPM2_Sign by the
+    credential key, beside tpm2-tools' createprimary + sign of the same template, and beside an
+    attestation (attest certify), whole process; and again in a process (the Python binding)."""
+    digest = "A" * 43  # base64url of 32 bytes
+    credential = ("tpm2_createprimary -Q -C o -g sha256 -G ecc256:null:null "
+                  "-a 'fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|sign' "
+                  f"-c {scratch}/credential.ctx && head -c 32 /dev/zero > {scratch}/digest.bin && tpm2_sign -Q "
+                  f"-c {scratch}/credential.ctx -g sha256 -s ecdsa -d -o {scratch}/sig.bin {scratch}/digest.bin "
+                  "&& tpm2_flushcontext -t")
+    ours, theirs = hyperfine([f"{CLI} assert {APP} --client-data-hash {digest}", f"bash -c \"{credential}\""],
+                             runs=20, env=tpm)
+    row("App Attest assertion, whole process (NV counter + credential key + TPM2_Sign)", "deviceid assert", ours,
+        "tpm2_createprimary + tpm2_sign + tpm2_flushcontext (no counter)", theirs, "ms", "—")
+    row("App Attest assertion beside an attestation, whole process", "deviceid assert", ours,
+        "deviceid attest certify", certify, "ms", "—")
+    repeated = json.loads(sh([VENV_PY, "-c", f"""
+import json, timeit, deviceid
+times = [t / 20 * 1e3 for t in timeit.repeat('deviceid.webauthn_assertion("{APP}", bytes(32))', number=20, repeat=5,
+                                              globals=globals())]
+print(json.dumps(times))
+"""], env=tpm))
+    row("App Attest assertion, in a process (Python binding)", "deviceid.webauthn_assertion()", stats(repeated),
+        "deviceid assert, whole process", ours, "ms", "—")
 
 
 def server_rows():
@@ -254,7 +281,9 @@ def server_rows():
              "fido2_packed": "python-fido2 PackedAttestation.verify (WebAuthn packed, ES256; one core)",
              "service_1": "the service, 1 worker, PostgreSQL",
              "service_2": "the service, 2 workers, PostgreSQL",
-             "service_4": "the service, 4 workers, PostgreSQL"}
+             "service_4": "the service, 4 workers, PostgreSQL",
+             "webauthn_assertion": "deviceid_verifier WebAuthnVerifier.verify_assertion (challenge, ES256, counter; one core)",
+             "fido2_cose": "python-fido2 ES256 CoseKey.verify of the same assertions (the signature alone; one core)"}
     return cores, [(names[k], v) for k, v in result.items()]
 
 

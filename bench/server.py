@@ -1,7 +1,8 @@
 """The server rows of bench/run: verifications per second and their latency through the service
 (`python3 -m deviceid_verifier serve`, gunicorn, on a PostgreSQL of its own on loopback) with 1,
 2 and 4 workers, beside the library's in-process Verifier.verify and beside python-fido2's
-verification of a WebAuthn "packed" attestation (Debian's python3-fido2).
+verification of a WebAuthn "packed" attestation (Debian's python3-fido2); and App Attest's
+assertions, WebAuthnVerifier.verify_assertion beside python-fido2's CoseKey.verify.
 
 The evidence is made in software (the AK and app key are software P-256 keys in the frozen
 templates, signing the TPMS_ATTEST a TPM would): a verifier cannot tell, and a swtpm would take
@@ -134,6 +135,52 @@ def fido2_packed():
     return summary(latencies, time.perf_counter() - start)
 
 
+def _assertions():
+    """(a credential, [(assertion message, client data)]) of a software P-256 credential key in
+    DeviceID's assertion format: the server's cost, which does not depend on who signed."""
+    from fido2 import cbor
+    key = ec.generate_private_key(ec.SECP256R1())
+    numbers = key.public_key().public_numbers()
+    cose = cbor.encode({1: 2, 3: -7, -1: 1, -2: numbers.x.to_bytes(32, "big"), -3: numbers.y.to_bytes(32, "big")})
+    credential = dv.WebAuthnCredential(APP, os.urandom(32), cose, 0, b"\0\x0b" + bytes(32), 1)
+    return key, credential
+
+
+def assertion_rows(ca_certificate):
+    """WebAuthnVerifier.verify_assertion (challenge, signature, counter) beside python-fido2's
+    CoseKey.verify of the same signatures (the signature alone), per call on one core."""
+    from fido2.cose import ES256
+    key, credential = _assertions()
+    verifier = dv.WebAuthnVerifier([ca_certificate])
+    rp = hashlib.sha256(APP.encode()).digest()
+    work = []
+    for counter in range(1, PER_RUN + 1):
+        data = json.dumps({"type": "webauthn.get", "challenge": dv._wire.b64url(verifier.new_challenge()),
+                           "origin": "app:bench"}).encode()
+        auth = rp + b"\0" + counter.to_bytes(4, "big")
+        signature = key.sign(auth + hashlib.sha256(data).digest(), ec.ECDSA(hashes.SHA256()))
+        message = json.dumps({"v": 1, "type": "deviceid.webauthn-assertion", "app_id": APP,
+                              "credential_id": dv._wire.b64url(credential.credential_id),
+                              "authenticator_data": dv._wire.b64url(auth), "signature": dv._wire.b64url(signature),
+                              "counter": counter})
+        work.append((message, data, auth, signature))
+    latencies = []
+    start = time.perf_counter()
+    for message, data, _, _ in work:
+        t = time.perf_counter()
+        credential = verifier.verify_assertion(message, data, credential)
+        latencies.append((time.perf_counter() - t) * 1e3)
+    ours = summary(latencies, time.perf_counter() - start)
+    cose = ES256.from_cryptography_key(key.public_key())
+    latencies = []
+    start = time.perf_counter()
+    for _, data, auth, signature in work:
+        t = time.perf_counter()
+        cose.verify(auth + hashlib.sha256(data).digest(), signature)
+        latencies.append((time.perf_counter() - t) * 1e3)
+    return ours, summary(latencies, time.perf_counter() - start)
+
+
 def _post(port, path, body):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
@@ -207,6 +254,7 @@ def main():
         f.write(ca_certificate.public_bytes(serialization.Encoding.PEM))
     device = SoftwareDevice(ca_key, ca_certificate)
     rows = {"in_process": in_process(ca_key, ca_certificate, device), "fido2_packed": fido2_packed()}
+    rows["webauthn_assertion"], rows["fido2_cose"] = assertion_rows(ca_certificate)
     postgresql = PostgreSQL()
     try:
         for workers in (1, 2, 4):
