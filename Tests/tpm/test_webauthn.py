@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from deviceid_verifier import MemoryStore, Rejected, WebAuthnCredential, WebAuthnVerifier
+from deviceid_verifier import MemoryStore, Rejected, WebAuthnCredential, WebAuthnVerifier, _cbor
 from proxies import Listener, both_ways
-from test_deviceid_device import deviceid, enrol, hardware_id, start_swtpm, transient_handles
+from test_deviceid_device import RestartingProxy, deviceid, enrol, hardware_id, start_swtpm, transient_handles
 
 HERE = Path(__file__).resolve().parent
 APP, OTHER = "com.example.webauthn", "com.example.webauthn-other"
@@ -587,3 +587,51 @@ def test_a_revoked_ak_stops_assertions_and_bad_client_data_is_a_reason(machine, 
     for text in ("[" * 100000, "{}", '{"app_id":"a"}', credential.to_json().replace('"counter":', '"counter":-')):
         with pytest.raises(ValueError):
             WebAuthnCredential.from_json(text)
+
+
+def test_a_tpm_that_stops_mid_assertion_is_a_timeout(machine, tmp_path):
+    """The counter's increment reaches the TPM and no answer comes: TIMED_OUT at the deadline,
+    nothing printed; the next assertion counts on."""
+    before = json.loads(assertion(machine, APP, b"{}").stdout)["counter"]
+    proxy = RestartingProxy(machine, tmp_path, InterleavingProxy.NV_INCREMENT, hold=True)
+    try:
+        start = time.monotonic()
+        made = assertion(None, APP, b"{}", "--timeout", "1500", env={"DEVICEID_TPM_TCTI": f"swtpm:path={proxy.path}"})
+        elapsed = time.monotonic() - start
+    finally:
+        proxy.close()
+    assert proxy.restarted.is_set(), "the proxy held the NV_Increment command"
+    assert made.returncode == 16 and made.stdout == "" and "did not answer within 1500 ms" in made.stderr, made.stderr
+    assert elapsed < 10
+    after = assertion(machine, APP, b"{}")
+    assert after.returncode == 0 and json.loads(after.stdout)["counter"] > before, after.stderr
+
+
+def ruby_judge(attestation_object, data, ca, qualifying=None):
+    """ruby-tpm-key-attestation's verdict on the TPM part of an attestation object."""
+    decoded = _cbor.loads(attestation_object, "the attestation object")
+    statement = decoded["attStmt"]
+    if qualifying is None:
+        qualifying = hashlib.sha256(decoded["authData"] + hashlib.sha256(data).digest()).digest()
+    case = {"cert_info": statement["certInfo"], "signature": statement["sig"], "pub_area": statement["pubArea"],
+            "qualifying_data": qualifying}
+    case = {k: base64.b64encode(v).decode() for k, v in case.items()}
+    case.update(x5c=[base64.b64encode(c).decode() for c in statement["x5c"]],
+                root_pem=ca.certificate.public_bytes(serialization.Encoding.PEM).decode())
+    assert shutil.which("ruby"), "ruby is missing: scripts/install-deps installs ruby-tpm-key-attestation"
+    out = subprocess.run(["ruby", str(HERE / "tpm_key_attestation_judge.rb")], input=json.dumps(case),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["ok"]
+
+
+def test_ruby_tpm_key_attestation_accepts_the_tpm_part_and_rejects_changes(registered, ca, certificates, machine,
+                                                                           make_ca, tmp_path):
+    message, data, _ = registered
+    attestation_object = unb64url(message["attestation_object"])
+    assert ruby_judge(attestation_object, data, ca)
+    assert not ruby_judge(attestation_object, client_data(os.urandom(32)), ca), "other client data"
+    assert not ruby_judge(flipped(attestation_object, b"\xffTCG", 40), data, ca), "a changed certInfo byte"
+    assert not ruby_judge(attestation_object, data, make_ca("another CA")), "an untrusted CA"
+    crossed = attest(machine, APP, data, certificates[OTHER], tmp_path)
+    assert not ruby_judge(unb64url(json.loads(crossed.stdout)["attestation_object"]), data, ca), "another app's AK"
