@@ -2,20 +2,20 @@
 _deviceid() {
     local cur prev words cword
     _init_completion 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
-    local commands="get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest doctor version help"
-    local options="--backend --timeout --store-dir --interactive --json --interface --bundle --uppercase --compact --nonce --ak-certificate --help --version"
+    local commands="get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest assert doctor version help"
+    local options="--backend --timeout --store-dir --interactive --json --interface --bundle --uppercase --compact --nonce --ak-certificate --client-data-hash --help --version"
     case $prev in
         --backend) COMPREPLY=($(compgen -W "auto secret-service file" -- "$cur")); return ;;
         --store-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --interface) COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --ak-certificate) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --timeout|--bundle|--nonce) return ;;
+        --timeout|--bundle|--nonce|--client-data-hash) return ;;
     esac
     if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$options" -- "$cur")); return; fi
     local command="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --backend|--timeout|--store-dir|--interface|--bundle|--nonce|--ak-certificate) ((i++)) ;;
+            --backend|--timeout|--store-dir|--interface|--bundle|--nonce|--ak-certificate|--client-data-hash) ((i++)) ;;
             -*) ;;
             *) command=${words[i]}; break ;;
         esac
@@ -31,7 +31,7 @@ _deviceid() {
         hash) ((cword == i + 1)) && COMPREPLY=($(compgen -W "md5 sha256" -- "$cur")) ;;
         machine-id) ((cword == i + 1)) && COMPREPLY=($(compgen -W "app-specific raw" -- "$cur")) ;;
         product-uuid) ((cword == i + 1)) && COMPREPLY=($(compgen -W "raw" -- "$cur")) ;;
-        attest) ((cword == i + 1)) && COMPREPLY=($(compgen -W "enrol activate certify" -- "$cur"))
+        attest) ((cword == i + 1)) && COMPREPLY=($(compgen -W "enrol activate certify webauthn" -- "$cur"))
                 [[ ${words[i+1]} == activate ]] && ((cword == i + 2)) && COMPREPLY=($(compgen -f -- "$cur")) ;;
         help) ((cword == i + 1)) && COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
     esac

@@ -1,5 +1,5 @@
 # fish completion for deviceid(1)
-set -l commands get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest doctor version help
+set -l commands get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest assert doctor version help
 complete -c deviceid -f
 complete -c deviceid -l backend -x -a 'auto secret-service file' -d 'which stores'
 complete -c deviceid -l timeout -x -d 'deadline of each keyring conversation (ms)'
@@ -12,6 +12,7 @@ complete -c deviceid -l uppercase -d 'uppercase hex'
 complete -c deviceid -l compact -d 'no dashes or colons'
 complete -c deviceid -l nonce -x -d "the server's nonce (base64)"
 complete -c deviceid -l ak-certificate -r -F -d "the CA's AK certificate message"
+complete -c deviceid -l client-data-hash -x -d "SHA-256 of the client data (base64url)"
 complete -c deviceid -s h -l help -d 'help'
 complete -c deviceid -l version -d 'print the version'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a get -d "print this device's stable ID for APP_ID"
@@ -27,7 +28,8 @@ complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a hash -d '
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a machine-id -d 'the app-specific or raw machine ID'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a product-uuid -d 'the raw firmware product UUID'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a hardware-id -d "this TPM's hardware-bound ID for APP_ID"
-complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a attest -d 'TPM attestation: enrol, activate, certify'
+complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a attest -d 'TPM attestation: enrol, activate, certify, webauthn'
+complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a assert -d "a WebAuthn assertion for APP_ID's server"
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a doctor -d 'check the bus, the keyring and the file store'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a version -d 'print the version'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a help -d 'print help'
@@ -38,5 +40,5 @@ complete -c deviceid -n "__fish_seen_subcommand_from openudid" -a 'get opt-out r
 complete -c deviceid -n "__fish_seen_subcommand_from hash" -a 'md5 sha256'
 complete -c deviceid -n "__fish_seen_subcommand_from machine-id" -a 'app-specific raw'
 complete -c deviceid -n "__fish_seen_subcommand_from product-uuid" -a raw
-complete -c deviceid -n "__fish_seen_subcommand_from attest" -a 'enrol activate certify'
+complete -c deviceid -n "__fish_seen_subcommand_from attest" -a 'enrol activate certify webauthn'
 complete -c deviceid -n "__fish_seen_subcommand_from help" -a "$commands"

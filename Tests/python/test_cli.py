@@ -34,7 +34,7 @@ def test_usage_errors_exit_2_with_one_line_and_a_hint(cli, store, args):
 
 
 COMMANDS = ["get", "reset", "secret", "vendor", "advertising", "openudid", "uuid", "mac", "mac-md5", "hash",
-            "machine-id", "product-uuid", "hardware-id", "attest", "doctor", "version", "help"]
+            "machine-id", "product-uuid", "hardware-id", "attest", "assert", "doctor", "version", "help"]
 
 
 def test_help_forms(cli):
@@ -93,8 +93,9 @@ def test_bash_completion_completes_commands_and_their_words():
     assert complete("--json", "hash", "") == ["md5", "sha256"]
     assert "--interactive" in complete("--int")
     assert complete("hard") == ["hardware-id"]
-    assert complete("attest", "") == ["enrol", "activate", "certify"]
-    assert complete("--nonce", "AAAA", "attest", "") == ["enrol", "activate", "certify"]
+    assert complete("attest", "") == ["enrol", "activate", "certify", "webauthn"]
+    assert complete("--nonce", "AAAA", "attest", "") == ["enrol", "activate", "certify", "webauthn"]
+    assert complete("--client-data-hash", "AAAA", "ass") == ["assert"]
 
 
 def test_zsh_and_fish_completions_parse():
