@@ -14,21 +14,16 @@ final class GDBusTransport: SecretServiceTransport {
     private static let lock = PThreadMutex()
     // All guarded by `lock`: the session bus connection last seen; libsecret's service proxy on it,
     // which holds the encrypted transfer session; the "plain" session's path; the process that
-    // first started GLib's D-Bus machinery.
+    // first started GLib's D-Bus machinery. That process is set before any of the others, so a
+    // forked child, in which `usableHere` is false from then on, never reaches objects whose GLib
+    // thread it lacks; the lock a child inherits is made free, as every `PThreadMutex` is, by
+    // fork_safe_mutex.c. (No fork handler: one registered lazily, from a Swift `static let`, held
+    // `swift_once` across `pthread_atfork`, which a fork in another thread could leave in progress
+    // for good in the child.)
     nonisolated(unsafe) private static var bus: OpaquePointer?
     nonisolated(unsafe) private static var service: OpaquePointer?
     nonisolated(unsafe) private static var plainSession: String?
     nonisolated(unsafe) private static var gdbusProcess: pid_t = 0
-
-    /// A forked child inherits the lock as it was (perhaps held by a thread mid-call in the
-    /// parent) and GLib's D-Bus objects, whose worker thread it does not have: the lock is made
-    /// free (as every `PThreadMutex` is, by fork_safe_mutex.c) and the objects forgotten (not
-    /// released: their owner thread is gone).
-    private static let forkHandler: Void = ForkedChild.onFork {
-        GDBusTransport.bus = nil
-        GDBusTransport.service = nil
-        GDBusTransport.plainSession = nil
-    }
 
     /// GLib runs every D-Bus connection of a process on one worker thread, started once and never
     /// again (gdbusprivate.c), so in a child forked after it started no connection, old or new,
@@ -38,7 +33,6 @@ final class GDBusTransport: SecretServiceTransport {
     /// memory or descriptors is an error, not a reason to change transports (libdbus would carry a
     /// caller's secret "plain").
     static func usableHere() throws(DeviceIDError) -> Bool {
-        _ = forkHandler
         guard lock.withLock({ gdbusProcess == 0 || gdbusProcess == getpid() }) else { return false }
         switch OnDemandLibrary.glib.state() {
         case .loaded: return true
