@@ -164,19 +164,24 @@ def test_operator_actions_are_not_reachable_over_http(fleet):
     operations = {op["operationId"] for item in json.loads(ok(a.get("/openapi.json")))["paths"].values()
                   for op in item.values()}
     assert operations == {"newNonce", "enrolmentChallenge", "enrolmentFinish", "verifyAttestation", "caCertificate",
-                          "certificateRevocationList", "health"}
+                          "certificateRevocationList", "health", "newWebAuthnChallenge", "registerCredential",
+                          "verifyAssertion"}
 
 
 HOSTILE_BODIES = [b"", b"{", b"[]", b"null", b'{"v":1}', b'{"v":2,"type":"deviceid.enrolment-request"}', b"\xff\xfe",
                   b'{"v":1,"type":"deviceid.enrolment-request","app_id":"a","ek_certificate":"AAAA","ak_public":"AAAA"}',
                   b'{"v":true}', b"1e999999", b"[" * 100_000, b'{"v":1,"type":"deviceid.verification-request",'
-                  b'"evidence":{},"nonce":"AAAA"}', b'{"v":1,"type":"deviceid.enrolment-response","id":"x","credential":""}']
+                  b'"evidence":{},"nonce":"AAAA"}', b'{"v":1,"type":"deviceid.enrolment-response","id":"x","credential":""}',
+                  b'{"v":1,"type":"deviceid.assertion-request","assertion":{"v":1,"type":"deviceid.webauthn-assertion",'
+                  b'"credential_id":"AAAA"},"client_data_json":"e30"}',
+                  b'{"v":1,"type":"deviceid.webauthn-registration","attestation":[],"client_data_json":"e30"}']
 
 
 def test_hostile_bodies_get_a_4xx_with_a_reason(fleet):
     a, _ = fleet
     for body in HOSTILE_BODIES:
-        for path in ("/v1/enrolment/challenge", "/v1/enrolment/finish", "/v1/attestation/verify"):
+        for path in ("/v1/enrolment/challenge", "/v1/enrolment/finish", "/v1/attestation/verify",
+                     "/v1/webauthn/register", "/v1/assertion/verify"):
             status, _, answer = a.post(path, body)
             assert 400 <= status < 500, (path, body[:80], status, answer)
             assert set(json.loads(answer)) >= {"rejected", "message"}

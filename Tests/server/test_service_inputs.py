@@ -18,7 +18,8 @@ from machines import localca_files, make_ca_certificate
 from cryptography import x509
 
 APP = "com.example.inputs"
-PATHS = ("/v1/nonce", "/v1/enrolment/challenge", "/v1/enrolment/finish", "/v1/attestation/verify")
+PATHS = ("/v1/nonce", "/v1/enrolment/challenge", "/v1/enrolment/finish", "/v1/attestation/verify",
+         "/v1/webauthn/challenge", "/v1/webauthn/register", "/v1/assertion/verify")
 
 
 def call(app, method, path, body=b""):
@@ -87,9 +88,12 @@ def test_the_openapi_document_names_the_operations_and_embeds_the_schemas():
     document = openapi_document()
     operations = {op["operationId"]: (path, method) for path, item in document["paths"].items()
                   for method, op in item.items()}
-    assert {k: operations[k] for k in ("newNonce", "enrolmentChallenge", "enrolmentFinish", "verifyAttestation")} == {
+    assert {k: operations[k] for k in ("newNonce", "enrolmentChallenge", "enrolmentFinish", "verifyAttestation",
+                                       "newWebAuthnChallenge", "registerCredential", "verifyAssertion")} == {
         "newNonce": ("/v1/nonce", "post"), "enrolmentChallenge": ("/v1/enrolment/challenge", "post"),
-        "enrolmentFinish": ("/v1/enrolment/finish", "post"), "verifyAttestation": ("/v1/attestation/verify", "post")}
+        "enrolmentFinish": ("/v1/enrolment/finish", "post"), "verifyAttestation": ("/v1/attestation/verify", "post"),
+        "newWebAuthnChallenge": ("/v1/webauthn/challenge", "post"), "registerCredential": ("/v1/webauthn/register", "post"),
+        "verifyAssertion": ("/v1/assertion/verify", "post")}
     text = json.dumps(document)
     assert "$schema" not in text and ".schema.json" not in text  # OpenAPI 3.0 Schema Objects, local references
     assert document["components"]["schemas"]["verification-request"]["properties"]["evidence"] == {
@@ -101,11 +105,17 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=5),
     max_leaves=12)
 KEYS = ("v", "type", "app_id", "ek_certificate", "ak_public", "id", "credential", "evidence", "nonce", "attest",
-        "signature", "app_public", "ak_certificate", "hardware_id")
+        "signature", "app_public", "ak_certificate", "hardware_id", "attestation", "assertion", "client_data_json",
+        "credential_id", "attestation_object", "authenticator_data", "counter")
 TYPES = ("deviceid.enrolment-request", "deviceid.enrolment-response", "deviceid.verification-request",
-         "deviceid.attestation", "deviceid.nonce")
+         "deviceid.attestation", "deviceid.nonce", "deviceid.webauthn-registration", "deviceid.assertion-request",
+         "deviceid.webauthn-attestation", "deviceid.webauthn-assertion")
+fields = json_values | st.text(alphabet="AQgw+/=-_", max_size=40)
+inner = st.fixed_dictionaries({"v": st.sampled_from([1, 2]), "type": st.sampled_from(TYPES)},
+                              optional={k: fields for k in KEYS[2:]})
 messages = st.fixed_dictionaries({"v": st.sampled_from([1, 1, 2, True, "1", 1.0]), "type": st.sampled_from(TYPES)},
-                                 optional={k: json_values | st.text(alphabet="AQgw+/=", max_size=40) for k in KEYS[2:]})
+                                 optional={k: inner if k in ("attestation", "assertion", "evidence") else fields
+                                           for k in KEYS[2:]})
 
 
 @settings(max_examples=200, deadline=None, database=None, derandomize=os.environ.get("DEVICEID_MODEL_RANDOM") != "1",

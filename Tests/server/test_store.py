@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from deviceid_verifier import (CertificateRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
+from deviceid_verifier import (CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
                                PostgresStore, SQLiteStore, StoreUnavailable, open_store)
 from deviceid_verifier._store._migrations import LATEST, MIGRATIONS
 from deviceid_verifier._store._sql import micros
@@ -24,6 +24,27 @@ def record(serial, pseudonym=b"p" * 32, app_id="com.example.a", issued=T0, not_a
 
 def pending(expires=T0 + 300 * SECOND, pseudonym=b"p" * 32):
     return PendingChallenge(b"s" * 32, b"ak-public", "com.example.a", pseudonym, expires)
+
+
+def credential(counter=0, app_id="com.example.a", serial=0xABC):
+    return CredentialRecord(b"c" * 32, app_id, b"cose-key", b"\x00\x0b" + bytes(32), serial, counter, T0)
+
+
+@pytest.mark.memory_too
+def test_a_credential_registered_again_keeps_its_higher_counter_and_its_mark(database_url):
+    store = open_store(database_url)
+    assert store.credential(b"c" * 32) is None
+    assert store.add_credential(credential(counter=0)) == credential(counter=0)
+    assert store.advance_counter(b"c" * 32, 7, T0 + SECOND) is True
+    assert store.advance_counter(b"c" * 32, 7, T0 + 2 * SECOND) is False
+    assert store.advance_counter(b"c" * 32, 3, T0 + 3 * SECOND) is False  # the first mark stays
+    again = store.add_credential(credential(counter=0, serial=0xDEF))
+    assert again == dataclasses.replace(credential(counter=7, serial=0xDEF), counter_failed=T0 + 2 * SECOND)
+    assert store.credential(b"c" * 32) == again
+    assert store.add_credential(credential(app_id="com.example.b")) is None, "an id is one app's"
+    assert store.credential(b"c" * 32) == again
+    assert store.advance_counter(b"u" * 32, 1, T0) is False and store.credential(b"u" * 32) is None
+    assert store.advance_counter(b"c" * 32, 2**32 - 1, T0) is True
 
 
 def test_open_store_picks_the_store_by_scheme(database_url):
@@ -125,6 +146,7 @@ def test_migrations_from_empty_and_from_the_previous_version(database_url):
     store.add_challenge("d" * 32, device)
     assert store.take_challenge("d" * 32, T0) == device
     assert store.add_certificate(record(7), store.limit()) is None
+    assert store.add_credential(credential()) == credential()  # 0004
 
 
 def _race_nonce(store):
@@ -162,6 +184,24 @@ def _race(url, operation, args_of=lambda i: ()):
         p.join(timeout=60)
         assert p.exitcode == 0, results
     return results
+
+
+def _race_counter(store, counter):
+    return store.advance_counter(b"c" * 32, counter, T0)
+
+
+def test_24_processes_race_to_one_counter_value_one_wins(database_url):
+    open_store(database_url).add_credential(credential(counter=5))
+    results = _race(database_url, _race_counter, lambda i: (6,))
+    assert sorted(results, key=str) == [False] * (RACERS - 1) + [True], results
+    stored = open_store(database_url).credential(b"c" * 32)
+    assert (stored.counter, stored.counter_failed) == (6, T0), "the losers marked the credential"
+
+
+def test_24_processes_race_with_24_counters_the_highest_stays(database_url):
+    open_store(database_url).add_credential(credential())
+    results = _race(database_url, _race_counter, lambda i: (i + 1,))
+    assert True in results and open_store(database_url).credential(b"c" * 32).counter == RACERS, results
 
 
 def test_24_processes_race_for_one_nonce_one_wins(database_url):

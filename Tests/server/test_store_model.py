@@ -1,6 +1,7 @@
 """A randomized stateful test of every Store against the reference model of
 docs/SERVER-STATE.md: random sequences of the operations, with a clock that moves, and after each
 step the store's answer must be the model's."""
+import dataclasses
 import datetime
 import itertools
 import os
@@ -9,11 +10,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from deviceid_verifier import CertificateRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
+from deviceid_verifier import CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 PSEUDONYMS = (b"p" * 32, b"q" * 32)
 APPS = ("com.example.a", "com.example.b")
+CREDENTIALS = (b"c" * 32, b"d" * 32)
+#: Few values, so that equal and lower counters come up often; 2**32 - 1 is the largest signCount.
+COUNTERS = st.sampled_from([0, 1, 2, 3, 2**32 - 1])
 
 
 class Model:
@@ -24,6 +28,7 @@ class Model:
         self.challenges = {}    # id → PendingChallenge
         self.certificates = {}  # serial → CertificateRecord
         self.limit = Limit(5, datetime.timedelta(days=1))
+        self.credentials = {}   # credential id → CredentialRecord
 
     def use_nonce(self, nonce, now):
         if nonce not in self.nonces:
@@ -55,6 +60,28 @@ class Model:
         self.certificates[serial] = CertificateRecord(record.serial, record.ek_pseudonym, record.app_id,
                                                       record.ak_name, record.issued, record.not_after, now, reason)
         return True
+
+    def add_credential(self, record):
+        known = self.credentials.get(record.credential_id)
+        if known is not None and known.app_id != record.app_id:
+            return None
+        if known is not None:
+            record = CredentialRecord(known.credential_id, known.app_id, known.cose_key, record.ak_name,
+                                      record.ak_serial, max(known.counter, record.counter), known.registered,
+                                      known.counter_failed)
+        self.credentials[record.credential_id] = record
+        return record
+
+    def advance_counter(self, credential_id, counter, now):
+        known = self.credentials.get(credential_id)
+        if known is None:
+            return False
+        if counter > known.counter:
+            self.credentials[credential_id] = dataclasses.replace(known, counter=counter)
+            return True
+        if known.counter_failed is None:
+            self.credentials[credential_id] = dataclasses.replace(known, counter_failed=now)
+        return False
 
     def purge(self, now):
         self.nonces = {n: e for n, e in self.nonces.items() if e[0] >= now}
@@ -127,6 +154,19 @@ class StoreMachine(RuleBasedStateMachine):
         assert self.store.revoke(serial, reason, self.now) == self.model.revoke(serial, reason, self.now)
         assert self.store.certificate(serial) == self.model.certificates.get(serial)
 
+    @rule(credential=st.sampled_from(CREDENTIALS), app_id=st.sampled_from(APPS), counter=COUNTERS,
+          serial=st.integers(min_value=1, max_value=3))
+    def add_credential(self, credential, app_id, counter, serial):
+        record = CredentialRecord(credential, app_id, b"cose:" + app_id.encode(), b"ak%d" % serial, serial, counter,
+                                  self.now)
+        assert self.store.add_credential(record) == self.model.add_credential(record)
+
+    @rule(credential=st.sampled_from(CREDENTIALS), counter=COUNTERS)
+    def advance_counter(self, credential, counter):
+        assert self.store.advance_counter(credential, counter, self.now) == self.model.advance_counter(
+            credential, counter, self.now)
+        assert self.store.credential(credential) == self.model.credentials.get(credential)
+
     @rule(enrolments=st.integers(min_value=1, max_value=4), window=st.sampled_from([1, 600, 1200, 3600]))
     def set_limit(self, enrolments, window):
         limit = Limit(enrolments, datetime.timedelta(seconds=window))
@@ -167,7 +207,7 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
         def open_new():
             store = open_store(url, migrate=False)
             with store._tx() as cursor:  # an empty database of the current schema, quickly
-                for table in ("nonces", "challenges", "certificates", "enrolment_pairs"):
+                for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
             return store

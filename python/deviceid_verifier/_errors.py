@@ -42,6 +42,7 @@ REASONS: Mapping[str, str] = {
     "credential-mismatch": "WebAuthn: the attested credential (its id, its COSE key) is not the certified "
                            "credential key, or an assertion names another credential",
     "credential-key-template": "WebAuthn: pubArea is not the frozen credential key template (ECC P-256, scheme NULL)",
+    "credential-unknown": "WebAuthn: the assertion names a credential id this server has not registered",
     "counter": "WebAuthn: the assertion's signCount is not above the last one accepted for the credential: a "
                "replayed assertion, or one from a clone of the TPM's state",
 }

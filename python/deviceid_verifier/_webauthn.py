@@ -16,7 +16,7 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from . import _akcert, _cbor, _ca, _chain, _tpm, _wire
 from ._errors import Rejected
-from ._store import MemoryStore, Store
+from ._store import CredentialRecord, MemoryStore, Store
 from ._verify import _NonceBook
 
 #: Authenticator data flags (WebAuthn §6.1).
@@ -56,6 +56,9 @@ class WebAuthnCredential:
     #: the serial number of the AK certificate: when the verifier shares the issuing CA's store,
     #: assertions stop passing once it is revoked
     ak_serial: int
+    #: when an assertion's counter first failed to rise above `counter` at a verifier on this
+    #: credential's store: a clone of the TPM may exist (sticky; None while it never happened)
+    counter_failed: Optional[datetime.datetime] = None
 
     @property
     def public_key(self) -> ec.EllipticCurvePublicKey:
@@ -63,10 +66,17 @@ class WebAuthnCredential:
 
     def to_json(self) -> str:
         """The credential as JSON text (base64url fields), for from_json() later."""
-        return json.dumps({"app_id": self.app_id, "credential_id": _wire.b64url(self.credential_id),
-                           "cose_key": _wire.b64url(self.cose_key), "counter": self.counter,
-                           "ak_name": _wire.b64url(self.ak_name), "ak_serial": self.ak_serial},
-                          separators=(",", ":"))
+        fields: Dict[str, Any] = {"app_id": self.app_id, "credential_id": _wire.b64url(self.credential_id),
+                                  "cose_key": _wire.b64url(self.cose_key), "counter": self.counter,
+                                  "ak_name": _wire.b64url(self.ak_name), "ak_serial": self.ak_serial}
+        if self.counter_failed is not None:
+            fields["counter_failed"] = self.counter_failed.isoformat() + "Z"
+        return json.dumps(fields, separators=(",", ":"))
+
+    @classmethod
+    def _of(cls, record: CredentialRecord) -> "WebAuthnCredential":
+        return cls(record.app_id, record.credential_id, record.cose_key, record.counter, record.ak_name,
+                   record.ak_serial, record.counter_failed)
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "WebAuthnCredential":
@@ -78,9 +88,11 @@ class WebAuthnCredential:
                 raise ValueError("counter")
             if type(serial) is not int or serial <= 0:  # noqa: E721
                 raise ValueError("ak_serial")
+            failed = fields.get("counter_failed")
             credential = cls(_ca.check_app_id(fields["app_id"]), _wire.from_b64url(fields["credential_id"], "id"),
                              _wire.from_b64url(fields["cose_key"], "key"), counter,
-                             _wire.from_b64url(fields["ak_name"], "ak_name"), serial)
+                             _wire.from_b64url(fields["ak_name"], "ak_name"), serial,
+                             None if failed is None else _ca.parse_utc(failed))
             credential.public_key  # noqa: B018  (the key must parse)
             return credential
         except (ValueError, KeyError, TypeError, RecursionError, Rejected) as e:
@@ -162,6 +174,12 @@ class WebAuthnVerifier:
         self._origins = None if origins is None else frozenset(origins)
         self._store: Store = store if store is not None else MemoryStore()
         self._challenges = _NonceBook(self._store, challenge_lifetime)
+        self._challenge_lifetime = challenge_lifetime
+
+    @property
+    def challenge_lifetime(self) -> datetime.timedelta:
+        """How long a challenge of new_challenge() lives."""
+        return self._challenge_lifetime
 
     def new_challenge(self) -> bytes:
         """A fresh 32-byte challenge for the app to put into its client data."""
@@ -271,14 +289,30 @@ class WebAuthnVerifier:
             raise Rejected("credential-mismatch", "certInfo does not certify pubArea as an owner-hierarchy primary")
         if not (authenticator_data.credential_id == claimed_id == hashlib.sha256(public_area).digest()):
             raise Rejected("credential-mismatch", "the credential id is not SHA-256 of pubArea in authData and the message")
-        return WebAuthnCredential(certified_app_id, claimed_id, authenticator_data.cose_key,
-                                  authenticator_data.counter, ak_name, ak_certificate.serial_number)
+        stored = self._store.add_credential(CredentialRecord(
+            claimed_id, certified_app_id, authenticator_data.cose_key, ak_name, ak_certificate.serial_number,
+            authenticator_data.counter, _chain.utcnow()))
+        if stored is None:
+            raise Rejected("credential-mismatch", "the credential id is registered for another app id")
+        return WebAuthnCredential._of(stored)
+
+    def credential(self, credential_id: bytes) -> Optional[WebAuthnCredential]:
+        """The credential registered with this id in the verifier's store, with its counter."""
+        stored = self._store.credential(credential_id)
+        return None if stored is None else WebAuthnCredential._of(stored)
 
     def verify_assertion(self, assertion: Union[str, bytes], client_data_json: bytes,
-                         credential: WebAuthnCredential) -> WebAuthnCredential:
+                         credential: Optional[WebAuthnCredential] = None) -> WebAuthnCredential:
         """Verify a deviceid.webauthn-assertion message made over `client_data_json` (of type
-        "webauthn.get", with a challenge of new_challenge()) by `credential`; return the
-        credential with the counter it carries, which the server keeps in place of the old one.
+        "webauthn.get", with a challenge of new_challenge()) by `credential`, by default the one
+        registered with the message's credential id in the verifier's store ("credential-unknown"
+        if none); return the credential with the counter it carries.
+
+        The counter rule is the store's when it knows the credential: of the assertions with one
+        counter value that reach any worker on the store, exactly one is accepted, and one that
+        does not rise marks the credential for good (`counter_failed`). A credential the store
+        does not know (kept by the caller, to_json/from_json) is judged by its own counter, which
+        the caller replaces with the one returned.
 
         Rejected "app-id-mismatch" or "credential-mismatch" for another app's or credential's;
         "rp-id-mismatch"; "signature"; "revoked" once the AK certificate is (with the CA's store);
@@ -289,10 +323,16 @@ class WebAuthnVerifier:
         TPM can sign any count), so the two copies may go on with growing counts; keep a flag with
         the credential and re-register the device."""
         message = _wire.loads(assertion, _wire.WEBAUTHN_ASSERTION)
+        credential_id = _wire.b64url_field(message, "credential_id")
+        stored = self._store.credential(credential_id)
+        if credential is None:
+            if stored is None:
+                raise Rejected("credential-unknown", "the assertion names a credential this server has not registered")
+            credential = WebAuthnCredential._of(stored)
         if message.get("app_id") != credential.app_id:
             raise Rejected("app-id-mismatch", f"the assertion is for app id {message.get('app_id')!r}, "
                                               f"not {credential.app_id!r}")
-        if _wire.b64url_field(message, "credential_id") != credential.credential_id:
+        if credential_id != credential.credential_id:
             raise Rejected("credential-mismatch", "the assertion names another credential")
         raw = _wire.b64url_field(message, "authenticator_data")
         signature = _wire.b64url_field(message, "signature")
@@ -314,7 +354,10 @@ class WebAuthnVerifier:
         if record is not None and record.revoked is not None:
             raise Rejected("revoked", f"the AK certificate {credential.ak_serial:x} that certified the credential was "
                                       f"revoked ({record.revocation_reason or 'no reason given'})")
-        if authenticator_data.counter <= credential.counter:
-            raise Rejected("counter", f"the assertion's counter {authenticator_data.counter} is not above "
-                                      f"{credential.counter}, the last one accepted: a replay, or a clone of the TPM")
-        return dataclasses.replace(credential, counter=authenticator_data.counter)
+        counter = authenticator_data.counter
+        if counter <= credential.counter or (
+                stored is not None and not self._store.advance_counter(credential_id, counter, _chain.utcnow())):
+            raise Rejected("counter", f"the assertion's counter {counter} is not above the last one accepted for "
+                                      "the credential: a replay, or a clone of the TPM")
+        return dataclasses.replace(credential, counter=counter,
+                                   counter_failed=stored.counter_failed if stored is not None else credential.counter_failed)

@@ -1,5 +1,6 @@
-"""The WSGI application: four device- and app-server-facing operations, the CA's certificate and
-CRL, and the OpenAPI document. Operator actions (revoke, limits) have no route here: they are
+"""The WSGI application: the device- and app-server-facing operations (nonces, enrolment,
+attestation; App Attest challenges, registration and assertions), the CA's certificate and CRL,
+and the OpenAPI document. Operator actions (revoke, limits) have no route here: they are
 the command line's, on the database (docs/SERVER.md)."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .._ca import PrivacyCA, check_app_id
 from .._errors import Rejected
 from .._store._sql import StoreUnavailable
 from .._verify import Verifier
+from .._webauthn import WebAuthnCredential, WebAuthnVerifier
 from ._openapi import openapi_document
 
 #: The largest request body read; a larger one is refused (413) unread.
@@ -24,6 +26,11 @@ MAX_BODY_BYTES = 64 * 1024
 NONCE = "deviceid.nonce"
 VERIFICATION_REQUEST = "deviceid.verification-request"
 VERIFICATION = "deviceid.verification"
+WEBAUTHN_CHALLENGE = "deviceid.webauthn-challenge"
+WEBAUTHN_REGISTRATION = "deviceid.webauthn-registration"
+WEBAUTHN_CREDENTIAL = "deviceid.webauthn-credential"
+ASSERTION_REQUEST = "deviceid.assertion-request"
+ASSERTION_VERIFICATION = "deviceid.assertion-verification"
 
 #: Rejections that say the request itself is not a message of this step.
 _BAD_REQUEST = frozenset({"malformed", "version", "message-type"})
@@ -79,16 +86,44 @@ def _body(environ: Mapping[str, Any]) -> bytes:
     return data
 
 
+def _device_message(request: Mapping[str, Any], key: str) -> str:
+    """The device's message inside an app server's request, as the JSON text it was."""
+    inner = request.get(key)
+    if not isinstance(inner, dict):
+        raise Rejected("malformed", f"the field {key!r} is missing or not a message object")
+    return json.dumps(inner)
+
+
+def _expected_app_id(request: Mapping[str, Any]) -> Optional[str]:
+    app_id = request.get("app_id")
+    return None if app_id is None else check_app_id(app_id)
+
+
+def _credential_answer(message_type: str, credential: WebAuthnCredential) -> Dict[str, Any]:
+    answer: Dict[str, Any] = {
+        "v": _wire.VERSION, "type": message_type, "app_id": credential.app_id,
+        "credential_id": _wire.b64url(credential.credential_id), "counter": credential.counter,
+        "ak_certificate_serial": format(credential.ak_serial, "x"),
+    }
+    if credential.counter_failed is not None:
+        answer["counter_failed"] = credential.counter_failed.isoformat() + "Z"
+    return answer
+
+
 class _Service:
-    def __init__(self, ca: PrivacyCA, verifier: Verifier) -> None:
+    def __init__(self, ca: PrivacyCA, verifier: Verifier, webauthn: WebAuthnVerifier) -> None:
         self.ca = ca
         self.verifier = verifier
+        self.webauthn = webauthn
         self.openapi = json.dumps(openapi_document(), separators=(",", ":")).encode("utf-8")
         self.routes: Dict[str, Tuple[str, Callable[[bytes], Response]]] = {
             "/v1/nonce": ("POST", self.new_nonce),
             "/v1/enrolment/challenge": ("POST", self.enrolment_challenge),
             "/v1/enrolment/finish": ("POST", self.enrolment_finish),
             "/v1/attestation/verify": ("POST", self.verify_attestation),
+            "/v1/webauthn/challenge": ("POST", self.webauthn_challenge),
+            "/v1/webauthn/register": ("POST", self.register_credential),
+            "/v1/assertion/verify": ("POST", self.verify_assertion),
             "/v1/ca-certificate": ("GET", self.ca_certificate),
             "/v1/crl": ("GET", self.crl),
             "/v1/health": ("GET", self.health),
@@ -126,6 +161,29 @@ class _Service:
         if result.risk is not None:
             answer["risk"] = result.risk
         return _json(200, answer)
+
+    def webauthn_challenge(self, _: bytes) -> Response:
+        challenge = self.webauthn.new_challenge()
+        expires = _chain.utcnow() + self.webauthn.challenge_lifetime
+        return _message(200, _wire.dumps(WEBAUTHN_CHALLENGE, {"challenge": _wire.b64url(challenge),
+                                                              "expires": expires.isoformat() + "Z"}))
+
+    def register_credential(self, body: bytes) -> Response:
+        request = _wire.loads(body, WEBAUTHN_REGISTRATION)
+        attestation = _device_message(request, "attestation")
+        client_data = _wire.b64url_field(request, "client_data_json")
+        credential = self.webauthn.register(attestation, client_data, app_id=_expected_app_id(request))
+        return _json(200, _credential_answer(WEBAUTHN_CREDENTIAL, credential))
+
+    def verify_assertion(self, body: bytes) -> Response:
+        request = _wire.loads(body, ASSERTION_REQUEST)
+        assertion = _device_message(request, "assertion")
+        client_data = _wire.b64url_field(request, "client_data_json")
+        app_id = _expected_app_id(request)
+        if app_id is not None and request["assertion"].get("app_id") != app_id:
+            raise Rejected("app-id-mismatch", f"the assertion is not for app id {app_id!r}")
+        credential = self.webauthn.verify_assertion(assertion, client_data)
+        return _json(200, _credential_answer(ASSERTION_VERIFICATION, credential))
 
     def ca_certificate(self, _: bytes) -> Response:
         pem = self.ca.certificate.public_bytes(serialization.Encoding.PEM)
@@ -178,7 +236,11 @@ class _Service:
         return [b"" if environ.get("REQUEST_METHOD") == "HEAD" else body]
 
 
-def make_app(ca: PrivacyCA, verifier: Verifier) -> Callable[[Mapping[str, Any], StartResponse], Iterable[bytes]]:
-    """The WSGI application of `ca` and `verifier`, which should share one Store (then a nonce,
-    a challenge and a revocation hold across every worker and host on it)."""
-    return _Service(ca, verifier)
+def make_app(ca: PrivacyCA, verifier: Verifier, webauthn: Optional[WebAuthnVerifier] = None,
+             ) -> Callable[[Mapping[str, Any], StartResponse], Iterable[bytes]]:
+    """The WSGI application of `ca`, `verifier` and `webauthn`, which should share one Store (then
+    a nonce, a challenge, a revocation and a counter hold across every worker and host on it). By
+    default `webauthn` trusts `ca` alone and keeps its challenges and credentials in ca.store."""
+    if webauthn is None:
+        webauthn = WebAuthnVerifier([ca.certificate], challenge_lifetime=verifier.nonce_lifetime, store=ca.store)
+    return _Service(ca, verifier, webauthn)

@@ -22,7 +22,9 @@ def schema(name: str) -> Dict[str, Any]:
 
 
 SCHEMAS = ("enrolment-request", "enrolment-challenge", "enrolment-response", "ak-certificate", "attestation", "nonce",
-           "verification-request", "verification", "rejection")
+           "verification-request", "verification", "webauthn-challenge", "webauthn-attestation",
+           "webauthn-registration", "webauthn-credential", "webauthn-assertion", "assertion-request",
+           "assertion-verification", "rejection")
 
 
 def _component(name: str) -> Dict[str, Any]:
@@ -92,6 +94,15 @@ def openapi_document() -> Dict[str, Any]:
                                           "enrolment-response", "ak-certificate", 403, 429),
             "/v1/attestation/verify": _post("verifyAttestation", "Verify a device's evidence for a nonce",
                                             "verification-request", "verification", 403),
+            "/v1/webauthn/challenge": _post("newWebAuthnChallenge",
+                                            "A fresh single-use challenge for App Attest client data", "",
+                                            "webauthn-challenge"),
+            "/v1/webauthn/register": _post("registerCredential",
+                                           "Register a device's App Attest credential (WebAuthn \"tpm\" attestation)",
+                                           "webauthn-registration", "webauthn-credential", 403),
+            "/v1/assertion/verify": _post("verifyAssertion",
+                                          "Verify a device's App Attest assertion and raise its credential's counter",
+                                          "assertion-request", "assertion-verification", 403),
             "/v1/ca-certificate": {"get": {"operationId": "caCertificate", "summary": "The CA certificate (PEM)",
                                            "responses": {"200": {"description": "PEM", "content": {
                                                "application/x-pem-file": {"schema": {"type": "string"}}}}}}},

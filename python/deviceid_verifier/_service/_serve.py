@@ -13,6 +13,7 @@ from .._ca import PrivacyCA
 from .._store import open_store
 from .._store._sql import StoreUnavailable
 from .._verify import Verifier
+from .._webauthn import WebAuthnVerifier
 from ._app import make_app
 
 
@@ -41,6 +42,9 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
                        help="seconds a nonce lives, 1 to 86400 (default 300)")
     serve.add_argument("--challenge-lifetime", type=within(float, 1, 86_400, "--challenge-lifetime"), default=300.0,
                        help="seconds an enrolment challenge lives, 1 to 86400 (default 300)")
+    serve.add_argument("--webauthn-origin", action="append",
+                       help="a client data origin App Attest registrations and assertions may carry (repeatable; "
+                            "default: any)")
     serve.add_argument("--access-log", default=None, help="a file for gunicorn's access log ('-': standard error)")
     serve.set_defaults(run=run)
 
@@ -67,11 +71,13 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
                        ek_intermediates=_inputs.certificates(args.ek_intermediate or []),
                        challenge_lifetime=datetime.timedelta(seconds=args.challenge_lifetime),
                        store=store, pseudonym_key=pseudonym_key)
-        verifier = Verifier([certificate, *_inputs.certificates(args.trust_ca)],
-                            nonce_lifetime=datetime.timedelta(seconds=args.nonce_lifetime), store=store)
+        trusted = [certificate, *_inputs.certificates(args.trust_ca)]
+        lifetime = datetime.timedelta(seconds=args.nonce_lifetime)
+        verifier = Verifier(trusted, nonce_lifetime=lifetime, store=store)
+        webauthn = WebAuthnVerifier(trusted, origins=args.webauthn_origin, challenge_lifetime=lifetime, store=store)
     except ValueError as e:
         raise _inputs.Failure(str(e)) from None
-    return make_app(ca, verifier)
+    return make_app(ca, verifier, webauthn)
 
 
 def run(args: argparse.Namespace) -> None:

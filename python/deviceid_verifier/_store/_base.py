@@ -55,6 +55,21 @@ class Limit:
             raise ValueError("a limit needs at least one enrolment and a positive window")
 
 
+@dataclass(frozen=True)
+class CredentialRecord:
+    """A registered App Attest (WebAuthn) credential and the highest assertion counter accepted."""
+    credential_id: bytes
+    app_id: str
+    cose_key: bytes
+    ak_name: bytes
+    ak_serial: int
+    counter: int
+    registered: datetime.datetime
+    #: When an assertion's counter first failed to rise above `counter` (a clone of the TPM may
+    #: exist); sticky: once set, never cleared or moved.
+    counter_failed: Optional[datetime.datetime] = None
+
+
 #: The limit of a new store: 5 enrolments per EK and app id a day.
 DEFAULT_LIMIT = Limit(5, datetime.timedelta(days=1))
 
@@ -110,6 +125,23 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
         """The revoked certificates not yet past their not-after, by serial."""
+
+    @abc.abstractmethod
+    def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:
+        """Register a credential, or register it again: a known credential id takes the record's
+        AK Name and serial, keeps the higher of the two counters, its registration time and its
+        counter_failed. Returns the record as stored; None if the id is registered for another
+        app id (nothing changed)."""
+
+    @abc.abstractmethod
+    def credential(self, credential_id: bytes) -> Optional[CredentialRecord]:
+        """The record of a registered credential."""
+
+    @abc.abstractmethod
+    def advance_counter(self, credential_id: bytes, counter: int, now: datetime.datetime) -> bool:
+        """Raise the credential's counter to `counter` if it is above the one stored (of racing
+        calls with one value, exactly one); otherwise set counter_failed to `now` unless it is
+        set. False when the counter did not rise (or the credential is unknown)."""
 
     @abc.abstractmethod
     def limit(self) -> Limit:

@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import threading
 from typing import Dict, List, Optional, Tuple
 
 from .. import _chain
-from ._base import DEFAULT_LIMIT, CertificateRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import DEFAULT_LIMIT, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
 
 
 class StoreFull(RuntimeError):
-    """A MemoryStore holds as many nonces or challenges as it was allowed."""
+    """A MemoryStore holds as many nonces, challenges or credentials as it was allowed."""
 
 
 class MemoryStore(Store):
-    """The state of one process. `max_nonces` and `max_pending` bound what it holds (StoreFull
+    """The state of one process. `max_nonces`, `max_pending` and `max_credentials` bound what it holds (StoreFull
     beyond them, after expired entries are dropped). nonces() and challenges() list what it holds,
     so that the command line can carry it from one process to the next in a file."""
 
-    def __init__(self, *, max_nonces: int = 1_000_000, max_pending: int = 100_000) -> None:
+    def __init__(self, *, max_nonces: int = 1_000_000, max_pending: int = 100_000,
+                 max_credentials: int = 1_000_000) -> None:
         self._max_nonces = max_nonces
         self._max_pending = max_pending
+        self._max_credentials = max_credentials
+        self._credentials: Dict[bytes, CredentialRecord] = {}
         self._nonces: Dict[bytes, Tuple[datetime.datetime, bool]] = {}
         self._pending: Dict[str, PendingChallenge] = {}
         self._certificates: Dict[int, CertificateRecord] = {}
@@ -101,6 +105,37 @@ class MemoryStore(Store):
         with self._lock:
             return sorted((r for r in self._certificates.values() if r.revoked is not None and r.not_after >= now),
                           key=lambda r: r.serial)
+
+    def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:
+        with self._lock:
+            known = self._credentials.get(record.credential_id)
+            if known is None:
+                if len(self._credentials) >= self._max_credentials:
+                    raise StoreFull("too many registered credentials")
+                stored = record
+            elif known.app_id != record.app_id:
+                return None
+            else:
+                stored = dataclasses.replace(known, ak_name=record.ak_name, ak_serial=record.ak_serial,
+                                             counter=max(known.counter, record.counter))
+            self._credentials[record.credential_id] = stored
+        return stored
+
+    def credential(self, credential_id: bytes) -> Optional[CredentialRecord]:
+        with self._lock:
+            return self._credentials.get(credential_id)
+
+    def advance_counter(self, credential_id: bytes, counter: int, now: datetime.datetime) -> bool:
+        with self._lock:
+            known = self._credentials.get(credential_id)
+            if known is None:
+                return False
+            if counter > known.counter:
+                self._credentials[credential_id] = dataclasses.replace(known, counter=counter)
+                return True
+            if known.counter_failed is None:
+                self._credentials[credential_id] = dataclasses.replace(known, counter_failed=now)
+        return False
 
     def limit(self) -> Limit:
         with self._lock:

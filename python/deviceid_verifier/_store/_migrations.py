@@ -37,6 +37,13 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
     ("0003_challenge_tpm_device", (
         "ALTER TABLE challenges ADD COLUMN tpm_device TEXT",
     )),
+    # App Attest for Linux: registered WebAuthn credentials and their assertion counters, which
+    # every worker raises by one conditional update (invariant 8).
+    ("0004_webauthn_credentials", (
+        "CREATE TABLE credentials (credential_id BLOB PRIMARY KEY, app_id TEXT NOT NULL, cose_key BLOB NOT NULL, "
+        "ak_name BLOB NOT NULL, ak_serial TEXT NOT NULL, counter BIGINT NOT NULL, registered BIGINT NOT NULL, "
+        "counter_failed BIGINT)",
+    )),
 ]
 
 #: The name of the newest migration: a store at this schema is current.

@@ -11,7 +11,7 @@ import os
 import threading
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
 
-from ._base import CertificateRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
 from ._migrations import MIGRATIONS
 
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -262,6 +262,48 @@ class SQLStore(Store):
                            "WHERE revoked IS NOT NULL AND not_after >= ?", (micros(now),))
             rows = cursor.fetchall()
         return sorted((self._record(row) for row in rows), key=lambda r: r.serial)
+
+    # -- App Attest credentials ---------------------------------------------------------------
+
+    _CREDENTIAL_COLUMNS = "credential_id, app_id, cose_key, ak_name, ak_serial, counter, registered, counter_failed"
+
+    @staticmethod
+    def _credential(row: Tuple[Any, ...]) -> CredentialRecord:
+        return CredentialRecord(bytes(row[0]), row[1], bytes(row[2]), bytes(row[3]), int(row[4], 16), int(row[5]),
+                                from_micros(row[6]), None if row[7] is None else from_micros(row[7]))
+
+    def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:
+        with self._tx() as cursor:
+            # One statement: of racing registrations of one id, the database orders the writes.
+            cursor.execute(f"INSERT INTO credentials ({self._CREDENTIAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                           "ON CONFLICT (credential_id) DO UPDATE SET ak_name = excluded.ak_name, "
+                           "ak_serial = excluded.ak_serial, counter = CASE WHEN excluded.counter > credentials.counter "
+                           "THEN excluded.counter ELSE credentials.counter END "
+                           "WHERE credentials.app_id = excluded.app_id "
+                           f"RETURNING {self._CREDENTIAL_COLUMNS}",
+                           (record.credential_id, record.app_id, record.cose_key, record.ak_name,
+                            format(record.ak_serial, "x"), record.counter, micros(record.registered),
+                            None if record.counter_failed is None else micros(record.counter_failed)))
+            row = cursor.fetchone()
+        return None if row is None else self._credential(row)
+
+    def credential(self, credential_id: bytes) -> Optional[CredentialRecord]:
+        with self._tx(write=False) as cursor:
+            cursor.execute(f"SELECT {self._CREDENTIAL_COLUMNS} FROM credentials WHERE credential_id = ?",
+                           (credential_id,))
+            row = cursor.fetchone()
+        return None if row is None else self._credential(row)
+
+    def advance_counter(self, credential_id: bytes, counter: int, now: datetime.datetime) -> bool:
+        with self._tx() as cursor:
+            # One conditional update: of racing calls with one counter, exactly one raises it (invariant 8).
+            cursor.execute("UPDATE credentials SET counter = ? WHERE credential_id = ? AND counter < ? "
+                           "RETURNING counter", (counter, credential_id, counter))
+            if cursor.fetchone() is not None:
+                return True
+            cursor.execute("UPDATE credentials SET counter_failed = ? WHERE credential_id = ? AND counter_failed IS NULL",
+                           (micros(now), credential_id))
+        return False
 
     # -- limits and housekeeping --------------------------------------------------------------
 
