@@ -589,6 +589,20 @@ def test_a_revoked_ak_stops_assertions_and_bad_client_data_is_a_reason(machine, 
             WebAuthnCredential.from_json(text)
 
 
+def test_an_app_server_without_the_cas_store_follows_its_crl(machine, ca, tmp_path):
+    app = "com.example.crl-webauthn"
+    app_server = WebAuthnVerifier([ca.certificate], crls=[ca.crl().public_bytes(serialization.Encoding.DER)])
+    certificate = enrol(machine, app, ca)
+    credential = signed_in(app_server, machine, app, certificate, tmp_path)
+    app_server.verify_assertion(*asserted(app_server, machine, app))
+    assert ca.revoke(credential.ak_serial, "key-compromise")
+    app_server.verify_assertion(*asserted(app_server, machine, app))  # its CRL is older than the revocation
+    assert app_server.load_crl(ca.crl().public_bytes(serialization.Encoding.DER)) is True
+    rejected("revoked", app_server.verify_assertion, *asserted(app_server, machine, app))
+    data = client_data(app_server.new_challenge())
+    rejected("revoked", app_server.register, attest(machine, app, data, certificate, tmp_path).stdout, data)
+
+
 def test_a_tpm_that_stops_mid_assertion_is_a_timeout(machine, tmp_path):
     """The counter's increment reaches the TPM and no answer comes: TIMED_OUT at the deadline,
     nothing printed; the next assertion counts on."""

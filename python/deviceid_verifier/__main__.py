@@ -7,7 +7,7 @@ and shell tests. Messages go through standard input and output; state lives in f
               --state STATE.json  < enrolment-request  > enrolment-challenge
     finish    --ca-key K --ca-cert C --state STATE.json  < enrolment-response  > ak-certificate
     nonce     --state NONCES.json [--lifetime SECONDS]   prints a base64 nonce and remembers it
-    verify    --ca-cert C [--ca-cert C...] --state NONCES.json [--app-id APP]  < evidence
+    verify    --ca-cert C [--ca-cert C...] --state NONCES.json [--app-id APP] [--crl CRL...]  < evidence
               prints {"hardware_id": ..., "app_id": ...}
 
     serve     --database URL --ca-key K --ca-cert C --ek-anchor PEM [--ek-intermediate PEM]...
@@ -45,7 +45,7 @@ from . import _operator, _verify, _wire
 from ._service._serve import add_command as _service_command
 from ._ca import PrivacyCA
 from ._errors import Rejected
-from ._inputs import Failure as _Failure, certificates as _certificates, private_key as _private_key
+from ._inputs import Failure as _Failure, certificates as _certificates, private_key as _private_key, read as _read
 from ._store import MemoryStore
 
 PROGRAM = "python3 -m deviceid_verifier"
@@ -188,6 +188,11 @@ def _nonce(args: argparse.Namespace) -> None:
 
 def _verify_evidence(args: argparse.Namespace) -> None:
     verifier = _verify.Verifier(_certificates(args.ca_cert))
+    for path in args.crl or []:
+        try:
+            verifier.load_crl(_read(path))
+        except ValueError as e:
+            raise _Failure(f"{path}: {e}") from None
     evidence = _stdin()
     nonce = _wire.bytes_field(_wire.loads(evidence, _wire.ATTESTATION), "nonce")
     with _state_file(args.state) as state:
@@ -257,6 +262,8 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--ca-cert", action="append", required=True, help="a trusted Privacy CA (PEM; repeatable)")
     verify.add_argument("--state", required=True, help="the issued nonces (JSON, as written by nonce)")
     verify.add_argument("--app-id", help="the app id the evidence must be for")
+    verify.add_argument("--crl", action="append",
+                        help="a current CRL of a trusted CA (DER or PEM, as `crl` or GET /v1/crl give it; repeatable)")
     verify.set_defaults(run=_verify_evidence)
 
     _service_command(commands, _within)

@@ -9,14 +9,17 @@ from typing import Optional, Sequence, Tuple
 from cryptography import x509
 
 from . import _ca, _chain, _tpm
+from ._crl import RevocationLists
 from ._errors import Rejected
 from ._store import CertificateRecord, Store
 
 
 def trusted(der: bytes, anchors: Sequence[x509.Certificate], store: Store,
-            intermediates: Sequence[x509.Certificate] = ()) -> Tuple[x509.Certificate, str, Optional[CertificateRecord]]:
+            intermediates: Sequence[x509.Certificate] = (), crls: Optional[RevocationLists] = None,
+            ) -> Tuple[x509.Certificate, str, Optional[CertificateRecord]]:
     """(the AK certificate, the app id it names, the issuing CA's record of it when `store` is
-    that CA's). Rejected "malformed", "ak-untrusted", "revoked" or "ak-app-id-missing"."""
+    that CA's). Rejected "malformed", "ak-untrusted", "revoked" (by the store's record or a CRL
+    held in `crls`), "revocation-unknown" or "ak-app-id-missing"."""
     try:
         certificate = _chain.load_der(der)
     except _chain.ChainError as e:
@@ -34,6 +37,8 @@ def trusted(der: bytes, anchors: Sequence[x509.Certificate], store: Store,
     if record is not None and record.revoked is not None:
         raise Rejected("revoked", f"the AK certificate {certificate.serial_number:x} was revoked "
                                   f"({record.revocation_reason or 'no reason given'})")
+    if crls is not None:
+        crls.check(certificate)
     try:
         if not certificate.extensions.get_extension_for_class(x509.KeyUsage).value.digital_signature:
             raise Rejected("ak-untrusted", "the AK certificate's keyUsage lacks digitalSignature")

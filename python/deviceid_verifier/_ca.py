@@ -148,6 +148,12 @@ def derived_pseudonym_key(key: CAPrivateKey) -> bytes:
     return hmac.new(der, _PSEUDONYM_LABEL, hashlib.sha256).digest()
 
 
+def _crl_number(now: datetime.datetime) -> int:
+    """The CRL number of a CRL made at `now` (naive UTC): microseconds since 1970."""
+    delta = now - datetime.datetime(1970, 1, 1)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
 class PrivacyCA:
     """An attestation CA for the enrolment protocol (wire format v1).
 
@@ -359,7 +365,8 @@ class PrivacyCA:
 
     def crl(self, *, next_update: datetime.timedelta = datetime.timedelta(days=1)) -> x509.CertificateRevocationList:
         """A CRL (RFC 5280) of the revoked AK certificates not yet expired, signed by the CA key,
-        valid for `next_update`."""
+        valid for `next_update` (at least a minute: its lastUpdate is a minute back, for clocks
+        that differ)."""
         now = _chain.utcnow()
         builder = (x509.CertificateRevocationListBuilder().issuer_name(self._certificate.subject)
                    .last_update(now - datetime.timedelta(minutes=1)).next_update(now + next_update))
@@ -369,6 +376,10 @@ class PrivacyCA:
                 .revocation_date(record.revoked or now).build())
         builder = builder.add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
                                         critical=False)
+        # RFC 5280 §5.2.3: a CRL number that grows, so a holder tells the newer of two CRLs made
+        # in one second (CRL times have seconds only). Microseconds since 1970: every worker
+        # and host makes one without sharing a sequence.
+        builder = builder.add_extension(x509.CRLNumber(_crl_number(now)), critical=False)
         return builder.sign(self._key, hashes.SHA256())
 
     def _issue(self, ak_public: bytes, app_id: str, tpm_device: str, now: datetime.datetime) -> x509.Certificate:

@@ -35,7 +35,9 @@ REASONS: Mapping[str, str] = {
     "credential": "the enrolment response carries a wrong credential: the AK is not in the TPM that holds the EK",
     "rate-limited": "this EK has enrolled as many AKs for this app id as the CA's limit allows in its window; "
                     "retry_after says when the next one may",
-    "revoked": "the AK certificate was revoked by the CA that issued it",
+    "revoked": "the AK certificate was revoked by the CA that issued it (in the CA's store, or on its CRL)",
+    "revocation-unknown": "the CRL held for the AK certificate's CA is past its nextUpdate: whether the certificate "
+                          "is revoked cannot be told until a current CRL is loaded",
     "client-data": "WebAuthn: the client data is not JSON of the expected type (webauthn.create or webauthn.get), "
                    "its challenge is not base64url, or its origin is not one the server accepts",
     "rp-id-mismatch": "WebAuthn: the authenticator data's rpIdHash is not SHA-256 of the app id",

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from . import _akcert, _ca, _chain, _tpm, _wire
+from ._crl import revocation_lists
 from ._errors import Rejected
 from ._store import MemoryStore, NonceState, Store
 
@@ -131,10 +132,11 @@ class Verifier:
     def __init__(self, ca_certificates: Sequence[x509.Certificate], *,
                  nonce_lifetime: datetime.timedelta = datetime.timedelta(minutes=5),
                  max_nonces: int = 1_000_000,
-                 store: Optional[Store] = None) -> None:
+                 store: Optional[Store] = None, crls: Sequence[bytes] = ()) -> None:
         if not ca_certificates:
             raise ValueError("a Verifier needs at least one CA certificate")
         self._anchors = _chain.trusted_set(ca_certificates, "CA certificate")
+        self._crls = revocation_lists(self._anchors, crls)
         self._store: Store = store if store is not None else MemoryStore(max_nonces=max_nonces)
         self._nonces = _NonceBook(self._store, nonce_lifetime)
         self._nonce_lifetime = nonce_lifetime
@@ -147,6 +149,15 @@ class Verifier:
     def new_nonce(self) -> bytes:
         """A fresh 32-byte random nonce, to send to the device and to pass to verify() once."""
         return self._nonces.issue()
+
+    def load_crl(self, crl: bytes) -> bool:
+        """Hold the CRL `crl` (DER or PEM, as `GET /v1/crl` or `python3 -m deviceid_verifier
+        crl` give it) of a trusted CA, in place of an older one: verify() then rejects the AK
+        certificates it lists ("revoked"), and every AK certificate of that CA once it is past
+        its nextUpdate ("revocation-unknown"). For an app server that does not share the CA's
+        store; True if it replaced an older CRL, False if one as new is held; ValueError if it
+        is not a current CRL signed by a trusted CA."""
+        return self._crls.load(crl)
 
     def export_nonces(self) -> str:
         """The nonces issued and not yet expired (used or not) as JSON text, for import_nonces()."""
@@ -199,7 +210,8 @@ class Verifier:
         # The AK: a certificate from a trusted CA, for exactly this AK public area.
         if ak_certificate_der is None:
             raise Rejected("ak-untrusted", "the evidence has no AK certificate")
-        ak_certificate, certified_app_id, record = _akcert.trusted(ak_certificate_der, self._anchors, self._store)
+        ak_certificate, certified_app_id, record = _akcert.trusted(ak_certificate_der, self._anchors, self._store,
+                                                                   crls=self._crls)
 
         # The app id: the one the CA certified this AK for, which the evidence (and the caller) names.
         if claimed_app_id != certified_app_id:

@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from . import _akcert, _cbor, _ca, _chain, _tpm, _wire
+from ._crl import revocation_lists
 from ._errors import Rejected
 from ._store import CredentialRecord, MemoryStore, Store
 from ._verify import _NonceBook
@@ -167,10 +168,11 @@ class WebAuthnVerifier:
 
     def __init__(self, ca_certificates: Sequence[x509.Certificate], *, origins: Optional[Sequence[str]] = None,
                  challenge_lifetime: datetime.timedelta = datetime.timedelta(minutes=5),
-                 store: Optional[Store] = None) -> None:
+                 store: Optional[Store] = None, crls: Sequence[bytes] = ()) -> None:
         if not ca_certificates:
             raise ValueError("a WebAuthnVerifier needs at least one CA certificate")
         self._anchors = _chain.trusted_set(ca_certificates, "CA certificate")
+        self._crls = revocation_lists(self._anchors, crls)
         self._origins = None if origins is None else frozenset(origins)
         self._store: Store = store if store is not None else MemoryStore()
         self._challenges = _NonceBook(self._store, challenge_lifetime)
@@ -180,6 +182,11 @@ class WebAuthnVerifier:
     def challenge_lifetime(self) -> datetime.timedelta:
         """How long a challenge of new_challenge() lives."""
         return self._challenge_lifetime
+
+    def load_crl(self, crl: bytes) -> bool:
+        """Hold a trusted CA's CRL, as Verifier.load_crl: register() then rejects the AK
+        certificates it lists, and verify_assertion() the credentials they certified."""
+        return self._crls.load(crl)
 
     def new_challenge(self) -> bytes:
         """A fresh 32-byte challenge for the app to put into its client data."""
@@ -251,7 +258,8 @@ class WebAuthnVerifier:
                 intermediates.append(_chain.load_der(der))
             except _chain.ChainError as e:
                 raise Rejected("malformed", f"x5c: {e}") from None
-        ak_certificate, certified_app_id, _ = _akcert.trusted(chain[0], self._anchors, self._store, intermediates)
+        ak_certificate, certified_app_id, _ = _akcert.trusted(chain[0], self._anchors, self._store, intermediates,
+                                                              self._crls)
         if certified_app_id != claimed_app_id:
             raise Rejected("app-id-mismatch", f"the attestation claims app id {claimed_app_id!r}, but its AK "
                                               f"certificate was issued for {certified_app_id!r}")
@@ -354,6 +362,7 @@ class WebAuthnVerifier:
         if record is not None and record.revoked is not None:
             raise Rejected("revoked", f"the AK certificate {credential.ak_serial:x} that certified the credential was "
                                       f"revoked ({record.revocation_reason or 'no reason given'})")
+        self._crls.check_serial(credential.ak_serial)
         counter = authenticator_data.counter
         if counter <= credential.counter or (
                 stored is not None and not self._store.advance_counter(credential_id, counter, _chain.utcnow())):
