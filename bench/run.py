@@ -334,6 +334,32 @@ def fmt(value):
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
+SERVER_HEADING = "Server: attestation verifications"
+
+
+def server_section(server):
+    """The lines of RESULTS.md's last section, from its heading line on."""
+    cores, server_rows_ = server
+    lines = ["", f"{SERVER_HEADING} (bench/server.py, {time.strftime('%Y-%m-%d')}; evidence made in software, "
+             f"each with a nonce the service issued; the service on loopback behind gunicorn, a Python load generator "
+             f"with two requests in flight per worker, all on these {cores} cores):", "",
+             "| verifier | verifications / s | p50 ms | p99 ms |", "|---|---|---|---|"]
+    return lines + [f"| {name} | {r['per_second']:.0f} | {fmt(r['p50'])} | {fmt(r['p99'])} |" for name, r in server_rows_]
+
+
+def write_server_only():
+    """`bench/run server`: the server rows alone, in place of RESULTS.md's server section (the
+    rest of the file, from its last whole run, unchanged)."""
+    path = os.path.join(ROOT, "bench", "RESULTS.md")
+    with open(path) as f:
+        text = f.read()
+    kept = text.split("\n" + SERVER_HEADING, 1)[0].rstrip("\n")
+    text = kept + "\n" + "\n".join(server_section(server_rows())) + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+    print(text)
+
+
 def write(growth, memory, concurrency, frozen, size_rows, server):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     lines = [
@@ -363,12 +389,7 @@ def write(growth, memory, concurrency, frozen, size_rows, server):
     lines += ["", "First run with N processes racing for a new app's ID (wall ms until all have it; one ID each time):",
               "", "| processes | min / median / max ms |", "|---|---|"]
     lines += [f"| {n} | {fmt(s[0])} / **{fmt(s[1])}** / {fmt(s[2])} |" for n, s in concurrency]
-    cores, server_rows_ = server
-    lines += ["", f"Server: attestation verifications (bench/server.py; evidence made in software, each with a nonce "
-              f"the service issued; the service on loopback behind gunicorn, a Python load generator with two "
-              f"requests in flight per worker, all on these {cores} cores):", "",
-              "| verifier | verifications / s | p50 ms | p99 ms |", "|---|---|---|---|"]
-    lines += [f"| {name} | {r['per_second']:.0f} | {fmt(r['p50'])} | {fmt(r['p99'])} |" for name, r in server_rows_]
+    lines += server_section(server)
     text = "\n".join(lines) + "\n"
     with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as f:
         f.write(text)
@@ -376,4 +397,4 @@ def write(growth, memory, concurrency, frozen, size_rows, server):
 
 
 if __name__ == "__main__":
-    main()
+    write_server_only() if sys.argv[1:] == ["server"] else main()

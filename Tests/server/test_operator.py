@@ -22,9 +22,9 @@ def test_migrate_names_what_it_applied(database_url):
     assert (first.returncode, first.stdout) == (0, "applied 0001_nonces_and_challenges\nat 0001_nonces_and_challenges\n")
     rest = run("migrate", "--database", database_url)
     assert (rest.returncode, rest.stdout) == (0, "applied 0002_certificates_and_limits\napplied 0003_challenge_tpm_device\n"
-                                                 "at 0003_challenge_tpm_device\n")
+                                                 "applied 0004_webauthn_credentials\nat 0004_webauthn_credentials\n")
     again = run("migrate", "--database", database_url)
-    assert (again.returncode, again.stdout) == (0, "at 0003_challenge_tpm_device\n")
+    assert (again.returncode, again.stdout) == (0, "at 0004_webauthn_credentials\n")
 
 
 def test_set_limit_is_kept_in_the_database(database_url):

@@ -63,6 +63,25 @@ def test_a_revoked_ak_is_rejected_once_its_crl_is_loaded(enrolled, ca):
     rejected("revoked", verified, fresh, enrolled)
 
 
+def future(ca):
+    """A CRL of `ca`'s key whose lastUpdate is an hour ahead (a CA host with a wrong clock)."""
+    now = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+    return (x509.CertificateRevocationListBuilder().issuer_name(ca.certificate.subject).last_update(now)
+            .next_update(now + datetime.timedelta(days=1)).sign(ca._key, hashes.SHA256()).public_bytes(DER))
+
+
+def test_a_crl_of_another_ca_of_the_same_name_does_not_hide_a_revocation(enrolled, ca, make_ca):
+    twin = make_ca(ca.certificate.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)[0].value)
+    assert twin.certificate.subject == ca.certificate.subject  # `new-ca --name` twice, as in a rotation
+    app_server = Verifier([ca.certificate, twin.certificate])
+    serial = verified(app_server, enrolled).ak_certificate.serial_number
+    assert ca.revoke(serial, "key-compromise")
+    assert app_server.load_crl(ca.crl().public_bytes(DER)) is True
+    time.sleep(1.1)  # the twin's CRL is newer by its lastUpdate too
+    assert app_server.load_crl(twin.crl().public_bytes(DER)) is True, "the twin's CRL is held beside, not instead"
+    rejected("revoked", verified, app_server, enrolled)
+
+
 def test_a_crl_no_trusted_ca_signed_is_refused_when_loaded(ca, new_ca_certificate):
     app_server = Verifier([ca.certificate])
     impostor_key = ec.generate_private_key(ec.SECP256R1())
@@ -75,7 +94,8 @@ def test_a_crl_no_trusted_ca_signed_is_refused_when_loaded(ca, new_ca_certificat
              .last_update(now).next_update(now + datetime.timedelta(days=1)).sign(other_key, hashes.SHA256()))
     for data, words in ((forged.public_bytes(DER), "no trusted CA"), (other.public_bytes(DER), "no trusted CA"),
                         (b"not a CRL", "not a CRL"), (ca.certificate.public_bytes(DER), "not a CRL"),
-                        (ca.crl(next_update=datetime.timedelta(seconds=-30)).public_bytes(DER), "past")):
+                        (ca.crl(next_update=datetime.timedelta(seconds=-30)).public_bytes(DER), "past"),
+                        (future(ca), "ahead of this clock")):
         with pytest.raises(ValueError) as caught:
             app_server.load_crl(data)
         assert words in str(caught.value), caught.value

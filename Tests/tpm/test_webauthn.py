@@ -458,7 +458,13 @@ def test_a_cloned_tpm_is_caught_by_its_counter(machines, ca, tmp_path_factory):
         text, data = asserted(verifier, clone, APP)
         assert json.loads(text)["credential_id"] == b64url(credential.credential_id)
         assert json.loads(text)["counter"] == credential.counter, "the clone counts on from the same value"
-        rejected("counter", verifier.verify_assertion, text, data, credential)
+        assert verifier.credential(credential.credential_id).counter_failed is None
+        rejected("counter", verifier.verify_assertion, text, data)
+        # one assertion after the other, no race: the store marks the credential, for good
+        marked = verifier.credential(credential.credential_id).counter_failed
+        assert marked is not None
+        later = verifier.verify_assertion(*asserted(verifier, clone, APP))
+        assert later.counter == credential.counter + 1 and later.counter_failed == marked
     finally:
         os.kill(clone.tpm.pid, signal.SIGTERM)
 

@@ -9,10 +9,15 @@ import threading
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, cast
 
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from . import _chain
 from ._errors import Rejected
+
+
+#: How far ahead of this clock a CRL's lastUpdate may be (DeviceID's CA writes a minute back).
+CLOCK_SKEW = datetime.timedelta(minutes=5)
 
 
 def _naive(obj: Any, name: str) -> Optional[datetime.datetime]:
@@ -53,26 +58,35 @@ class RevocationLists:
 
     def __init__(self, anchors: Sequence[x509.Certificate]) -> None:
         self._anchors = list(anchors)
-        self._held: Dict[bytes, x509.CertificateRevocationList] = {}  # issuer DER → its newest CRL
+        # the signing CA's SubjectPublicKeyInfo → its newest CRL: two CAs may share one name
+        # (`new-ca --name` twice, a rotation), and one's CRL must not replace the other's
+        self._held: Dict[bytes, x509.CertificateRevocationList] = {}
         self._lock = threading.Lock()
 
     def load(self, data: bytes) -> bool:
         """Hold the CRL in `data` (DER or PEM) for the trusted CA that signed it; True if it
         replaced an older one or was the first, False if one as new is held. ValueError if it is
-        not a CRL, no trusted CA signed it, or its nextUpdate is missing or past."""
+        not a CRL, no trusted CA signed it, its nextUpdate is missing or past, or its lastUpdate
+        is more than CLOCK_SKEW ahead (a CRL from a clock in the future would outrank every
+        later one)."""
         crl = _parse(data)
         issuer = crl.issuer.public_bytes()
         signer = next((a for a in self._anchors if a.subject.public_bytes() == issuer and self._signed(crl, a)), None)
         if signer is None:
             raise ValueError(f"no trusted CA certificate signed this CRL (issuer {crl.issuer.rfc4514_string()})")
-        next_update = _naive(crl, "next_update")
-        if next_update is None or next_update < _chain.utcnow():
+        next_update, now = _naive(crl, "next_update"), _chain.utcnow()
+        if next_update is None or next_update < now:
             raise ValueError("the CRL has no nextUpdate or it is past: fetch a current one")
+        if _order(crl)[0] > now + CLOCK_SKEW:
+            raise ValueError(f"the CRL's lastUpdate {_order(crl)[0].isoformat()}Z is ahead of this clock by more "
+                             f"than {CLOCK_SKEW}: the CA's clock or this one is wrong")
+        key = signer.public_key().public_bytes(serialization.Encoding.DER,
+                                               serialization.PublicFormat.SubjectPublicKeyInfo)
         with self._lock:
-            held = self._held.get(issuer)
+            held = self._held.get(key)
             if held is not None and _order(held) >= _order(crl):
                 return False
-            self._held[issuer] = crl
+            self._held[key] = crl
         return True
 
     @staticmethod
@@ -81,12 +95,14 @@ class RevocationLists:
         return isinstance(key, (ec.EllipticCurvePublicKey, rsa.RSAPublicKey)) and crl.is_signature_valid(key)
 
     def check(self, certificate: x509.Certificate) -> None:
-        """Rejected "revoked" if the CRL held for the certificate's issuer lists it;
-        "revocation-unknown" if that CRL is past its nextUpdate. Nothing for an issuer without
-        a CRL held (its revocation is the store's, or not checked)."""
+        """Rejected "revoked" if a CRL held of a CA with the certificate's issuer name lists it
+        (every such CA's: serial numbers are random, and which of two same-named CAs issued it
+        is the chain's business); "revocation-unknown" if one of those is past its nextUpdate.
+        Nothing for an issuer without a CRL held (its revocation is the store's, or not checked)."""
+        issuer = certificate.issuer.public_bytes()
         with self._lock:
-            crl: Optional[x509.CertificateRevocationList] = self._held.get(certificate.issuer.public_bytes())
-        if crl is not None:
+            held = [crl for crl in self._held.values() if crl.issuer.public_bytes() == issuer]
+        for crl in held:
             self._judge(crl, certificate.serial_number)
 
     def check_serial(self, serial: int) -> None:

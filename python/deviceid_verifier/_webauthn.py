@@ -310,28 +310,34 @@ class WebAuthnVerifier:
         return None if stored is None else WebAuthnCredential._of(stored)
 
     def verify_assertion(self, assertion: Union[str, bytes], client_data_json: bytes,
-                         credential: Optional[WebAuthnCredential] = None) -> WebAuthnCredential:
+                         credential: Optional[WebAuthnCredential] = None, *,
+                         app_id: Optional[str] = None) -> WebAuthnCredential:
         """Verify a deviceid.webauthn-assertion message made over `client_data_json` (of type
         "webauthn.get", with a challenge of new_challenge()) by `credential`, by default the one
         registered with the message's credential id in the verifier's store ("credential-unknown"
         if none); return the credential with the counter it carries.
 
-        The counter rule is the store's when it knows the credential: of the assertions with one
-        counter value that reach any worker on the store, exactly one is accepted, and one that
-        does not rise marks the credential for good (`counter_failed`). A credential the store
-        does not know (kept by the caller, to_json/from_json) is judged by its own counter, which
-        the caller replaces with the one returned.
+        The counter rule is the store's when it knows the credential (and a `credential` given
+        may only raise the bar): of the assertions with one counter value that
+        reach any worker on the store, exactly one is accepted, and one that does not rise marks
+        the credential for good (`counter_failed`). A credential the store does not know (kept by
+        the caller, to_json/from_json) is judged by its own counter, which the caller replaces
+        with the one returned. `app_id`, when given, is the only app id accepted.
 
         Rejected "app-id-mismatch" or "credential-mismatch" for another app's or credential's;
-        "rp-id-mismatch"; "signature"; "revoked" once the AK certificate is (with the CA's store);
-        "counter" when its signCount is not above the credential's counter: a replayed assertion,
-        or one from a clone of the TPM's state, which counts on from the same value as the
-        original. A "counter" rejection should end the server's trust in the credential: nothing
-        binds the count to the TPM's counter but DeviceID's code (any process that can use the
-        TPM can sign any count), so the two copies may go on with growing counts; keep a flag with
-        the credential and re-register the device."""
+        "rp-id-mismatch"; "signature"; "revoked" once the AK certificate is (with the CA's store,
+        or on a CRL held); "counter" when its signCount is not above the credential's counter: a
+        replayed assertion, or one from a clone of the TPM's state, which counts on from the same
+        value as the original. A "counter" rejection should end the server's trust in the
+        credential: nothing binds the count to the TPM's counter but DeviceID's code (any process
+        that can use the TPM can sign any count), so the two copies may go on with growing counts;
+        the store's mark (`counter_failed`) says so in every later answer."""
         message = _wire.loads(assertion, _wire.WEBAUTHN_ASSERTION)
         credential_id = _wire.b64url_field(message, "credential_id")
+        raw = _wire.b64url_field(message, "authenticator_data")
+        signature = _wire.b64url_field(message, "signature")
+        claimed_counter = message.get("counter")
+        client_data_hash = self._client_data(client_data_json, "webauthn.get")  # the challenge is used up now
         stored = self._store.credential(credential_id)
         if credential is None:
             if stored is None:
@@ -340,12 +346,10 @@ class WebAuthnVerifier:
         if message.get("app_id") != credential.app_id:
             raise Rejected("app-id-mismatch", f"the assertion is for app id {message.get('app_id')!r}, "
                                               f"not {credential.app_id!r}")
+        if app_id is not None and credential.app_id != app_id:
+            raise Rejected("app-id-mismatch", f"the assertion is for app id {credential.app_id!r}, not {app_id!r}")
         if credential_id != credential.credential_id:
             raise Rejected("credential-mismatch", "the assertion names another credential")
-        raw = _wire.b64url_field(message, "authenticator_data")
-        signature = _wire.b64url_field(message, "signature")
-        claimed_counter = message.get("counter")
-        client_data_hash = self._client_data(client_data_json, "webauthn.get")
         authenticator_data = _AuthenticatorData.parse(raw)
         if authenticator_data.flags & FLAG_ATTESTED:
             raise Rejected("malformed", "an assertion's authenticator data carries attested credential data")
@@ -363,9 +367,14 @@ class WebAuthnVerifier:
             raise Rejected("revoked", f"the AK certificate {credential.ak_serial:x} that certified the credential was "
                                       f"revoked ({record.revocation_reason or 'no reason given'})")
         self._crls.check_serial(credential.ak_serial)
-        counter = authenticator_data.counter
-        if counter <= credential.counter or (
-                stored is not None and not self._store.advance_counter(credential_id, counter, _chain.utcnow())):
+        counter, now = authenticator_data.counter, _chain.utcnow()
+        if stored is None:  # the caller's credential alone
+            accepted = counter > credential.counter
+        elif counter <= credential.counter:  # the caller's copy is ahead: refused, and marked as the store marks
+            accepted = self._store.advance_counter(credential_id, 0, now)  # 0 rises above no counter: a mark only
+        else:  # the store's counter, every worker's
+            accepted = self._store.advance_counter(credential_id, counter, now)
+        if not accepted:
             raise Rejected("counter", f"the assertion's counter {counter} is not above the last one accepted for "
                                       "the credential: a replay, or a clone of the TPM")
         return dataclasses.replace(credential, counter=counter,

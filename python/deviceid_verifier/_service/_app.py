@@ -179,10 +179,7 @@ class _Service:
         request = _wire.loads(body, ASSERTION_REQUEST)
         assertion = _device_message(request, "assertion")
         client_data = _wire.b64url_field(request, "client_data_json")
-        app_id = _expected_app_id(request)
-        if app_id is not None and request["assertion"].get("app_id") != app_id:
-            raise Rejected("app-id-mismatch", f"the assertion is not for app id {app_id!r}")
-        credential = self.webauthn.verify_assertion(assertion, client_data)
+        credential = self.webauthn.verify_assertion(assertion, client_data, app_id=_expected_app_id(request))
         return _json(200, _credential_answer(ASSERTION_VERIFICATION, credential))
 
     def ca_certificate(self, _: bytes) -> Response:
