@@ -282,6 +282,9 @@ def server_rows():
              "service_1": "the service, 1 worker, PostgreSQL",
              "service_2": "the service, 2 workers, PostgreSQL",
              "service_4": "the service, 4 workers, PostgreSQL",
+             "service_assertion_1": "the service's verifyAssertion, 1 worker, PostgreSQL (the counter's update included)",
+             "service_assertion_2": "the service's verifyAssertion, 2 workers, PostgreSQL",
+             "service_assertion_4": "the service's verifyAssertion, 4 workers, PostgreSQL",
              "webauthn_assertion": "deviceid_verifier WebAuthnVerifier.verify_assertion (challenge, ES256, counter; one core)",
              "fido2_cose": "python-fido2 ES256 CoseKey.verify of the same assertions (the signature alone; one core)"}
     return cores, [(names[k], v) for k, v in result.items()]

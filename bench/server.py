@@ -2,7 +2,8 @@
 (`python3 -m deviceid_verifier serve`, gunicorn, on a PostgreSQL of its own on loopback) with 1,
 2 and 4 workers, beside the library's in-process Verifier.verify and beside python-fido2's
 verification of a WebAuthn "packed" attestation (Debian's python3-fido2); and App Attest's
-assertions, WebAuthnVerifier.verify_assertion beside python-fido2's CoseKey.verify.
+assertions, WebAuthnVerifier.verify_assertion beside python-fido2's CoseKey.verify, and the
+service's verifyAssertion with its credentials and counters in PostgreSQL, 1, 2 and 4 workers.
 
 The evidence is made in software (the AK and app key are software P-256 keys in the frozen
 templates, signing the TPMS_ATTEST a TPM would): a verifier cannot tell, and a swtpm would take
@@ -191,7 +192,48 @@ def _post(port, path, body):
         connection.close()
 
 
-def service(workers, database, ca_files, anchor, device):
+def attestation_bodies(port, device, clients):
+    """Per client, verification requests of `device`'s evidence, each on a nonce the service issued."""
+    bodies = []
+    for _ in range(PER_RUN):
+        nonce = json.loads(_post(port, "/v1/nonce", b"")[1])["nonce"]
+        bodies.append(json.dumps({"v": 1, "type": "deviceid.verification-request", "evidence": device.evidence(
+            base64.b64decode(nonce)), "nonce": nonce, "app_id": APP}).encode())
+    return "/v1/attestation/verify", [bodies[i::clients] for i in range(clients)]
+
+
+def assertion_bodies(port, database, clients):
+    """Per client, the assertions of its own credential (registered in the service's database)
+    with growing counters, each on a challenge the service issued: what verifyAssertion costs,
+    the counter's conditional update included. A credential per client, so that no two
+    in-flight requests race one counter."""
+    store = dv.open_store(database)
+    rp = hashlib.sha256(APP.encode()).digest()
+    shares = []
+    for _ in range(clients):
+        key, credential = _assertions()
+        store.add_credential(dv.CredentialRecord(credential.credential_id, APP, credential.cose_key,
+                                                 credential.ak_name, credential.ak_serial, 0,
+                                                 datetime.datetime.utcnow()))
+        share = []
+        for counter in range(1, PER_RUN // clients + 1):
+            challenge = json.loads(_post(port, "/v1/webauthn/challenge", b"")[1])["challenge"]
+            data = json.dumps({"type": "webauthn.get", "challenge": challenge, "origin": "app:bench"}).encode()
+            auth = rp + b"\0" + counter.to_bytes(4, "big")
+            signature = key.sign(auth + hashlib.sha256(data).digest(), ec.ECDSA(hashes.SHA256()))
+            share.append(json.dumps({"v": 1, "type": "deviceid.assertion-request", "client_data_json": dv._wire.b64url(data),
+                                     "assertion": {"v": 1, "type": "deviceid.webauthn-assertion", "app_id": APP,
+                                                   "credential_id": dv._wire.b64url(credential.credential_id),
+                                                   "authenticator_data": dv._wire.b64url(auth),
+                                                   "signature": dv._wire.b64url(signature), "counter": counter}}).encode())
+        shares.append(share)
+    store.close()
+    return "/v1/assertion/verify", shares
+
+
+def service(workers, database, ca_files, anchor, make_bodies):
+    """The service with `workers` workers on `database`, loaded with make_bodies(port, clients)'s
+    (path, a list of bodies per client), two clients per worker."""
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="deviceid-bench-serve-", delete=False)
     process = subprocess.Popen(
@@ -210,24 +252,19 @@ def service(workers, database, ca_files, anchor, device):
             if time.monotonic() > deadline or process.poll() is not None:
                 raise RuntimeError(open(log.name).read())
             time.sleep(0.05)
-        bodies = []
-        for _ in range(PER_RUN):
-            nonce = json.loads(_post(port, "/v1/nonce", b"")[1])["nonce"]
-            evidence = device.evidence(base64.b64decode(nonce))
-            bodies.append(json.dumps({"v": 1, "type": "deviceid.verification-request", "evidence": evidence,
-                                      "nonce": nonce, "app_id": APP}).encode())
         clients = 2 * workers  # enough requests in flight to keep every worker busy
+        path, shares = make_bodies(port, clients)
         latencies, lock, failures = [], threading.Lock(), []
 
         def client(share):
             for body in share:
                 t = time.perf_counter()
-                status, answer = _post(port, "/v1/attestation/verify", body)
+                status, answer = _post(port, path, body)
                 elapsed = (time.perf_counter() - t) * 1e3
                 with lock:
                     (latencies if status == 200 else failures).append(elapsed if status == 200 else answer)
 
-        threads = [threading.Thread(target=client, args=(bodies[i::clients],)) for i in range(clients)]
+        threads = [threading.Thread(target=client, args=(share,)) for share in shares]
         start = time.perf_counter()
         for thread in threads:
             thread.start()
@@ -258,7 +295,13 @@ def main():
     postgresql = PostgreSQL()
     try:
         for workers in (1, 2, 4):
-            rows[f"service_{workers}"] = service(workers, postgresql.new_database(), ca_files, ca_files[1], device)
+            rows[f"service_{workers}"] = service(workers, postgresql.new_database(), ca_files, ca_files[1],
+                                                 lambda port, clients: attestation_bodies(port, device, clients))
+        for workers in (1, 2, 4):
+            database = postgresql.new_database()
+            rows[f"service_assertion_{workers}"] = service(
+                workers, database, ca_files, ca_files[1],
+                lambda port, clients, database=database: assertion_bodies(port, database, clients))
     finally:
         postgresql.stop()
     rows["cores"] = os.cpu_count()
