@@ -25,6 +25,10 @@ static pthread_mutex_t births = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_rwlock_t computing;
 static _Thread_local int computing_here;  // this thread's depth of dids_tpm_compute_begin
+// Whether this thread holds the read lock: pthread_rwlock_rdlock may refuse (EAGAIN past glibc's
+// reader count), and unlocking a lock not held is undefined. Refused, the computing goes on
+// unlocked: a fork then may not wait for it, as before the lock existed.
+static _Thread_local int computing_held;
 
 static void make_computing_lock(void) {
     pthread_rwlockattr_t attr;
@@ -36,20 +40,24 @@ static void make_computing_lock(void) {
 }
 
 void dids_tpm_compute_begin(void) {
-    if (computing_here++ == 0) pthread_rwlock_rdlock(&computing);
+    if (computing_here++ == 0) computing_held = pthread_rwlock_rdlock(&computing) == 0;
 }
 void dids_tpm_compute_end(void) {
-    if (--computing_here == 0) pthread_rwlock_unlock(&computing);
+    if (--computing_here == 0 && computing_held) {
+        computing_held = 0;
+        pthread_rwlock_unlock(&computing);
+    }
 }
 void dids_crypto_begin(void) { dids_tpm_compute_begin(); }
 void dids_crypto_end(void) { dids_tpm_compute_end(); }
 int dids_tpm_pause(void) {
-    if (computing_here == 0) return 0;
+    if (computing_here == 0 || !computing_held) return 0;
+    computing_held = 0;
     pthread_rwlock_unlock(&computing);
     return 1;
 }
 void dids_tpm_resume(int paused) {
-    if (paused) pthread_rwlock_rdlock(&computing);
+    if (paused) computing_held = pthread_rwlock_rdlock(&computing) == 0;
 }
 
 // The order is computing, then births: a thread computing may make a socket.
