@@ -652,7 +652,7 @@ int deviceid_secret_delete(deviceid_context *DEVICEID_NULLABLE ctx, const char *
  * ("device:/dev/tpmrmN", or "swtpm:path=SOCKET" for a software TPM); /dev/tpm0 is never used.
  * tpm2-tss (libtss2-esys.so.0 and the TCTI module) is loaded on first use. Each call is bounded by
  * the deadline of deviceid_set_timeout_ms() of `ctx`, from the first byte (at least 60 s for
- * deviceid_attest_activate(), which creates the RSA endorsement key). When a TPM command or
+ * deviceid_attest_activate(), which creates an endorsement key). When a TPM command or
  * connection fails, tpm2-tss itself may write a warning line to stderr; DeviceID does not change
  * the environment to prevent it (TSS2_LOG=all+none does).
  *
@@ -699,11 +699,14 @@ int deviceid_hardware_id(deviceid_context *DEVICEID_NULLABLE ctx, const char *DE
 /**
  * Makes the enrolment request of `app_id`'s attestation key for the attestation CA.
  *
- * {"v": 1, "type": "deviceid.enrolment-request", "app_id": …, "ek_certificate": …, "ak_public": …}:
- * the app id, the EK certificate (DER) and the app's attestation key's public area.
+ * {"v": 1, "type": "deviceid.enrolment-request", "app_id": …, "ek_kind": …, "ek_certificate": …,
+ * "ak_public": …}: the app id, the certificate (DER) of the first EK the TPM holds in the order
+ * L-1, L-2, H-1, H-2, H-3, H-4, H-6, H-7 (TCG EK Credential Profile templates), each other one as
+ * "ek_certificate_<kind>", and the app's attestation key's public area. The CA chooses one.
  *
- * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_NOT_FOUND (the TPM has no RSA EK
- * certificate at NV index 0x01c00002), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION,
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_NOT_FOUND (the TPM holds no EK
+ * certificate in NV), DEVICEID_E_UNSUPPORTED (only one whose EK the TPM makes from a template in
+ * NV), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION,
  * DEVICEID_E_LOCKED, DEVICEID_E_TIMED_OUT, DEVICEID_E_UNSUPPORTED, DEVICEID_E_TOO_LARGE,
  * DEVICEID_E_IO, DEVICEID_E_NO_MEMORY.
  */
@@ -713,13 +716,13 @@ int deviceid_attest_enrolment(deviceid_context *DEVICEID_NULLABLE ctx, const cha
 /**
  * Answers the CA's enrolment challenge for `app_id`'s attestation key.
  *
- * The challenge is {"v": 1, "type": "deviceid.enrolment-challenge", ...}; the answer,
- * {"v": 1, "type": "deviceid.enrolment-response", "id": …, "credential": …}, holds what
- * TPM2_ActivateCredential recovered.
+ * The challenge is {"v": 1, "type": "deviceid.enrolment-challenge", ..., "ek_kind": …}; the
+ * answer, {"v": 1, "type": "deviceid.enrolment-response", "id": …, "credential": …}, holds what
+ * TPM2_ActivateCredential with the EK of that kind (L-1 where absent) recovered.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (not a challenge, or one this TPM cannot open:
  * made for another TPM or another attestation key), DEVICEID_E_UNSUPPORTED (another wire format
- * version, or TCTI), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION, DEVICEID_E_LOCKED,
+ * version, an EK kind DeviceID does not know, or TCTI), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION, DEVICEID_E_LOCKED,
  * DEVICEID_E_TIMED_OUT, DEVICEID_E_IO, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_attest_activate(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE app_id,

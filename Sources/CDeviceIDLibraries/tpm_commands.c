@@ -1,5 +1,5 @@
 // What DeviceID asks of the TPM (docs/HARDWARE-ID.md): the app key's and credential key's Names,
-// the enrolment's EK certificate and attestation key, ActivateCredential, Certify and Sign. Each
+// the attestation key's public area, Certify and Sign (the EK's commands are tpm_endorsement.c's). Each
 // makes its primaries, uses them, and flushes them on every path.
 #include "tpm_internal.h"
 
@@ -8,6 +8,7 @@
 #include <string.h>
 
 static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 int dids_tpm_key_name(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char unique[32],
                       struct dids_tpm_bytes *name, struct dids_tpm_bytes *public_area,
@@ -30,93 +31,32 @@ int dids_tpm_key_name(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char
     return ok;
 }
 
-// The EK certificate's NV index, read with owner authorisation in pieces every TPM accepts.
-static int read_ek_certificate(dids_tpm *tpm, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure) {
-    ESYS_TR index = DIDS_ESYS_TR_NONE;
-    const int stage = DIDS_TPM_STAGE_EK_CERTIFICATE;
-    if (!DIDS_TPM_RUN(tpm, failure, stage,
-                      dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, DIDS_TPM_EK_CERTIFICATE_INDEX, DIDS_ESYS_TR_NONE,
-                                                         DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
-                      dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &index)))
+int dids_tpm_properties(dids_tpm *tpm, uint32_t first, uint32_t count, uint32_t *values,
+                        struct dids_tpm_failure *failure) {
+    if (count > 16) return dids_tpm_fail(failure, DIDS_TPM_STAGE_PROPERTIES, 0, EINVAL);
+    memset(values, 0, count * sizeof *values);
+    TPMS_CAPABILITY_DATA *data = NULL;
+    TPMI_YES_NO more = 0;
+    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PROPERTIES,
+                      dids_p_Esys_GetCapability_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                      DIDS_TPM2_CAP_TPM_PROPERTIES, first, count),
+                      dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
         return 0;
-    TPM2B_NV_PUBLIC *public = NULL;
-    int ok = DIDS_TPM_RUN(tpm, failure, stage,
-                          dids_p_Esys_NV_ReadPublic_Async(tpm->esys, index, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                          DIDS_ESYS_TR_NONE),
-                          dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL));
-    size_t size = ok ? get16(public->nvPublic + DIDS_TPMS_NV_PUBLIC_DATA_SIZE) : 0;
-    dids_p_Esys_Free(public);
-    if (ok) {
-        out->size = size;
-        if (size > out->capacity) ok = dids_tpm_fail(failure, stage, 0, ENOBUFS);
+    const unsigned char *p = (const unsigned char *)data;
+    uint32_t answered = get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT);
+    for (uint32_t i = 0; i < answered && i < count; i++) {
+        uint32_t property = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 8 * i);
+        if (property >= first && property < first + count)
+            values[property - first] = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 8 * i + 4);
     }
-    for (size_t offset = 0; ok && offset < size;) {
-        uint16_t piece = (uint16_t)(size - offset < 512 ? size - offset : 512);
-        TPM2B_MAX_NV_BUFFER *data = NULL;
-        ok = DIDS_TPM_RUN(tpm, failure, stage,
-                          dids_p_Esys_NV_Read_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, index, DIDS_ESYS_TR_PASSWORD,
-                                                    DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, piece, (uint16_t)offset),
-                          dids_p_Esys_NV_Read_Finish(tpm->esys, &data));
-        if (ok && (data->size == 0 || data->size > piece)) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
-        if (ok) {
-            memcpy(out->data + offset, data->buffer, data->size);
-            offset += data->size;
-        }
-        dids_p_Esys_Free(data);
-    }
-    dids_tpm_compute_begin();
-    dids_p_Esys_TR_Close(tpm->esys, &index);  // an ESAPI handle only: nothing to flush in the TPM
-    dids_tpm_compute_end();
-    return ok;
+    dids_p_Esys_Free(data);
+    return 1;
 }
 
-int dids_tpm_enrolment(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ek_certificate,
-                       struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure) {
-    if (!read_ek_certificate(tpm, ek_certificate, failure)) return 0;
+int dids_tpm_ak_public(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ak_public,
+                       struct dids_tpm_failure *failure) {
     ESYS_TR ak;
     int ok = dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, ak_public, failure);
-    dids_tpm_flush(tpm, &ak);
-    return ok;
-}
-
-int dids_tpm_activate(dids_tpm *tpm, const unsigned char ak_unique[32], const unsigned char *credential_blob,
-                      size_t credential_blob_size, const unsigned char *encrypted_secret, size_t encrypted_secret_size,
-                      struct dids_tpm_bytes *credential, struct dids_tpm_failure *failure) {
-    TPM2B_ID_OBJECT blob;
-    TPM2B_ENCRYPTED_SECRET secret;
-    if (credential_blob_size > sizeof blob.credential || encrypted_secret_size > sizeof secret.secret)
-        return dids_tpm_fail(failure, DIDS_TPM_STAGE_ACTIVATE, 0, EINVAL);
-    blob.size = (uint16_t)credential_blob_size;
-    if (credential_blob_size) memcpy(blob.credential, credential_blob, credential_blob_size);
-    secret.size = (uint16_t)encrypted_secret_size;
-    if (encrypted_secret_size) memcpy(secret.secret, encrypted_secret, encrypted_secret_size);
-    ESYS_TR ak = DIDS_ESYS_TR_NONE, ek = DIDS_ESYS_TR_NONE, session = DIDS_ESYS_TR_NONE;
-    TPM2B_DIGEST *recovered = NULL;
-    // The EK's policy is PolicySecret(endorsement): a policy session that has run it.
-    const TPMT_SYM_DEF no_symmetric = {.algorithm = DIDS_TPM2_ALG_NULL};
-    int ok = dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, NULL, failure)
-          && dids_tpm_create_primary(tpm, DIDS_TPM_ENDORSEMENT_KEY, NULL, &ek, NULL, failure)
-          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SESSION,
-                          dids_p_Esys_StartAuthSession_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                             DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                             NULL, DIDS_TPM2_SE_POLICY, &no_symmetric,
-                                                             DIDS_TPM2_ALG_SHA256),
-                          dids_p_Esys_StartAuthSession_Finish(tpm->esys, &session))
-          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SESSION,
-                          dids_p_Esys_PolicySecret_Async(tpm->esys, DIDS_ESYS_TR_RH_ENDORSEMENT, session,
-                                                         DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                         NULL, NULL, NULL, 0),
-                          dids_p_Esys_PolicySecret_Finish(tpm->esys, NULL, NULL))
-          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_ACTIVATE,
-                          dids_p_Esys_ActivateCredential_Async(tpm->esys, ak, ek, DIDS_ESYS_TR_PASSWORD, session,
-                                                               DIDS_ESYS_TR_NONE, &blob, &secret),
-                          dids_p_Esys_ActivateCredential_Finish(tpm->esys, &recovered))
-          && dids_tpm_put(credential, recovered->buffer, recovered->size, DIDS_TPM_STAGE_ACTIVATE, failure);
-    dids_p_Esys_Free(recovered);
-    // ESAPI starts sessions with continueSession set, so the TPM keeps this one after the command:
-    // flushed here on every path (swtpm, without a resource manager, has three session slots).
-    dids_tpm_flush(tpm, &session);
-    dids_tpm_flush(tpm, &ek);
     dids_tpm_flush(tpm, &ak);
     return ok;
 }

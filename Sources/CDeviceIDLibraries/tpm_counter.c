@@ -21,35 +21,6 @@ static uint32_t code_of(uint32_t rc) { return (rc & 0xff0000u) ? rc : (rc & 0x80
 
 enum slot { SLOT_OURS, SLOT_OTHER, SLOT_FAILED };
 
-// Which of the PROBES slots from `first` hold an NV index, as a bit set (TPM2_GetCapability, which
-// answers for absent handles too, where looking one up makes tpm2-tss log an error). -1 on failure.
-// A TPM may answer with fewer handles than asked and moreData set: it is asked again from the
-// handle after the last one it gave, until the window is covered.
-static int present(dids_tpm *tpm, uint32_t first, struct dids_tpm_failure *failure) {
-    int set = 0;
-    for (uint32_t from = first; from < first + PROBES;) {
-        TPMS_CAPABILITY_DATA *data = NULL;
-        TPMI_YES_NO more = 0;
-        if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
-                          dids_p_Esys_GetCapability_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                          DIDS_ESYS_TR_NONE, DIDS_TPM2_CAP_HANDLES, from,
-                                                          first + PROBES - from),
-                          dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
-            return -1;
-        const unsigned char *p = (const unsigned char *)data;
-        uint32_t count = get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT), last = from;
-        for (uint32_t i = 0; i < count && i < PROBES; i++) {
-            uint32_t handle = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 4 * i);
-            if (handle >= first && handle < first + PROBES) set |= 1 << (handle - first);
-            if (handle >= last) last = handle;
-        }
-        dids_p_Esys_Free(data);
-        if (!more || count == 0 || last >= first + PROBES - 1) break;
-        from = last + 1;
-    }
-    return set;
-}
-
 // What the NV index at `handle` is; for SLOT_OURS, `index` is its ESAPI handle (closed by the
 // caller) and `written` whether it has been incremented.
 static enum slot look(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32], ESYS_TR *index, int *written,
@@ -122,11 +93,12 @@ static int find(dids_tpm *tpm, const unsigned char tag[32], ESYS_TR *index, uint
     uint32_t first = DIDS_TPM_OWNER_NV_FIRST
                    + ((uint32_t)tag[0] << 16 | (uint32_t)tag[1] << 8 | tag[2]) % (DIDS_TPM_OWNER_NV_COUNT - PROBES);
     for (int attempt = 0; attempt < 2; attempt++) {  // a second look after another process's define
-        int set = present(tpm, first, failure), free_slot = -1;
-        if (set < 0) return 0;
+        uint32_t set;
+        int free_slot = -1;
+        if (!dids_tpm_nv_present(tpm, first, PROBES, DIDS_TPM_STAGE_COUNTER, &set, failure)) return 0;
         for (uint32_t k = 0; k < PROBES; k++) {
             *handle = first + k;
-            if (!(set & (1 << k))) {
+            if (!(set & (1u << k))) {
                 if (free_slot < 0) free_slot = (int)k;
                 continue;
             }

@@ -75,12 +75,21 @@ int dids_tpm_arm(dids_tpm *tpm);
 /// conversation is stuck) and forgets it.
 void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle);
 
-/// Creates one of the primaries DeviceID makes (enum dids_tpm_key) under its hierarchy (the EK:
-/// endorsement; the others: owner);
-/// `unique` is ignored for the EK. `public_area` (may be NULL)
-/// receives the marshalled TPMT_PUBLIC of an ECC key. 1 on success.
+/// Creates one of the owner hierarchy's primaries DeviceID makes (enum dids_tpm_key). `public_area`
+/// (may be NULL) receives its marshalled TPMT_PUBLIC. 1 on success.
 int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,
                             struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);
+/// Creates the endorsement hierarchy's EK of kind `ek` (tpm_endorsement.c), with `nonce` (a
+/// low-range EK's nonce index, or NULL) in its unique.
+int dids_tpm_create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, ESYS_TR *handle,
+                       struct dids_tpm_failure *failure);
+/// Which of the `count` (at most 32) NV handles from `first` the TPM defines, as a bit set in
+/// `set` (tpm_nv.c). 1, or 0 with `failure` set (at `stage`).
+int dids_tpm_nv_present(dids_tpm *tpm, uint32_t first, uint32_t count, int stage, uint32_t *set,
+                        struct dids_tpm_failure *failure);
+/// NV index `handle`'s whole contents into `out` (ENOBUFS when they do not fit).
+int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_bytes *out,
+                     struct dids_tpm_failure *failure);
 /// Copies `size` bytes into `out`, or fails with ENOBUFS (setting out->size to what is needed).
 int dids_tpm_put(struct dids_tpm_bytes *out, const void *data, size_t size, int stage, struct dids_tpm_failure *failure);
 

@@ -10,12 +10,6 @@ static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
 static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
-// TCG EK Credential Profile 2.0, template L-1: the policy digest of PolicySecret(TPM_RH_ENDORSEMENT).
-static const unsigned char ek_policy[32] = {
-    0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
-    0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa,
-};
-
 // An ECC P-256 signing key with no policy and the given unique.x; its scheme ECDSA/SHA-256, or
 // NULL (any scheme the signing command names).
 static void ecc_signing_template(TPM2B_PUBLIC *public, uint32_t attributes, int ecdsa, const unsigned char unique[32]) {
@@ -29,22 +23,6 @@ static void ecc_signing_template(TPM2B_PUBLIC *public, uint32_t attributes, int 
     put16(t + DIDS_TPMT_PUBLIC_KDF, DIDS_TPM2_ALG_NULL);
     put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, 32);
     memcpy(t + DIDS_TPMT_PUBLIC_UNIQUE_X + 2, unique, 32);
-}
-
-// The TCG's RSA 2048 EK (template L-1), whose certificate is at NV index 0x01c00002.
-static void ek_template(TPM2B_PUBLIC *public) {
-    unsigned char *t = public->publicArea;
-    put16(t + DIDS_TPMT_PUBLIC_TYPE, DIDS_TPM2_ALG_RSA);
-    put32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES, DIDS_TPM_EK_ATTRIBUTES);
-    put16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY, sizeof ek_policy);
-    memcpy(t + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, ek_policy, sizeof ek_policy);
-    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC, DIDS_TPM2_ALG_AES);
-    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC + 2, 128);
-    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC + 4, DIDS_TPM2_ALG_CFB);
-    put16(t + DIDS_TPMT_PUBLIC_SCHEME, DIDS_TPM2_ALG_NULL);
-    put16(t + DIDS_TPMT_PUBLIC_CURVE, 2048);  // keyBits
-    put32(t + DIDS_TPMT_PUBLIC_RSA_EXPONENT, 0);
-    put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, 256);  // unique.rsa: 256 zero bytes
 }
 
 // The TPM's big-endian marshalling of an ECC TPMT_PUBLIC of the shapes DeviceID makes: symmetric
@@ -91,24 +69,19 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
     memset(&template, 0, sizeof template);
     template.size = DIDS_TPMT_PUBLIC_SIZE;
     put16(template.publicArea + DIDS_TPMT_PUBLIC_NAME_ALG, DIDS_TPM2_ALG_SHA256);
-    ESYS_TR hierarchy = DIDS_ESYS_TR_RH_ENDORSEMENT;
     switch (key) {
     case DIDS_TPM_APP_KEY:
         ecc_signing_template(&template, DIDS_TPM_APP_KEY_ATTRIBUTES, 1, unique);
-        hierarchy = DIDS_ESYS_TR_RH_OWNER;
         break;
     case DIDS_TPM_CREDENTIAL_KEY:
         ecc_signing_template(&template, DIDS_TPM_APP_KEY_ATTRIBUTES, 0, unique);
-        hierarchy = DIDS_ESYS_TR_RH_OWNER;
         break;
     case DIDS_TPM_ATTESTATION_KEY:
         // The owner hierarchy, not the endorsement one: TPM2_Certify by a key outside the
         // endorsement and platform hierarchies has its resetCount, restartCount and
         // firmwareVersion obfuscated, so they cannot link one device's apps.
         ecc_signing_template(&template, DIDS_TPM_AK_ATTRIBUTES, 1, unique);
-        hierarchy = DIDS_ESYS_TR_RH_OWNER;
         break;
-    case DIDS_TPM_ENDORSEMENT_KEY: ek_template(&template); break;
     }
     TPM2B_SENSITIVE_CREATE sensitive;
     memset(&sensitive, 0, sizeof sensitive);
@@ -117,7 +90,7 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
     TPM2B_PUBLIC *out = NULL;
     *handle = DIDS_ESYS_TR_NONE;
     if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
-                      dids_p_Esys_CreatePrimary_Async(tpm->esys, hierarchy, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
+                      dids_p_Esys_CreatePrimary_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
                                                       DIDS_ESYS_TR_NONE, &sensitive, &template, NULL, &no_pcrs),
                       dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, &out, NULL, NULL, NULL))) {
         *handle = DIDS_ESYS_TR_NONE;

@@ -27,6 +27,7 @@ SAME(TPM2B_MAX_NV_BUFFER, dids_tpm2b_max_nv_buffer);
 SAME(TPM2B_NV_PUBLIC, dids_tpm2b_nv_public);
 SAME(TPM2B_AUTH, dids_tpm2b_digest);
 SAME(TPMT_TK_HASHCHECK, dids_tpmt_tk_hashcheck);
+SAME(TPML_DIGEST, dids_tpml_digest);
 _Static_assert(offsetof(TPMT_TK_HASHCHECK, hierarchy) == offsetof(struct dids_tpmt_tk_hashcheck, hierarchy)
                && offsetof(TPMT_TK_HASHCHECK, digest) == offsetof(struct dids_tpmt_tk_hashcheck, digest), "ticket");
 // Read only through their leading fields: the offsets and alignment must agree.
@@ -45,6 +46,16 @@ _Static_assert(offsetof(TPMS_CAPABILITY_DATA, data) == offsetof(struct dids_tpms
                && offsetof(TPMS_CAPABILITY_DATA, data.handles.count) == DIDS_TPMS_CAPABILITY_HANDLES_COUNT
                && offsetof(TPMS_CAPABILITY_DATA, data.handles.handle) == DIDS_TPMS_CAPABILITY_HANDLES
                && TPM2_CAP_HANDLES == DIDS_TPM2_CAP_HANDLES && sizeof(TPMI_YES_NO) == 1, "handles");
+_Static_assert(offsetof(TPMS_CAPABILITY_DATA, data.tpmProperties.count) == DIDS_TPMS_CAPABILITY_HANDLES_COUNT
+               && offsetof(TPMS_CAPABILITY_DATA, data.tpmProperties.tpmProperty) == DIDS_TPMS_CAPABILITY_HANDLES
+               && sizeof(TPMS_TAGGED_PROPERTY) == 8 && offsetof(TPMS_TAGGED_PROPERTY, value) == 4
+               && TPM2_CAP_TPM_PROPERTIES == DIDS_TPM2_CAP_TPM_PROPERTIES
+               && TPM2_PT_MANUFACTURER == DIDS_TPM2_PT_MANUFACTURER
+               && TPM2_PT_FIRMWARE_VERSION_1 == DIDS_TPM2_PT_FIRMWARE_VERSION_1
+               && TPM2_PT_FIRMWARE_VERSION_2 == DIDS_TPM2_PT_FIRMWARE_VERSION_2, "properties");
+_Static_assert(TPM2_ALG_SHA384 == DIDS_TPM2_ALG_SHA384 && TPM2_ALG_SHA512 == DIDS_TPM2_ALG_SHA512
+               && TPM2_ECC_NIST_P384 == DIDS_TPM2_ECC_NIST_P384 && TPM2_ECC_NIST_P521 == DIDS_TPM2_ECC_NIST_P521,
+               "EK algorithms");
 _Static_assert(TPM2_ST_HASHCHECK == DIDS_TPM2_ST_HASHCHECK && TPM2_RH_NULL == DIDS_TPM2_RH_NULL, "null ticket");
 _Static_assert(TPM2_RC_NV_RATE == DIDS_TPM2_RC_NV_RATE && TPM2_RC_NV_UNAVAILABLE == DIDS_TPM2_RC_NV_UNAVAILABLE
                && TPM2_RC_NV_SPACE == DIDS_TPM2_RC_NV_SPACE && TPM2_RC_NV_DEFINED == DIDS_TPM2_RC_NV_DEFINED, "NV RCs");

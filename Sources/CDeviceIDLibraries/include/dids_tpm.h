@@ -31,6 +31,7 @@ struct dids_tpmt_signature { uint16_t sigAlg; uint8_t signature[]; };           
 struct dids_tpm2b_nv_public { uint16_t size; _Alignas(4) uint8_t nvPublic[80]; };            // 84
 struct dids_tpms_capability_data { uint32_t capability; uint8_t data[]; };                   // read only
 struct dids_tpmt_tk_hashcheck { uint16_t tag; uint32_t hierarchy; struct dids_tpm2b_digest digest; };  // 76
+struct dids_tpml_digest { uint32_t count; struct dids_tpm2b_digest digests[8]; };            // 532
 
 #ifndef DIDS_CHECK_AGAINST_REAL_HEADERS
 typedef uint32_t TSS2_RC;
@@ -60,6 +61,7 @@ typedef struct dids_tpmt_signature TPMT_SIGNATURE;
 typedef struct dids_tpm2b_nv_public TPM2B_NV_PUBLIC;
 typedef struct dids_tpm2b_digest TPM2B_AUTH;
 typedef struct dids_tpmt_tk_hashcheck TPMT_TK_HASHCHECK;
+typedef struct dids_tpml_digest TPML_DIGEST;
 typedef struct dids_tpms_capability_data TPMS_CAPABILITY_DATA;
 typedef uint8_t TPMI_YES_NO;
 typedef uint32_t TPM2_CAP;
@@ -117,16 +119,22 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 #define DIDS_TPM2_ALG_AES 0x0006u
 #define DIDS_TPM2_ALG_ECC 0x0023u
 #define DIDS_TPM2_ALG_SHA256 0x000bu
+#define DIDS_TPM2_ALG_SHA384 0x000cu
+#define DIDS_TPM2_ALG_SHA512 0x000du
 #define DIDS_TPM2_ALG_NULL 0x0010u
 #define DIDS_TPM2_ALG_ECDSA 0x0018u
 #define DIDS_TPM2_ALG_CFB 0x0043u
 #define DIDS_TPM2_ECC_NIST_P256 0x0003u
+#define DIDS_TPM2_ECC_NIST_P384 0x0004u
+#define DIDS_TPM2_ECC_NIST_P521 0x0005u
 // fixedTPM | fixedParent | sensitiveDataOrigin | userWithAuth | noDA | sign
 #define DIDS_TPM_APP_KEY_ATTRIBUTES 0x00040472u
 // ... | restricted: the attestation key
 #define DIDS_TPM_AK_ATTRIBUTES 0x00050472u
-// fixedTPM | fixedParent | sensitiveDataOrigin | adminWithPolicy | restricted | decrypt: the TCG EK
+// fixedTPM | fixedParent | sensitiveDataOrigin | adminWithPolicy | restricted | decrypt: the TCG's
+// low-range EKs; the high range adds userWithAuth
 #define DIDS_TPM_EK_ATTRIBUTES 0x000300b2u
+#define DIDS_TPM_EK_HIGH_ATTRIBUTES 0x000300f2u
 // An app's assertion counter: TPM_NT_COUNTER, written and read with its (empty) authValue, exempt
 // from dictionary-attack lockout, orderly (kept in RAM between NV writes): authwrite | nt=counter
 // | authread | no_da | orderly. TPMA_NV_WRITTEN is set by the TPM once it is incremented.
@@ -138,11 +146,18 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 #define DIDS_TPM2_ST_HASHCHECK 0x8024u
 // TPM2_GetCapability(TPM_CAP_HANDLES): TPMS_CAPABILITY_DATA's TPML_HANDLE, its count and handles.
 #define DIDS_TPM2_CAP_HANDLES 0x00000001u
+// TPM2_GetCapability(TPM_CAP_TPM_PROPERTIES): TPML_TAGGED_TPM_PROPERTY's count, then (property,
+// value) pairs at the same offsets; the fixed properties DeviceID reports.
+#define DIDS_TPM2_CAP_TPM_PROPERTIES 0x00000006u
+#define DIDS_TPM2_PT_MANUFACTURER 0x00000105u
+#define DIDS_TPM2_PT_FIRMWARE_VERSION_1 0x0000010bu
+#define DIDS_TPM2_PT_FIRMWARE_VERSION_2 0x0000010cu
 #define DIDS_TPMS_CAPABILITY_HANDLES_COUNT 4
 #define DIDS_TPMS_CAPABILITY_HANDLES 8
 #define DIDS_TPM2_RH_NULL 0x40000007u
-// The TCG EK Credential Profile's RSA 2048 EK certificate (template L-1, low range).
-#define DIDS_TPM_EK_CERTIFICATE_INDEX 0x01c00002u
+// The TCG EK Credential Profile's NV indices for EK certificates, nonces and templates: the 32
+// from here (low range 0x01c00002-0x01c0000c, high range 0x01c00012-0x01c0001e).
+#define DIDS_TPM_EK_NV_FIRST 0x01c00000u
 
 #define DIDS_TPM2_RC_INITIALIZE 0x100u
 #define DIDS_TPM2_RC_FAILURE 0x101u
@@ -204,6 +219,11 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
       (esysContext, authHandle, policySession, shandle1, shandle2, shandle3, nonceTPM, cpHashA, policyRef, expiration)) \
     X(TSS2_RC, Esys_PolicySecret_Finish, (ESYS_CONTEXT *esysContext, TPM2B_TIMEOUT **timeout, TPMT_TK_AUTH **policyTicket), \
       (esysContext, timeout, policyTicket)) \
+    X(TSS2_RC, Esys_PolicyOR_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR policySession, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, \
+       const TPML_DIGEST *pHashList), \
+      (esysContext, policySession, shandle1, shandle2, shandle3, pHashList)) \
+    X(TSS2_RC, Esys_PolicyOR_Finish, (ESYS_CONTEXT *esysContext), (esysContext)) \
     X(TSS2_RC, Esys_ActivateCredential_Async, \
       (ESYS_CONTEXT *esysContext, ESYS_TR activateHandle, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, \
        ESYS_TR shandle3, const TPM2B_ID_OBJECT *credentialBlob, const TPM2B_ENCRYPTED_SECRET *secret), \
@@ -252,7 +272,7 @@ enum dids_tpm_stage {
     DIDS_TPM_STAGE_STARTUP,
     DIDS_TPM_STAGE_CREATE,       // CreatePrimary (the app key, the attestation key or the EK)
     DIDS_TPM_STAGE_NAME,
-    DIDS_TPM_STAGE_EK_CERTIFICATE,  // reading the EK certificate's NV index
+    DIDS_TPM_STAGE_EK_CERTIFICATE,  // finding or reading the EK certificates' NV indices, or an EK's nonce
     DIDS_TPM_STAGE_SESSION,      // the EK's policy session
     DIDS_TPM_STAGE_ACTIVATE,     // ActivateCredential
     DIDS_TPM_STAGE_CERTIFY,
@@ -263,6 +283,7 @@ enum dids_tpm_stage {
     DIDS_TPM_STAGE_TIMED_OUT,    // the deadline passed while the TPM had not answered
     DIDS_TPM_STAGE_SHAPE,        // the TPM answered with a structure DeviceID does not accept
     DIDS_TPM_STAGE_DEVICE_KIND,  // a device: path that is no TPM resource manager (rc: a dids_tpm_device_kind)
+    DIDS_TPM_STAGE_PROPERTIES,   // TPM2_GetCapability of the TPM's fixed properties
 };
 
 /// What a `device:` path is, as the kernel says (fstat, then /sys/dev/char/MAJ:MIN/subsystem).
@@ -302,11 +323,11 @@ void dids_tpm_close(dids_tpm *tpm);
 /// nothing on a device. Under the conversation's deadline, like any command. 0, or -1.
 int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure);
 
-/// The primaries DeviceID makes (docs/HARDWARE-ID.md). The app key's, the AK's and the EK's
+/// The owner hierarchy's primaries DeviceID makes (docs/HARDWARE-ID.md). The app key's and the AK's
 /// templates are frozen: a change in any field changes every hardware ID. The credential key
 /// (WebAuthn's attested credential) is the app key's template with scheme TPM_ALG_NULL, as
 /// WebAuthn's "tpm" format requires of a certified key, and its own unique.
-enum dids_tpm_key { DIDS_TPM_APP_KEY, DIDS_TPM_ATTESTATION_KEY, DIDS_TPM_ENDORSEMENT_KEY, DIDS_TPM_CREDENTIAL_KEY };
+enum dids_tpm_key { DIDS_TPM_APP_KEY, DIDS_TPM_ATTESTATION_KEY, DIDS_TPM_CREDENTIAL_KEY };
 
 /// The Name (34 bytes: 0x000b ‖ SHA-256 of the public area) of the `key` (the app key or the
 /// credential key) made from `unique`, and its public area, marshalled as the TPM marshals a
@@ -314,13 +335,38 @@ enum dids_tpm_key { DIDS_TPM_APP_KEY, DIDS_TPM_ATTESTATION_KEY, DIDS_TPM_ENDORSE
 int dids_tpm_key_name(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32],
                       struct dids_tpm_bytes *name, struct dids_tpm_bytes *public_area,
                       struct dids_tpm_failure *failure);
-/// The EK certificate (DER, from NV index 0x01c00002) and the attestation key's marshalled
-/// TPMT_PUBLIC (the AK is the owner hierarchy's primary of template `ak_unique`, one per app).
-int dids_tpm_enrolment(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ek_certificate,
-                       struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure);
-/// TPM2_ActivateCredential: the secret a verifier's MakeCredential sealed to the EK for the AK.
-int dids_tpm_activate(dids_tpm *tpm, const unsigned char ak_unique[32], const unsigned char *credential_blob,
-                      size_t credential_blob_size, const unsigned char *encrypted_secret, size_t encrypted_secret_size,
+/// The values of the `count` (at most 16) fixed properties from `first` (TPM_PT_*), 0 for one the
+/// TPM does not report. 1, or 0 with `failure` set.
+int dids_tpm_properties(dids_tpm *tpm, uint32_t first, uint32_t count, uint32_t *values,
+                        struct dids_tpm_failure *failure);
+
+/// The endorsement keys of the TCG EK Credential Profile (2.5, Annex B) DeviceID uses, by the
+/// profile's template names; the order is the device's preference when it holds several
+/// certificates (docs/HARDWARE-ID.md, "Endorsement keys"). H-5 (SM2) is not among them.
+enum dids_tpm_ek {
+    DIDS_TPM_EK_L1, DIDS_TPM_EK_L2, DIDS_TPM_EK_H1, DIDS_TPM_EK_H2, DIDS_TPM_EK_H3, DIDS_TPM_EK_H4, DIDS_TPM_EK_H6,
+    DIDS_TPM_EK_H7, DIDS_TPM_EK_KINDS
+};
+/// The NV index of kind `ek`'s certificate; of its nonce and template (0 in the high range, which
+/// has none).
+uint32_t dids_tpm_ek_certificate_index(enum dids_tpm_ek ek);
+uint32_t dids_tpm_ek_nonce_index(enum dids_tpm_ek ek);
+uint32_t dids_tpm_ek_template_index(enum dids_tpm_ek ek);
+/// Which of the 32 NV indices from DIDS_TPM_EK_NV_FIRST the TPM defines, as a bit set (bit k:
+/// index DIDS_TPM_EK_NV_FIRST + k), in `present`. 1, or 0 with `failure` set.
+int dids_tpm_ek_indices(dids_tpm *tpm, uint32_t *present, struct dids_tpm_failure *failure);
+/// The EK certificate of kind `ek` as its NV index holds it (the caller trims it to its DER).
+int dids_tpm_ek_certificate(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_bytes *certificate,
+                            struct dids_tpm_failure *failure);
+/// The attestation key's marshalled TPMT_PUBLIC (the AK is the owner hierarchy's primary of
+/// template `ak_unique`, one per app).
+int dids_tpm_ak_public(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ak_public,
+                       struct dids_tpm_failure *failure);
+/// TPM2_ActivateCredential with the EK of kind `ek` (its nonce honoured where its NV index holds
+/// one): the secret a verifier's MakeCredential sealed to that EK for the AK.
+int dids_tpm_activate(dids_tpm *tpm, enum dids_tpm_ek ek, const unsigned char ak_unique[32],
+                      const unsigned char *credential_blob, size_t credential_blob_size,
+                      const unsigned char *encrypted_secret, size_t encrypted_secret_size,
                       struct dids_tpm_bytes *credential, struct dids_tpm_failure *failure);
 /// TPM2_Certify of the `kind` key (the app key or the credential key) of `unique` by the AK
 /// over `nonce`: the TPMS_ATTEST as signed, the marshalled TPMT_SIGNATURE, and both keys'

@@ -17,7 +17,9 @@ extension DeviceIdentity {
     }
 
     /// The enrolment request for `appID`'s attestation key (docs/HARDWARE-ID.md, wire format v1):
-    /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_certificate":…,"ak_public":…}`.
+    /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_kind":…,"ek_certificate":…,"ak_public":…}`,
+    /// with `ek_certificate_<kind>` for each further EK the TPM holds. Throws `.notFound` when the
+    /// TPM holds no EK certificate, `.unsupported` when only one whose EK is made from a template in NV.
     public func attestationEnrolment(for appID: String) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try TPMAttestation.enrolment(for: appID, address: try TPMAddress.resolved(),
@@ -25,7 +27,8 @@ extension DeviceIdentity {
     }
 
     /// The response to the attestation CA's challenge for `appID`'s attestation key
-    /// (TPM2_ActivateCredential). Bounded by at least 60 s: it creates the RSA endorsement key.
+    /// (TPM2_ActivateCredential with the EK the challenge's `ek_kind` names). Bounded by at least
+    /// 60 s: it creates that endorsement key.
     public func attestationActivation(for appID: String, challenge: String) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try TPMAttestation.activation(

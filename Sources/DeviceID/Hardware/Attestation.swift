@@ -3,8 +3,9 @@ import CDeviceIDLibraries
 /// The device's side of attestation (docs/HARDWARE-ID.md, "Attestation"), in wire format v1:
 /// JSON objects with base64 fields, each TPM structure in the TPM's own marshalled form.
 ///
-/// 1. `attestationEnrolment(for:)` → an enrolment request (the app id, the EK certificate and the
-///    app's attestation key's public area) for the attestation CA the deployment chose;
+/// 1. `attestationEnrolment(for:)` → an enrolment request (the app id, the certificates of the EKs
+///    the TPM holds, and the app's attestation key's public area) for the attestation CA the
+///    deployment chose, which picks one of the EKs;
 /// 2. `attestationActivation(for:challenge:)` → the response to the CA's challenge, which only
 ///    the TPM holding both the EK and the AK can give (TPM2_ActivateCredential); the CA then
 ///    certifies the AK for that app;
@@ -19,7 +20,7 @@ import CDeviceIDLibraries
 enum TPMAttestation {
     static let wireVersion = 1
 
-    /// Milliseconds for conversations that create the RSA EK: key generation takes seconds on
+    /// Milliseconds for conversations that create an EK: RSA key generation takes seconds on
     /// some TPMs, so never less than a minute.
     static func activationMilliseconds(_ configured: UInt32) -> UInt32 { max(configured, 60_000) }
 
@@ -72,44 +73,66 @@ enum TPMAttestation {
     }
 
     /// The enrolment request for `appID`'s attestation key:
-    /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_certificate":…,"ak_public":…}`.
+    /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_kind":…,"ek_certificate":…,"ak_public":…}`,
+    /// with the certificate of the first EK kind (in `EndorsementKind.all`'s order) the TPM holds
+    /// and can make, and `ek_certificate_<kind>` for each other one: the CA chooses among them.
     static func enrolment(for appID: String, address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> String {
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
-        let (certificate, akPublic): ([UInt8], [UInt8]) = try TPMConversation.run(address, milliseconds: milliseconds) {
-            tpm, failure in
-            var akPublic = [UInt8]()
-            let (ok, certificate) = TPMConversation.withBuffer(capacity: 8192) { certificate in
-                let (ok, ak) = TPMConversation.withBuffer(capacity: 512) { ak in
-                    unique.withUnsafeBufferPointer { dids_tpm_enrolment(tpm, $0.baseAddress, &certificate, &ak, &failure) }
+        let (survey, certificates, akPublic): (EndorsementSurvey, [(EndorsementKind, [UInt8])], [UInt8]) =
+            try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
+                var present: UInt32 = 0
+                guard dids_tpm_ek_indices(tpm, &present, &failure) != 0 else { return nil }
+                let survey = EndorsementSurvey(present: present)
+                var certificates = [(EndorsementKind, [UInt8])]()
+                for kind in survey.usable {
+                    let (ok, certificate) = TPMConversation.withBuffer(capacity: 8192) {
+                        dids_tpm_ek_certificate(tpm, kind.raw, &$0, &failure)
+                    }
+                    guard ok != 0 else { return nil }
+                    certificates.append((kind, derCertificate(certificate)))
                 }
-                akPublic = ak
-                return ok
+                guard !certificates.isEmpty else { return (survey, [], []) }
+                let (ok, ak) = TPMConversation.withBuffer(capacity: 512) { ak in
+                    unique.withUnsafeBufferPointer { dids_tpm_ak_public(tpm, $0.baseAddress, &ak, &failure) }
+                }
+                return ok != 0 ? (survey, certificates, ak) : nil
             }
-            return ok != 0 ? (certificate, akPublic) : nil
-        }
+        guard let (kind, certificate) = certificates.first else { throw survey.noneUsable(at: address.description).about(.tpm) }
         var json = Self.message("deviceid.enrolment-request")
         json.set("app_id", appID)
-        json.set("ek_certificate", Base64.encode(derCertificate(certificate)))
+        json.set("ek_kind", kind.name)
+        json.set("ek_certificate", Base64.encode(certificate))
+        for (other, certificate) in certificates.dropFirst() {
+            json.set("ek_certificate_\(other.name)", Base64.encode(certificate))
+        }
         json.set("ak_public", Base64.encode(akPublic))
         return json.text
     }
 
     /// The response to the enrolment challenge for `appID`'s attestation key
     /// (`"type":"deviceid.enrolment-challenge"`, with `id`, `credential_blob`,
-    /// `encrypted_secret`): the credential the TPM recovered.
+    /// `encrypted_secret`, and `ek_kind`, the EK the CA chose: L-1 where absent): the credential
+    /// the TPM recovered.
     static func activation(for appID: String, challenge: String, address: TPMAddress,
                            milliseconds: UInt32) throws(DeviceIDError) -> String {
         let json = try Self.parse(challenge, type: "deviceid.enrolment-challenge")
         guard let id = json.string("id") else { throw DeviceIDError(.invalidArgument, "the challenge has no \"id\"") }
         let blob = try Self.bytes(json, "credential_blob"), secret = try Self.bytes(json, "encrypted_secret")
+        let kind = try json.string("ek_kind").map { (name) throws(DeviceIDError) -> EndorsementKind in
+            guard let kind = EndorsementKind(named: name) else {
+                throw DeviceIDError(.unsupported, "the challenge is for an EK of kind \"\(name)\", which DeviceID does not know")
+                    .about(.tpm)
+            }
+            return kind
+        } ?? .rsaLowRange
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
         let credential: [UInt8] = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             let (ok, credential) = TPMConversation.withBuffer(capacity: 64) { out in
                 unique.withUnsafeBufferPointer { u in
                     blob.withUnsafeBufferPointer { b in
                         secret.withUnsafeBufferPointer { s in
-                            dids_tpm_activate(tpm, u.baseAddress, b.baseAddress, b.count, s.baseAddress, s.count, &out,
-                                              &failure)
+                            dids_tpm_activate(tpm, kind.raw, u.baseAddress, b.baseAddress, b.count, s.baseAddress,
+                                              s.count, &out, &failure)
                         }
                     }
                 }

@@ -78,7 +78,7 @@ enum TPMConversation {
         }
     }
 
-    private static func hex(_ rc: UInt32) -> String {
+    static func hex(_ rc: UInt32) -> String {
         let digits = Hex.encode([UInt8(rc >> 24), UInt8(rc >> 16 & 0xff), UInt8(rc >> 8 & 0xff), UInt8(rc & 0xff)])
         return "0x" + digits
     }
@@ -88,8 +88,9 @@ enum TPMConversation {
         case Int32(DIDS_TPM_STAGE_STARTUP.rawValue): "TPM2_Startup"
         case Int32(DIDS_TPM_STAGE_CREATE.rawValue): "TPM2_CreatePrimary"
         case Int32(DIDS_TPM_STAGE_NAME.rawValue): "reading the key's Name"
-        case Int32(DIDS_TPM_STAGE_EK_CERTIFICATE.rawValue): "reading the EK certificate (NV index 0x01c00002)"
+        case Int32(DIDS_TPM_STAGE_EK_CERTIFICATE.rawValue): "reading the EK certificates' NV indices"
         case Int32(DIDS_TPM_STAGE_SESSION.rawValue): "the EK's policy session"
+        case Int32(DIDS_TPM_STAGE_PROPERTIES.rawValue): "reading the TPM's properties"
         case Int32(DIDS_TPM_STAGE_ACTIVATE.rawValue): "TPM2_ActivateCredential"
         case Int32(DIDS_TPM_STAGE_CERTIFY.rawValue): "TPM2_Certify"
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue): "the app's NV counter"
@@ -188,7 +189,7 @@ enum TPMConversation {
                                      + "and endorsement authorisation)")
         case 0x08b:  // TPM2_RC_HANDLE: no such object or NV index
             if stage == Int32(DIDS_TPM_STAGE_EK_CERTIFICATE.rawValue) {
-                return DeviceIDError(.notFound, "the TPM at \(at) has no RSA EK certificate at NV index 0x01c00002")
+                return DeviceIDError(.notFound, "the TPM at \(at) removed an EK certificate's NV index while it was read")
             }
         case DIDS_TPM2_RC_OBJECT_MEMORY:
             return DeviceIDError(.unavailable, "the TPM at \(at) has no free object slot (\(what))")

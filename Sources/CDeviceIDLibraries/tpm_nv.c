@@ -1,0 +1,79 @@
+// NV indices read by DeviceID: which ones a window of handles holds, and one index's whole
+// contents (EK certificates and nonces). The counters that DeviceID defines are tpm_counter.c's.
+#include "tpm_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+// TPM2_GetCapability answers for absent handles too, where looking one up makes tpm2-tss log an
+// error. A TPM may answer with fewer handles than asked and moreData set: it is asked again from
+// the handle after the last one it gave, until the window is covered.
+int dids_tpm_nv_present(dids_tpm *tpm, uint32_t first, uint32_t count, int stage, uint32_t *set,
+                        struct dids_tpm_failure *failure) {
+    *set = 0;
+    if (count > 32) return dids_tpm_fail(failure, stage, 0, EINVAL);
+    for (uint32_t from = first; from < first + count;) {
+        TPMS_CAPABILITY_DATA *data = NULL;
+        TPMI_YES_NO more = 0;
+        if (!DIDS_TPM_RUN(tpm, failure, stage,
+                          dids_p_Esys_GetCapability_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                          DIDS_ESYS_TR_NONE, DIDS_TPM2_CAP_HANDLES, from,
+                                                          first + count - from),
+                          dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
+            return 0;
+        const unsigned char *p = (const unsigned char *)data;
+        uint32_t answered = get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT), last = from;
+        for (uint32_t i = 0; i < answered && i < count; i++) {
+            uint32_t handle = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 4 * i);
+            if (handle >= first && handle < first + count) *set |= 1u << (handle - first);
+            if (handle >= last) last = handle;
+        }
+        dids_p_Esys_Free(data);
+        if (!more || answered == 0 || last >= first + count - 1) break;
+        from = last + 1;
+    }
+    return 1;
+}
+
+// Read with owner authorisation, in pieces every TPM accepts.
+int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_bytes *out,
+                     struct dids_tpm_failure *failure) {
+    ESYS_TR index = DIDS_ESYS_TR_NONE;
+    if (!DIDS_TPM_RUN(tpm, failure, stage,
+                      dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, handle, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                         DIDS_ESYS_TR_NONE),
+                      dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &index)))
+        return 0;
+    TPM2B_NV_PUBLIC *public = NULL;
+    int ok = DIDS_TPM_RUN(tpm, failure, stage,
+                          dids_p_Esys_NV_ReadPublic_Async(tpm->esys, index, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                          DIDS_ESYS_TR_NONE),
+                          dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL));
+    size_t size = ok ? get16(public->nvPublic + DIDS_TPMS_NV_PUBLIC_DATA_SIZE) : 0;
+    dids_p_Esys_Free(public);
+    if (ok) {
+        out->size = size;
+        if (size > out->capacity) ok = dids_tpm_fail(failure, stage, 0, ENOBUFS);
+    }
+    for (size_t offset = 0; ok && offset < size;) {
+        uint16_t piece = (uint16_t)(size - offset < 512 ? size - offset : 512);
+        TPM2B_MAX_NV_BUFFER *data = NULL;
+        ok = DIDS_TPM_RUN(tpm, failure, stage,
+                          dids_p_Esys_NV_Read_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, index, DIDS_ESYS_TR_PASSWORD,
+                                                    DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, piece, (uint16_t)offset),
+                          dids_p_Esys_NV_Read_Finish(tpm->esys, &data));
+        if (ok && (data->size == 0 || data->size > piece)) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+        if (ok) {
+            memcpy(out->data + offset, data->buffer, data->size);
+            offset += data->size;
+        }
+        dids_p_Esys_Free(data);
+    }
+    dids_tpm_compute_begin();
+    dids_p_Esys_TR_Close(tpm->esys, &index);  // an ESAPI handle only: nothing to flush in the TPM
+    dids_tpm_compute_end();
+    return ok;
+}

@@ -1,0 +1,61 @@
+import CDeviceIDLibraries
+
+/// The endorsement keys a TPM offers for attestation (docs/HARDWARE-ID.md, "Endorsement keys"):
+/// the TCG EK Credential Profile's templates DeviceID knows (`dids_tpm_ek`), found by the
+/// certificates the TPM holds in NV.
+struct EndorsementKind: Equatable {
+    let raw: dids_tpm_ek
+
+    /// Every kind, in the device's order of preference.
+    static let all: [EndorsementKind] = (0..<Int(DIDS_TPM_EK_KINDS.rawValue)).map {
+        EndorsementKind(raw: dids_tpm_ek(rawValue: UInt32($0)))
+    }
+    /// The kind a challenge without `ek_kind` is for (wire format v1 before it was added).
+    static let rsaLowRange = EndorsementKind(raw: DIDS_TPM_EK_L1)
+
+    /// The profile's name: "L-1", "L-2", "H-1" … "H-7".
+    var name: String {
+        let k = Int(raw.rawValue)
+        return k < 2 ? "L-\(k + 1)" : "H-\(k < 6 ? k - 1 : k)"  // H-5 (SM2) is not among them
+    }
+
+    init(raw: dids_tpm_ek) { self.raw = raw }
+
+    init?(named name: String) {
+        guard let kind = Self.all.first(where: { $0.name == name }) else { return nil }
+        self = kind
+    }
+
+    var certificateIndex: UInt32 { dids_tpm_ek_certificate_index(raw) }
+    var templateIndex: UInt32 { dids_tpm_ek_template_index(raw) }
+
+    static func hex(_ index: UInt32) -> String { TPMConversation.hex(index) }
+}
+
+/// What a TPM's EK NV indices say: the kinds whose certificate it holds, and those of them
+/// DeviceID cannot use because the TPM makes that EK from a template in NV.
+struct EndorsementSurvey {
+    let present: UInt32
+
+    func holds(_ index: UInt32) -> Bool {
+        index >= DIDS_TPM_EK_NV_FIRST && index - DIDS_TPM_EK_NV_FIRST < 32
+            && present & (1 << (index - DIDS_TPM_EK_NV_FIRST)) != 0
+    }
+
+    var certified: [EndorsementKind] { EndorsementKind.all.filter { holds($0.certificateIndex) } }
+    /// Certified kinds whose template index is populated: that EK is not the profile's template.
+    var templated: [EndorsementKind] { certified.filter { $0.templateIndex != 0 && holds($0.templateIndex) } }
+    var usable: [EndorsementKind] { certified.filter { !templated.contains($0) } }
+
+    /// Why no EK can be used, in words.
+    func noneUsable(at address: String) -> DeviceIDError {
+        if let kind = templated.first {
+            return DeviceIDError(.unsupported, "the TPM at \(address) holds an EK certificate of kind \(kind.name), but makes "
+                                     + "that EK from the template in NV index \(EndorsementKind.hex(kind.templateIndex)), "
+                                     + "which DeviceID does not read; it holds no other EK certificate")
+        }
+        return DeviceIDError(.notFound, "the TPM at \(address) holds no EK certificate in NV (none of the TCG EK Credential "
+                                 + "Profile's indices 0x01c00002-0x01c0001e): a firmware TPM whose EK certificate is "
+                                 + "published online only, or a virtual TPM without one, cannot enrol with a Privacy CA")
+    }
+}
