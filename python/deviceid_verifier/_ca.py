@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509 import ObjectIdentifier
 
-from . import _chain, _credential, _tpm, _wire
+from . import _chain, _credential, _ek, _tpm, _wire
 from ._errors import Rejected
 from ._store import CertificateRecord, Limited, MemoryStore, PendingChallenge, Store
 from ._store._memory import StoreFull
@@ -45,8 +45,6 @@ TCG_AT_TPM_VERSION = ObjectIdentifier("2.23.133.2.3")
 #: The longest app id, in UTF-8 bytes (DeviceID's names: 1 to 255 bytes, no control characters).
 MAX_APP_ID_BYTES = 255
 
-_EK_BITS = 2048
-_EK_EXPONENT = 65537
 _SECRET_BYTES = 32
 
 
@@ -171,6 +169,11 @@ class PrivacyCA:
     Enrolments are recorded under an EK pseudonym, HMAC-SHA-256 under `pseudonym_key` (by default
     derived_pseudonym_key of the CA key) of the EK's SubjectPublicKeyInfo, never the EK itself.
 
+    `ek_kinds` is the CA's policy on endorsement keys: the EK kinds (TCG template names, _ek.KINDS)
+    it accepts, most preferred first (by default all, in the order devices prefer them). A device
+    sends the certificate of each EK it holds; the CA uses the first of its kinds among them whose
+    certificate chains to a trust anchor, and the challenge says which ("ek_kind").
+
     Each AK certificate names the app id the request gave (APP_ID_URI_PREFIX) and the AK's Name
     (AK_NAME_URI_PREFIX). Nothing proves that the AK was derived for that app id: a device may
     enrol several AKs for one app, so the store's limit bounds how many per EK pseudonym and app
@@ -184,7 +187,8 @@ class PrivacyCA:
                  certificate_lifetime: datetime.timedelta = datetime.timedelta(days=365),
                  max_pending: int = 100_000,
                  store: Optional[Store] = None,
-                 pseudonym_key: Optional[bytes] = None) -> None:
+                 pseudonym_key: Optional[bytes] = None,
+                 ek_kinds: Optional[Sequence[str]] = None) -> None:
         if _spki(key.public_key()) != certificate.public_key().public_bytes(
                 serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo):
             raise ValueError("the CA key is not the key of the CA certificate")
@@ -196,6 +200,12 @@ class PrivacyCA:
         self._certificate_lifetime = certificate_lifetime
         self._store: Store = store if store is not None else MemoryStore(max_pending=max_pending)
         self._pseudonym_key = pseudonym_key if pseudonym_key is not None else derived_pseudonym_key(key)
+        names = [kind.name for kind in _ek.KINDS] if ek_kinds is None else list(ek_kinds)
+        unknown = [name for name in names if _ek.kind_named(name) is None]
+        if unknown or not names:
+            raise ValueError(f"ek_kinds must name EK kinds of {', '.join(k.name for k in _ek.KINDS)}: "
+                             f"{', '.join(map(repr, unknown)) or 'none given'}")
+        self._ek_kinds = [k for k in (_ek.kind_named(name) for name in names) if k is not None]
 
     @property
     def certificate(self) -> x509.Certificate:
@@ -206,37 +216,23 @@ class PrivacyCA:
         """Answer an enrolment request with an enrolment challenge (both JSON).
 
         Checks that the request names a valid app id ("malformed": a string of 1 to 255 UTF-8
-        bytes without control characters), that the EK certificate chains to an EK trust anchor
-        ("ek-untrusted") and holds an RSA 2048 key ("ek-mismatch"), and that ak_public is the AK
-        template ("ak-template"); then seals a fresh 32-byte secret to the EK, bound to the AK's
-        Name (MakeCredential), and remembers it and the app id under a new id."""
+        bytes without control characters), that one of the EK certificates it offers is of a kind
+        the CA accepts ("ek-mismatch"), chains to an EK trust anchor ("ek-untrusted") and holds a
+        key of its kind ("ek-mismatch"), and that ak_public is the AK template ("ak-template");
+        then seals a fresh 32-byte secret to that EK, bound to the AK's Name (MakeCredential), and
+        remembers it and the app id under a new id."""
         message = _wire.loads(request, _wire.ENROLMENT_REQUEST)
         app_id = check_app_id(message.get("app_id"), "malformed")
-        ek_der = _wire.bytes_field(message, "ek_certificate")
+        offered = self._offered_eks(message)
         ak_public = _wire.bytes_field(message, "ak_public")
-        try:
-            ek_certificate = _chain.load_der(ek_der)
-        except _chain.ChainError as e:
-            raise Rejected("malformed", f"ek_certificate: {e}") from None
         ak_key_from_public(ak_public, "ak-template")
         now = _chain.utcnow()
-        try:
-            _chain.verify_chain(ek_certificate, self._anchors, self._intermediates, at=now)
-        except _chain.ChainError as e:
-            raise Rejected("ek-untrusted", f"the EK certificate does not chain to a trusted EK root: {e}") from None
-        try:
-            ek_key = ek_certificate.public_key()
-        except (ValueError, UnsupportedAlgorithm) as e:
-            raise Rejected("ek-mismatch", f"the EK certificate's key does not parse: {e}") from None
-        if not (isinstance(ek_key, rsa.RSAPublicKey) and ek_key.key_size == _EK_BITS
-                and ek_key.public_numbers().e == _EK_EXPONENT):
-            raise Rejected("ek-mismatch", "the EK certificate's key is not an RSA 2048 key with exponent 65537 "
-                                          "(the standard EK, template L-1)")
+        kind, ek_certificate, ek_key = self._chosen_ek(offered, now)
         pseudonym = self.ek_pseudonym(ek_key)
         self._refuse_if_limited(self._store.limited(pseudonym, app_id, self._store.limit(), now), now)
         ak_name = _tpm.name_of(ak_public)
         secret = os.urandom(_SECRET_BYTES)
-        credential = _credential.make_credential(ek_key, secret, ak_name)
+        credential = _credential.make_credential(ek_key, secret, ak_name, kind=kind)
         challenge_id = os.urandom(16).hex()
         device = tpm_device_of(ek_certificate)
         try:
@@ -249,7 +245,68 @@ class PrivacyCA:
             "id": challenge_id,
             "credential_blob": _wire.b64(credential.credential_blob),
             "encrypted_secret": _wire.b64(credential.encrypted_secret),
+            "ek_kind": kind.name,
         })
+
+    @staticmethod
+    def _offered_eks(message: Any) -> List[tuple[_ek.EKKind, x509.Certificate]]:
+        """The EK certificates a request offers: `ek_certificate` of kind `ek_kind` (L-1 where a
+        device of wire format v1 before ek_kind sends none: its key decides) and
+        `ek_certificate_<kind>` for each other kind."""
+        name = message.get("ek_kind")
+        if name is not None and (not isinstance(name, str) or _ek.kind_named(name) is None):
+            raise Rejected("ek-mismatch", f"ek_kind {name!r} is no EK kind this CA knows "
+                                          f"({', '.join(k.name for k in _ek.KINDS)})")
+        first = _ek.kind_named(name) if isinstance(name, str) else None
+        offered: List[tuple[Optional[_ek.EKKind], bytes]] = [(first, _wire.bytes_field(message, "ek_certificate"))]
+        for kind in _ek.KINDS:
+            other = _wire.optional_bytes_field(message, f"ek_certificate_{kind.name}")
+            if other is not None and kind is not first:
+                offered.append((kind, other))
+        out: List[tuple[_ek.EKKind, x509.Certificate]] = []
+        for offered_kind, der in offered:
+            try:
+                certificate = _chain.load_der(der)
+                key = certificate.public_key()
+            except _chain.ChainError as e:
+                of = "" if offered_kind is None else " of " + offered_kind.name
+                raise Rejected("malformed", f"the EK certificate{of}: {e}") from None
+            except (ValueError, UnsupportedAlgorithm) as e:
+                raise Rejected("ek-mismatch", f"the EK certificate's key does not parse: {e}") from None
+            named = offered_kind if offered_kind is not None else _ek.kind_of_key(key)
+            if named is None:
+                raise Rejected("ek-mismatch", "the EK certificate's key is of no EK kind this CA knows "
+                                              f"({', '.join(k.describe() for k in _ek.KINDS)})")
+            out.append((named, certificate))
+        return out
+
+    def _chosen_ek(self, offered: List[tuple[_ek.EKKind, x509.Certificate]], now: datetime.datetime
+                   ) -> tuple[_ek.EKKind, x509.Certificate, Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]]:
+        """The first of the CA's EK kinds among those offered whose certificate chains and holds a
+        key of that kind: "ek-untrusted" (or "ek-mismatch") for the first that fails when none
+        passes, and "ek-mismatch" when the request offers none of the CA's kinds."""
+        by_kind = {kind.name: certificate for kind, certificate in reversed(offered)}
+        first_refusal: Optional[Rejected] = None
+        for kind in self._ek_kinds:
+            certificate = by_kind.get(kind.name)
+            if certificate is None:
+                continue
+            try:
+                _chain.verify_chain(certificate, self._anchors, self._intermediates, at=now)
+            except _chain.ChainError as e:
+                first_refusal = first_refusal or Rejected(
+                    "ek-untrusted", f"the EK certificate of kind {kind.name} does not chain to a trusted EK root: {e}")
+                continue
+            key = certificate.public_key()
+            if not kind.holds(key) or not isinstance(key, (rsa.RSAPublicKey, ec.EllipticCurvePublicKey)):
+                first_refusal = first_refusal or Rejected(
+                    "ek-mismatch", f"the EK certificate offered as {kind.describe()} holds another kind of key")
+                continue
+            return kind, certificate, key
+        if first_refusal is not None:
+            raise first_refusal
+        raise Rejected("ek-mismatch", f"the device offers EKs of kind {', '.join(k.name for k, _ in offered)}; "
+                                      f"this CA accepts {', '.join(k.name for k in self._ek_kinds)}")
 
     def finish(self, response: Union[str, bytes]) -> str:
         """Answer an enrolment response with an AK certificate message (both JSON).
@@ -343,7 +400,7 @@ class PrivacyCA:
         """Where this CA keeps its pending challenges, certificates and limit."""
         return self._store
 
-    def ek_pseudonym(self, ek_key: rsa.RSAPublicKey) -> bytes:
+    def ek_pseudonym(self, ek_key: Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]) -> bytes:
         """The pseudonym this CA records an EK's enrolments under (HMAC-SHA-256 of its SPKI)."""
         return hmac.new(self._pseudonym_key, _spki(ek_key), hashlib.sha256).digest()
 
