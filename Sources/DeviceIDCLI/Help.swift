@@ -83,7 +83,7 @@ enum Help {
         ], details: """
             Attestation of the hardware-bound ID, in wire format v1 (JSON with base64 fields;
             docs/HARDWARE-ID.md). Each app has its own attestation key (AK), so no two apps'
-            servers see a common key. enrol sends the EK certificate and APP_ID's AK to the
+            servers see a common key. enrol sends the EK certificates and APP_ID's AK to the
             attestation CA your deployment chose (only it sees the EK); activate proves the AK
             lives in that TPM (TPM2_ActivateCredential); certify has the AK certify the app's key
             over the server's nonce (TPM2_Certify), with the CA's AK certificate message from
@@ -106,7 +106,9 @@ enum Help {
             to unlock it, from a shell too); creates, reads back and deletes a probe item in the
             keyring. Names the environment (host, Flatpak app, Snap, container), what the
             Secret portal said in a sandbox, whether the machine ID is weak, and where IDs live
-            there and what removes them (--json: "environment"). Exits 15 when a check this
+            there and what removes them (--json: "environment"). Names the TPM (maker,
+            firmware), the EK certificates it holds and the attestation route it allows, or
+            why none (never counted against the stores). Exits 15 when a check this
             configuration needs fails.
             """),
         Entry(command: "version", forms: [("version", "print the version")], details: ""),

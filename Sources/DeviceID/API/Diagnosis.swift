@@ -38,7 +38,8 @@ public struct Diagnosis: Sendable {
 
 extension DeviceIdentity {
     /// Checks the bus, the Secret Service (who provides it, its default collection, and a probe
-    /// item created, read back and deleted there) and the file store (not created if absent).
+    /// item created, read back and deleted there), the file store (not created if absent), the
+    /// environment and the TPM (its EK certificates: which attestation can use).
     public func diagnose() -> Diagnosis {
         var checks = [Diagnosis.Check]()
         let configuration: Configuration
@@ -88,7 +89,20 @@ extension DeviceIdentity {
         if let environment = diagnosis.environment {
             diagnosis.checks.append(Self.check(environment))
         }
+        diagnosis.checks.append(Self.tpmCheck(milliseconds: configuration.timeoutMilliseconds))
         return diagnosis
+    }
+
+    /// The TPM as one check, never essential (the stable ID needs none): who made it, its
+    /// firmware, its EK certificates and how attestation would enrol, or why it cannot.
+    private static func tpmCheck(milliseconds: UInt32) -> Diagnosis.Check {
+        do {
+            let address = try TPMAddress.resolved()
+            let (usable, words) = try TPMSurvey.of(address, milliseconds: milliseconds).words(at: address)
+            return .init("tpm", ok: usable, words, essential: false)
+        } catch {
+            return .init("tpm", ok: false, error.detail + "; hardware-id and attest cannot work", essential: false)
+        }
     }
 
     /// The environment as one check: a sandbox whose portal fails cannot mint its stable ID (an

@@ -1,0 +1,46 @@
+import CDeviceIDLibraries
+
+/// What `deviceid doctor` says of the TPM: who made it, its firmware, the EK certificates it holds
+/// and so how it can enrol with a Privacy CA (docs/HARDWARE-ID.md, "Endorsement keys").
+struct TPMSurvey {
+    /// TPM_PT_MANUFACTURER's four characters ("IBM", "INTC", "AMD", "MSFT"…), trailing blanks cut.
+    let manufacturer: String
+    /// TPM_PT_FIRMWARE_VERSION_1 and _2, as the TPM reports them.
+    let firmware: (UInt32, UInt32)
+    let endorsement: EndorsementSurvey
+
+    static func of(_ address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> TPMSurvey {
+        try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
+            let first = DIDS_TPM2_PT_MANUFACTURER, count = DIDS_TPM2_PT_FIRMWARE_VERSION_2 - first + 1
+            var values = [UInt32](repeating: 0, count: Int(count))
+            var present: UInt32 = 0
+            guard dids_tpm_properties(tpm, first, count, &values, &failure) != 0,
+                  dids_tpm_ek_indices(tpm, &present, &failure) != 0 else { return nil }
+            let vendor = values[0]
+            let letters = [vendor >> 24, vendor >> 16, vendor >> 8, vendor].map { UInt8(truncatingIfNeeded: $0) }
+            let name = String(decoding: letters.filter { (0x21...0x7e).contains($0) }, as: UTF8.self)
+            return TPMSurvey(manufacturer: name.isEmpty ? "unknown" : name,
+                             firmware: (values[Int(DIDS_TPM2_PT_FIRMWARE_VERSION_1 - first)],
+                                        values[Int(DIDS_TPM2_PT_FIRMWARE_VERSION_2 - first)]),
+                             endorsement: EndorsementSurvey(present: present))
+        }
+    }
+
+    /// "IBM, firmware 0x20191023.0x00163636; EK certificates L-1, H-3; attestation with a Privacy CA
+    /// through EK L-1 (or H-3, as the CA chooses)", or why attestation cannot work.
+    func words(at address: TPMAddress) -> (usable: Bool, text: String) {
+        var text = "\(address): \(manufacturer), firmware \(TPMConversation.hex(firmware.0)).\(TPMConversation.hex(firmware.1))"
+        let certified = endorsement.certified.map { $0.name }
+        text += "; EK certificates: " + (certified.isEmpty ? "none" : certified.joined(separator: ", "))
+        guard let first = endorsement.usable.first else {
+            return (false, text + "; attestation: " + endorsement.noneUsable(at: address.description).detail)
+        }
+        let others = endorsement.usable.dropFirst().map { $0.name }
+        text += "; attestation: with a Privacy CA through EK \(first.name)"
+            + (others.isEmpty ? "" : " (or \(others.joined(separator: ", ")), as the CA chooses)")
+        for kind in endorsement.templated {
+            text += "; EK \(kind.name) not used: made from the template in NV index \(EndorsementKind.hex(kind.templateIndex))"
+        }
+        return (true, text)
+    }
+}
