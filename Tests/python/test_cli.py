@@ -169,10 +169,12 @@ def test_doctor_reports_each_store(cli, store, keyring):
     names = {c["name"]: c["ok"] for c in report["checks"]}
     assert names == {"configuration": True, "session bus": True, "secret service": True,
                      "default collection": True, "keyring round trip": True, "file store": True,
-                     "environment": True}
+                     "environment": True, "tpm": False}
     assert report["answering"] == "keyring+file" and report["healthy"] is True
     assert report["environment"]["stable_id"]["location"] == "keyring", "the keyring answers here"
     assert "provided by GNOME Keyring" in result.stdout
+    tpm = [c for c in report["checks"] if c["name"] == "tpm"][0]
+    assert "hardware-id and attest cannot work" in tpm["detail"], "no TPM here: said, and not held against the stores"
     assert run(["secret-tool", "search", "service", "deviceid.doctor"]).stdout == "", "the probe item is gone"
     run([KEYRING_CONTROL, "lock"])
     locked = run([cli, "--json", "doctor"])

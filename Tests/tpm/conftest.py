@@ -20,8 +20,8 @@ def machines():
     require_tools()
     started = []
 
-    def make(label: str) -> Machine:
-        machine = Machine(label)
+    def make(label: str, **options) -> Machine:
+        machine = Machine(label, **options)
         started.append(machine)
         return machine
 

@@ -66,10 +66,11 @@ def localca_files():
 
 
 class SwTPM:
-    """One swtpm: manufactured by swtpm_setup (EK, EK certificate, platform certificate, NV
-    locked), serving a Unix socket in its own temporary directory until stop()."""
+    """One swtpm: manufactured by swtpm_setup (EKs, their certificates, platform certificate, NV
+    locked unless `lock_nvram` is false: then platform authorisation may change the EK indices),
+    serving a Unix socket in its own temporary directory until stop()."""
 
-    def __init__(self, label: str):
+    def __init__(self, label: str, *, lock_nvram: bool = True):
         # short absolute paths: a Unix socket path has at most 107 bytes
         self.dir = Path(tempfile.mkdtemp(prefix=f"deviceid-swtpm-{label}-")).resolve()
         self.state = self.dir / "state"
@@ -84,7 +85,7 @@ class SwTPM:
         env["HOME"] = str(home)
         setup = subprocess.run(
             ["swtpm_setup", "--tpm2", "--tpmstate", str(self.state), "--createek", "--create-ek-cert",
-             "--create-platform-cert", "--lock-nvram"],
+             "--create-platform-cert", *(["--lock-nvram"] if lock_nvram else [])],
             env=env, capture_output=True, text=True, timeout=TIMEOUT)
         assert setup.returncode == 0, f"swtpm_setup failed:\n{setup.stdout}\n{setup.stderr}"
         subprocess.run(
@@ -120,8 +121,8 @@ class SwTPM:
 class Machine:
     """A swtpm and the tpm2-tools device that drives it."""
 
-    def __init__(self, label: str):
-        self.tpm = SwTPM(label)
+    def __init__(self, label: str, *, lock_nvram: bool = True):
+        self.tpm = SwTPM(label, lock_nvram=lock_nvram)
         self.device = ToolsDevice(self.tpm.tcti, self.tpm.dir / "device")
 
 

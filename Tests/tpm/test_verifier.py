@@ -681,9 +681,14 @@ def test_ek_root_only_with_the_issuer_as_intermediate(machine_a, make_ca, swtpm_
 
 
 def test_ecc_ek_certificate_is_not_the_rsa_ek(machine_a, ca):
+    """A P-384 certificate offered as the RSA EK (L-1) is refused; offered without a kind (a
+    device that predates ek_kind), its key makes it H-3 (test_endorsement.py enrols with it)."""
     device = machine_a.device
-    request = edit(device.enrolment_request(APP_A), ek_certificate=b64(device.ek_certificate(tools_device.EK_CERT_ECC)))
-    rejected("ek-mismatch", ca.challenge, request)
+    ecc = b64(device.ek_certificate(tools_device.EK_CERT_ECC))
+    rejected("ek-mismatch", ca.challenge, edit(device.enrolment_request(APP_A), ek_kind="L-1", ek_certificate=ecc))
+    rejected("ek-mismatch", ca.challenge, edit(device.enrolment_request(APP_A), ek_kind="H-5"))
+    challenge = json.loads(ca.challenge(edit(device.enrolment_request(APP_A), ek_certificate=ecc)))
+    assert challenge["ek_kind"] == "H-3"
 
 
 def test_ak_public_not_of_the_ak_template(machine_a, ca):

@@ -1,0 +1,325 @@
+"""Every endorsement key of the TCG EK Credential Profile that DeviceID supports, on swtpms laid out
+as users' TPMs are (issue 34): swtpm's own RSA 2048 (L-1) and P-384 (H-3) certificates, either one
+alone, an EK of each other kind with a certificate from a test manufacturer, a nonce index, a
+template index, and no certificate at all. Each enrols through the installed `deviceid` command
+with PrivacyCA, activates, and gives evidence Verifier accepts, or fails with the words that fit.
+
+The EK templates here are written from the profile (version 2.5, Annex B), not from DeviceID's:
+the certificate is issued for the key the TPM makes from this file's template, so any difference
+in DeviceID's makes its activation fail. tpm2-tools' MakeCredential is the independent maker of
+challenges DeviceID's activation is checked against."""
+import base64
+import datetime
+import hashlib
+import json
+import os
+import struct
+import subprocess
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.x509.oid import NameOID
+
+from deviceid_verifier import PrivacyCA, Rejected, Verifier, make_credential
+from deviceid_verifier import _ek, _tpm
+from machines import Machine, make_ca_certificate
+from test_deviceid_device import deviceid, evidence, hardware_id, transient_handles
+
+APP = "com.example.endorsement"
+ALG = {"sha256": 0x000B, "sha384": 0x000C, "sha512": 0x000D}
+TPM_CC_POLICY_SECRET, TPM_CC_POLICY_AUTHORIZE_NV, TPM_CC_POLICY_OR = 0x151, 0x192, 0x171
+TPM_RH_ENDORSEMENT = 0x4000000B
+#: The profile's policy indices I-1, I-2, I-3 (§B.6.1), by nameAlg.
+POLICY_INDEX = {"sha256": 0x01C07F01, "sha384": 0x01C07F02, "sha512": 0x01C07F03}
+#: PolicyB of each hash as the profile prints it (Table "PolicyB", the high-range authPolicy).
+PUBLISHED_POLICY_B = {
+    "sha256": "ca3d0a99a2b93906f7a3342414efcfb3a385d44cd1fd459089d19b5071c0b7a0",
+    "sha384": "b26e7d28d11a50bc53d882bcf5fd3a1a074148bb35d3b4e4cb1c0ad9bde419cacb47ba09699646150f9fc000f3f80e12",
+    "sha512": "b8221ca69e8550a4914de3faa6a18c072cc01208073a928d5d66d59ef79e49a4"
+              "29c41a6b269571d57edb25fbdb1838425608b413cd616a5f6db5b6071af99bea",
+}
+LOW_ATTRIBUTES, HIGH_ATTRIBUTES = 0x000300B2, 0x000300F2
+
+
+# -- the profile's policies, from their definitions -----------------------------------------------
+
+def policy_a(alg: str) -> bytes:
+    """PolicySecret(TPM_RH_ENDORSEMENT) from the zero digest, with an empty policyRef (Part 3 §23.4)."""
+    size = hashlib.new(alg).digest_size
+    step = hashlib.new(alg, b"\0" * size + struct.pack(">II", TPM_CC_POLICY_SECRET, TPM_RH_ENDORSEMENT)).digest()
+    return hashlib.new(alg, step).digest()
+
+
+def policy_c(alg: str) -> bytes:
+    """PolicyAuthorizeNV of the policy index of `alg` (§B.6.1: PolicyA as its authPolicy, a Name
+    as its data, policyWrite | writeAll | ppRead | ownerRead | authRead | policyRead | noDA | written)."""
+    attributes = 0x8 | 0x1000 | 0x10000 | 0x20000 | 0x40000 | 0x80000 | 0x2000000 | 0x20000000
+    size = hashlib.new(alg).digest_size
+    a = policy_a(alg)
+    nv_public = struct.pack(">IHI", POLICY_INDEX[alg], ALG[alg], attributes) + struct.pack(">H", len(a)) + a \
+        + struct.pack(">H", size + 2)
+    name = struct.pack(">H", ALG[alg]) + hashlib.new(alg, nv_public).digest()
+    return hashlib.new(alg, b"\0" * size + struct.pack(">I", TPM_CC_POLICY_AUTHORIZE_NV) + name).digest()
+
+
+def policy_b(alg: str) -> bytes:
+    size = hashlib.new(alg).digest_size
+    return hashlib.new(alg, b"\0" * size + struct.pack(">I", TPM_CC_POLICY_OR) + policy_a(alg) + policy_c(alg)).digest()
+
+
+@pytest.mark.parametrize("alg", sorted(ALG))
+def test_the_policies_are_the_profiles(alg):
+    """Known answers: PolicyA of SHA-256 is the low-range authPolicy every EK certificate's key was
+    made with (837197…), and PolicyB = PolicyOR(PolicyA, PolicyC) is the profile's printed value."""
+    if alg == "sha256":
+        assert policy_a(alg).hex() == "837197674484b3f81a90cc8d46a5d724fd52d76e06520b64f2a1da1b331469aa"
+    assert policy_b(alg).hex() == PUBLISHED_POLICY_B[alg]
+
+
+# -- EKs made from the profile's templates -----------------------------------------------------------
+
+#: kind → (tpm2-pytss algorithm string, nameAlg, high range, unique size of a low-range key)
+TEMPLATES = {
+    "L-1": ("rsa2048:aes128cfb", "sha256", False, 256),
+    "L-2": ("ecc256:aes128cfb", "sha256", False, 32),
+    "H-1": ("rsa2048:aes128cfb", "sha256", True, 0),
+    "H-2": ("ecc256:aes128cfb", "sha256", True, 0),
+    "H-3": ("ecc384:aes256cfb", "sha384", True, 0),
+    "H-4": ("ecc521:aes256cfb", "sha512", True, 0),
+    "H-6": ("rsa3072:aes256cfb", "sha384", True, 0),
+}
+
+
+def make_ek(machine: Machine, kind: str, nonce: bytes = b""):
+    """The public key of the EK of `kind` that `machine`'s TPM makes (flushed again)."""
+    from tpm2_pytss import ESAPI, ESYS_TR, TCTILdr, TPM2B_PUBLIC, TPM2B_SENSITIVE_CREATE, TPMA_OBJECT
+    algorithm, alg, high, unique = TEMPLATES[kind]
+    template = TPM2B_PUBLIC.parse(algorithm, objectAttributes=TPMA_OBJECT(HIGH_ATTRIBUTES if high else LOW_ATTRIBUTES),
+                                  nameAlg=alg)
+    template.publicArea.authPolicy = policy_b(alg) if high else policy_a(alg)
+    if algorithm.startswith("rsa"):
+        template.publicArea.parameters.rsaDetail.exponent = 0
+        template.publicArea.unique.rsa = (nonce + b"\0" * unique)[:unique] if unique else b""
+    else:
+        template.publicArea.unique.ecc.x = (nonce + b"\0" * unique)[:unique] if unique else b""
+        template.publicArea.unique.ecc.y = b"\0" * unique
+    with ESAPI(TCTILdr("swtpm", f"path={machine.tpm.socket}")) as esys:
+        handle, public, *_ = esys.create_primary(TPM2B_SENSITIVE_CREATE(), template, ESYS_TR.ENDORSEMENT)
+        esys.flush_context(handle)
+    return serialization.load_pem_public_key(public.publicArea.to_pem())
+
+
+@pytest.fixture(scope="module")
+def manufacturer():
+    """A test TPM manufacturer's CA: (key, certificate)."""
+    return make_ca_certificate("deviceid test TPM manufacturer")
+
+
+def ek_certificate(manufacturer, key) -> bytes:
+    ca_key, ca = manufacturer
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    return (x509.CertificateBuilder().subject_name(x509.Name([])).issuer_name(ca.subject).public_key(key)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=30))
+            .add_extension(x509.SubjectAlternativeName([x509.DirectoryName(x509.Name([
+                x509.NameAttribute(NameOID.COMMON_NAME, "deviceid test TPM"),
+            ]))]), critical=True)
+            .sign(ca_key, hashes.SHA256())).public_bytes(serialization.Encoding.DER)
+
+
+def platform(machine: Machine, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(args, env=dict(os.environ, TPM2TOOLS_TCTI=machine.tpm.tcti), capture_output=True,
+                          timeout=60, check=check, cwd=machine.tpm.dir)
+
+
+def nv_remove(machine: Machine, index: int) -> None:
+    platform(machine, "tpm2_nvundefine", "-C", "p", f"{index:#x}")
+
+
+def nv_store(machine: Machine, index: int, data: bytes) -> None:
+    """Defines `index` as a manufacturer does (platform-created, readable by the owner) with `data`."""
+    path = machine.tpm.dir / f"nv-{index:08x}.bin"
+    path.write_bytes(data)
+    platform(machine, "tpm2_nvdefine", "-C", "p", "-s", str(len(data)), "-a",
+             "ppwrite|ppread|ownerread|authread|no_da|platformcreate", f"{index:#x}")
+    platform(machine, "tpm2_nvwrite", "-C", "p", "-i", str(path), f"{index:#x}")
+
+
+@pytest.fixture
+def unlocked(machines):
+    """A factory of swtpms whose EK indices platform authorisation may change."""
+    count = iter(range(100))
+    return lambda: machines(f"ek{next(count)}", lock_nvram=False)
+
+
+def request_of(machine) -> dict:
+    result = deviceid(machine, "attest", "enrol", APP)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def enrol_and_attest(machine, ca: PrivacyCA, tmp_path) -> dict:
+    """Enrols APP with `ca`, activates, and checks the evidence: the challenge, as JSON."""
+    challenge = ca.challenge(json.dumps(request_of(machine)))
+    response = deviceid(machine, "attest", "activate", APP, input=challenge)
+    assert response.returncode == 0, response.stderr
+    certificate = ca.finish(response.stdout)
+    verifier = Verifier([ca.certificate])
+    nonce = verifier.new_nonce()
+    result = verifier.verify(evidence(machine, APP, nonce, certificate, tmp_path), nonce, app_id=APP)
+    assert result.hardware_id == hardware_id(machine, APP)
+    assert transient_handles(machine) == []
+    return json.loads(challenge)
+
+
+def offered(request: dict) -> list:
+    """The EK kinds a request offers, its ek_kind first."""
+    return [request["ek_kind"]] + sorted(k[len("ek_certificate_"):] for k in request if k.startswith("ek_certificate_"))
+
+
+# -- layouts ------------------------------------------------------------------------------------------
+
+def test_swtpms_own_layout_offers_both_and_the_ca_chooses(machine_a, make_ca, tmp_path):
+    """swtpm makes an RSA 2048 (L-1) and a P-384 (H-3) certificate: the request offers both, the
+    CA's policy picks, and either enrols end to end."""
+    request = request_of(machine_a)
+    assert offered(request) == ["L-1", "H-3"]
+    assert request["ek_certificate_H-3"] == base64.b64encode(machine_a.device.ek_certificate(0x01C00016)).decode()
+    assert enrol_and_attest(machine_a, make_ca("deviceid default EK policy CA"), tmp_path)["ek_kind"] == "L-1"
+    ecc_ca = make_ca("deviceid ECC-first CA", ek_kinds=["H-3", "L-1"])
+    assert enrol_and_attest(machine_a, ecc_ca, tmp_path)["ek_kind"] == "H-3"
+    with pytest.raises(Rejected) as refused:
+        make_ca("deviceid L-2 only CA", ek_kinds=["L-2"]).challenge(json.dumps(request))
+    assert refused.value.reason == "ek-mismatch"
+    assert "offers EKs of kind L-1, H-3; this CA accepts L-2" in str(refused.value)
+
+
+@pytest.mark.parametrize("removed, left", [(0x01C00002, "H-3"), (0x01C00016, "L-1")])
+def test_one_certificate_alone(unlocked, make_ca, tmp_path, removed, left):
+    machine = unlocked()
+    nv_remove(machine, removed)
+    assert offered(request_of(machine)) == [left]
+    assert enrol_and_attest(machine, make_ca(f"deviceid {left} CA"), tmp_path)["ek_kind"] == left
+
+
+@pytest.mark.parametrize("kind", ["L-2", "H-1", "H-2", "H-4", "H-6"])
+def test_each_kind_from_its_certificate(unlocked, make_ca, manufacturer, tmp_path, kind):
+    """A TPM whose only EK certificate is of `kind`, issued by a manufacturer for the key the
+    profile's template makes."""
+    machine = unlocked()
+    nv_remove(machine, 0x01C00002)
+    nv_remove(machine, 0x01C00016)
+    nv_store(machine, _ek.kind_named(kind).certificate_index, ek_certificate(manufacturer, make_ek(machine, kind)))
+    assert offered(request_of(machine)) == [kind]
+    ca = make_ca(f"deviceid {kind} CA", ek_trust_anchors=[manufacturer[1]])
+    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == kind
+
+
+def test_a_low_range_nonce_is_honoured(unlocked, make_ca, manufacturer, tmp_path):
+    """An L-2 EK whose nonce index (0x01c0000b) holds 16 bytes: the EK is made with them in
+    unique.x (§2.2.1.5.1), and only that EK activates what the CA sealed to its certificate."""
+    machine = unlocked()
+    nv_remove(machine, 0x01C00002)
+    nv_remove(machine, 0x01C00016)
+    nonce = bytes(range(1, 17))
+    key = make_ek(machine, "L-2", nonce)
+    assert key.public_numbers() != make_ek(machine, "L-2").public_numbers()
+    nv_store(machine, 0x01C0000B, nonce)
+    nv_store(machine, 0x01C0000A, ek_certificate(manufacturer, key))
+    ca = make_ca("deviceid nonce CA", ek_trust_anchors=[manufacturer[1]])
+    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == "L-2"
+
+
+def test_a_template_index_rules_out_that_ek(unlocked, make_ca, tmp_path):
+    """An EK template in NV (0x01c00004 for L-1) makes another EK than the profile's: DeviceID
+    offers the other certificates, and says why when none is left."""
+    machine = unlocked()
+    nv_store(machine, 0x01C00004, b"\x00\x01" + b"\0" * 30)
+    assert offered(request_of(machine)) == ["H-3"]
+    assert enrol_and_attest(machine, make_ca("deviceid templated CA"), tmp_path)["ek_kind"] == "H-3"
+    nv_remove(machine, 0x01C00016)
+    result = deviceid(machine, "attest", "enrol", APP)
+    assert result.returncode == 22, result.stderr  # UNSUPPORTED
+    assert "EK certificate of kind L-1" in result.stderr and "template in NV index 0x01c00004" in result.stderr
+
+
+def test_no_ek_certificate(unlocked):
+    machine = unlocked()
+    nv_remove(machine, 0x01C00002)
+    nv_remove(machine, 0x01C00016)
+    result = deviceid(machine, "attest", "enrol", APP)
+    assert result.returncode == 1, result.stderr  # NOT_FOUND
+    assert result.stdout == "" and "holds no EK certificate in NV" in result.stderr
+    assert "published online only" in result.stderr
+
+
+# -- challenges from an independent maker ---------------------------------------------------------
+
+@pytest.mark.parametrize("kind, make", [
+    ("L-1", ["tpm2_createek", "-G", "rsa", "-c", "ek.ctx"]),  # tpm2_createek's RSA EK is template L-1
+    ("H-3", ["tpm2_createprimary", "-C", "e", "-G", "ecc384:null:aes256cfb", "-g", "sha384", "-a",
+             "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|adminwithpolicy|restricted|decrypt",
+             "-L", "policy", "-c", "ek.ctx"]),
+])
+def test_tpm2_makecredential_challenges_activate(machine_b, kind, make):
+    """tpm2_makecredential (tpm2-tools, with no TPM) seals a secret to the EK's public area for the
+    AK of DeviceID's request; `deviceid attest activate` recovers it. The same EK's public area
+    makes deviceid_verifier's make_credential, which swtpm activates in the other tests."""
+    directory = machine_b.tpm.dir
+    (directory / "policy").write_bytes(policy_b("sha384"))
+    platform(machine_b, "tpm2_flushcontext", "-t")
+    platform(machine_b, *make)
+    platform(machine_b, "tpm2_readpublic", "-c", "ek.ctx", "-f", "pem", "-o", "ek.pem")
+    platform(machine_b, "tpm2_readpublic", "-c", "ek.ctx", "-o", "ek.tpm2b")
+    platform(machine_b, "tpm2_flushcontext", "-t")
+    request = request_of(machine_b)
+    certificate = request["ek_certificate"] if kind == "L-1" else request[f"ek_certificate_{kind}"]
+    ek_key = x509.load_der_x509_certificate(base64.b64decode(certificate)).public_key()
+    assert serialization.load_pem_public_key((directory / "ek.pem").read_bytes()).public_numbers() \
+        == ek_key.public_numbers(), "tpm2-tools made the EK of the certificate"
+    name = _tpm.name_of(base64.b64decode(request["ak_public"]))
+    secret = os.urandom(32)
+    (directory / "secret.bin").write_bytes(secret)
+    subprocess.run(["tpm2_makecredential", "--tcti", "none", "-u", "ek.tpm2b", "-s", "secret.bin", "-n", name.hex(),
+                    "-o", "made.cred"], cwd=directory, check=True, capture_output=True, timeout=60)
+    made = (directory / "made.cred").read_bytes()
+    assert made[:8] == struct.pack(">II", 0xBADCC0DE, 1)
+    blob_size = struct.unpack(">H", made[8:10])[0]
+    blob, rest = made[10:10 + blob_size], made[10 + blob_size:]
+    encrypted = rest[2:2 + struct.unpack(">H", rest[:2])[0]]
+    challenge = json.dumps({"v": 1, "type": "deviceid.enrolment-challenge", "id": "tpm2-tools", "ek_kind": kind,
+                            "credential_blob": base64.b64encode(blob).decode(),
+                            "encrypted_secret": base64.b64encode(encrypted).decode()})
+    response = deviceid(machine_b, "attest", "activate", APP, input=challenge)
+    assert response.returncode == 0, response.stderr
+    assert base64.b64decode(json.loads(response.stdout)["credential"]) == secret
+    ours = make_credential(ek_key, secret, name, kind=_ek.kind_named(kind))
+    assert len(ours.credential_blob) == len(blob) and len(ours.encrypted_secret) == len(encrypted)
+
+
+# -- doctor ----------------------------------------------------------------------------------------
+
+def doctor_tpm(machine) -> dict:
+    result = deviceid(machine, "--json", "doctor")
+    checks = [check for check in json.loads(result.stdout)["checks"] if check["name"] == "tpm"]
+    assert len(checks) == 1, result.stdout
+    assert checks[0]["essential"] is False, "the stable ID needs no TPM: doctor's verdict ignores it"
+    return checks[0]
+
+
+def test_doctor_says_which_eks_and_which_route(machine_a, unlocked):
+    check = doctor_tpm(machine_a)
+    assert check["ok"] is True, check
+    assert f"{machine_a.tpm.tcti}: IBM, firmware 0x" in check["detail"]  # swtpm reports IBM's vendor id
+    assert "EK certificates: L-1, H-3; attestation: with a Privacy CA through EK L-1 (or H-3, as the CA chooses)" \
+        in check["detail"]
+    bare = unlocked()
+    nv_remove(bare, 0x01C00002)
+    nv_remove(bare, 0x01C00016)
+    check = doctor_tpm(bare)
+    assert check["ok"] is False and "EK certificates: none; attestation: the TPM at" in check["detail"]
+    assert "holds no EK certificate in NV" in check["detail"]
+    absent = deviceid(None, "--json", "doctor", env={"DEVICEID_TPM_TCTI": f"swtpm:path={bare.tpm.dir}/absent.sock"})
+    tpm = [c for c in json.loads(absent.stdout)["checks"] if c["name"] == "tpm"][0]
+    assert tpm["ok"] is False and "hardware-id and attest cannot work" in tpm["detail"], tpm
