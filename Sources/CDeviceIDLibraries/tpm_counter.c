@@ -76,14 +76,6 @@ static int define(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32], E
     return 0;
 }
 
-static void close_index(dids_tpm *tpm, ESYS_TR *index) {
-    if (*index == DIDS_ESYS_TR_NONE) return;
-    dids_tpm_compute_begin();
-    dids_p_Esys_TR_Close(tpm->esys, index);  // an ESAPI handle only: nothing to flush in the TPM
-    dids_tpm_compute_end();
-    *index = DIDS_ESYS_TR_NONE;
-}
-
 // Finds this app's counter among the indices of the window, or else defines it in the window's
 // first free slot (never before looking at every occupied one: a slot freed before this app's
 // counter must not give it a second one). 1 with `index`, `handle` and `written`.
@@ -95,7 +87,7 @@ static int find(dids_tpm *tpm, const unsigned char tag[32], ESYS_TR *index, uint
     for (int attempt = 0; attempt < 2; attempt++) {  // a second look after another process's define
         uint32_t set;
         int free_slot = -1;
-        if (!dids_tpm_nv_present(tpm, first, PROBES, DIDS_TPM_STAGE_COUNTER, &set, failure)) return 0;
+        if (!dids_tpm_handles_present(tpm, first, PROBES, DIDS_TPM_STAGE_COUNTER, &set, failure)) return 0;
         for (uint32_t k = 0; k < PROBES; k++) {
             *handle = first + k;
             if (!(set & (1u << k))) {
@@ -104,8 +96,8 @@ static int find(dids_tpm *tpm, const unsigned char tag[32], ESYS_TR *index, uint
             }
             switch (look(tpm, *handle, tag, index, written, failure)) {
             case SLOT_OURS: return 1;
-            case SLOT_OTHER: close_index(tpm, index); break;
-            case SLOT_FAILED: close_index(tpm, index); return 0;
+            case SLOT_OTHER: dids_tpm_forget(tpm, index); break;
+            case SLOT_FAILED: dids_tpm_forget(tpm, index); return 0;
             }
         }
         if (free_slot < 0) return dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, 0, ENOSPC);
@@ -161,6 +153,6 @@ int dids_tpm_counter_increment(dids_tpm *tpm, const unsigned char tag[32], uint3
         claimed = ok && *value == before + 1;
     }
     if (ok && !claimed) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, 0, EBUSY);
-    close_index(tpm, &index);
+    dids_tpm_forget(tpm, &index);
     return ok;
 }

@@ -9,6 +9,8 @@
 
 static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
 static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 // The policies of the profile's EKs (§B.6): PolicyA is PolicySecret(TPM_RH_ENDORSEMENT),
 // PolicyC PolicyAuthorizeNV of the policy index I-1/I-2/I-3 (0x01c07f01-3), and a high-range EK's
@@ -113,15 +115,20 @@ static int ek_template(TPM2B_PUBLIC *public, const struct kind *k, const struct 
     return 1;
 }
 
+static int ek_template_of(TPM2B_PUBLIC *template, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce,
+                          struct dids_tpm_failure *failure) {
+    const struct kind *k = kind_of(ek);
+    if (!k) return dids_tpm_fail(failure, DIDS_TPM_STAGE_CREATE, 0, EINVAL);
+    memset(template, 0, sizeof *template);
+    template->size = DIDS_TPMT_PUBLIC_SIZE;
+    return ek_template(template, k, nonce) ? 1 : dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+}
+
 int dids_tpm_create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, ESYS_TR *handle,
                        struct dids_tpm_failure *failure) {
     *handle = DIDS_ESYS_TR_NONE;
-    const struct kind *k = kind_of(ek);
-    if (!k) return dids_tpm_fail(failure, DIDS_TPM_STAGE_CREATE, 0, EINVAL);
     TPM2B_PUBLIC template;
-    memset(&template, 0, sizeof template);
-    template.size = DIDS_TPMT_PUBLIC_SIZE;
-    if (!ek_template(&template, k, nonce)) return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+    if (!ek_template_of(&template, ek, nonce, failure)) return 0;
     TPM2B_SENSITIVE_CREATE sensitive;
     memset(&sensitive, 0, sizeof sensitive);
     TPML_PCR_SELECTION no_pcrs;
@@ -137,8 +144,56 @@ int dids_tpm_create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm
     return ok;
 }
 
+// Whether `public` is a key of `template`'s shape: every field but unique (the key itself, which a
+// nonce or the TPM's seed decides). The certificate's key is the CA's to check: an EK of the
+// template's shape that is not the certified one fails ActivateCredential, never passes it.
+static int same_shape(const unsigned char *public, const unsigned char *template) {
+    uint16_t type = get16(template + DIDS_TPMT_PUBLIC_TYPE), policy = get16(template + DIDS_TPMT_PUBLIC_AUTH_POLICY);
+    if (get16(public + DIDS_TPMT_PUBLIC_TYPE) != type
+        || get16(public + DIDS_TPMT_PUBLIC_NAME_ALG) != get16(template + DIDS_TPMT_PUBLIC_NAME_ALG)
+        || get32(public + DIDS_TPMT_PUBLIC_ATTRIBUTES) != get32(template + DIDS_TPMT_PUBLIC_ATTRIBUTES)
+        || get16(public + DIDS_TPMT_PUBLIC_AUTH_POLICY) != policy
+        || memcmp(public + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, template + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy) != 0)
+        return 0;
+    for (int offset = DIDS_TPMT_PUBLIC_SYMMETRIC; offset <= DIDS_TPMT_PUBLIC_SCHEME; offset += 2)
+        if (get16(public + offset) != get16(template + offset)) return 0;
+    if (get16(public + DIDS_TPMT_PUBLIC_CURVE) != get16(template + DIDS_TPMT_PUBLIC_CURVE)) return 0;
+    return type == DIDS_TPM2_ALG_RSA
+        ? get32(public + DIDS_TPMT_PUBLIC_RSA_EXPONENT) == get32(template + DIDS_TPMT_PUBLIC_RSA_EXPONENT)
+        : get16(public + DIDS_TPMT_PUBLIC_KDF) == get16(template + DIDS_TPMT_PUBLIC_KDF);
+}
+
+// The first persistent EK (DIDS_TPM_EK_PERSISTENT_FIRST) of kind `ek`'s template, as an ESAPI
+// handle to close, not flush; DIDS_ESYS_TR_NONE when there is none.
+static int persistent_ek(dids_tpm *tpm, enum dids_tpm_ek ek, ESYS_TR *handle, struct dids_tpm_failure *failure) {
+    *handle = DIDS_ESYS_TR_NONE;
+    TPM2B_PUBLIC template;
+    uint32_t present;
+    if (!ek_template_of(&template, ek, NULL, failure)
+        || !dids_tpm_handles_present(tpm, DIDS_TPM_EK_PERSISTENT_FIRST, 32, DIDS_TPM_STAGE_CREATE, &present, failure))
+        return 0;
+    for (uint32_t k = 0; k < 32 && *handle == DIDS_ESYS_TR_NONE; k++) {
+        if (!(present & (1u << k))) continue;
+        ESYS_TR object = DIDS_ESYS_TR_NONE;
+        TPM2B_PUBLIC *public = NULL;
+        int ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
+                              dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, DIDS_TPM_EK_PERSISTENT_FIRST + k,
+                                                                 DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
+                              dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &object))
+              && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
+                              dids_p_Esys_ReadPublic_Async(tpm->esys, object, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                           DIDS_ESYS_TR_NONE),
+                              dids_p_Esys_ReadPublic_Finish(tpm->esys, &public, NULL, NULL));
+        if (ok && same_shape(public->publicArea, template.publicArea)) *handle = object;
+        dids_p_Esys_Free(public);
+        if (*handle == DIDS_ESYS_TR_NONE) dids_tpm_forget(tpm, &object);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
 int dids_tpm_ek_indices(dids_tpm *tpm, uint32_t *present, struct dids_tpm_failure *failure) {
-    return dids_tpm_nv_present(tpm, DIDS_TPM_EK_NV_FIRST, 32, DIDS_TPM_STAGE_EK_CERTIFICATE, present, failure);
+    return dids_tpm_handles_present(tpm, DIDS_TPM_EK_NV_FIRST, 32, DIDS_TPM_STAGE_EK_CERTIFICATE, present, failure);
 }
 
 int dids_tpm_ek_certificate(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_bytes *certificate,
@@ -202,9 +257,12 @@ int dids_tpm_activate(dids_tpm *tpm, enum dids_tpm_ek ek, const unsigned char ak
     struct dids_tpm_bytes nonce = {nonce_bytes, sizeof nonce_bytes, 0};
     ESYS_TR ak = DIDS_ESYS_TR_NONE, ek_handle = DIDS_ESYS_TR_NONE, session = DIDS_ESYS_TR_NONE;
     TPM2B_DIGEST *recovered = NULL;
-    int ok = ek_nonce(tpm, ek, &nonce, failure)
+    ESYS_TR persistent = DIDS_ESYS_TR_NONE;
+    int ok = persistent_ek(tpm, ek, &persistent, failure)
+          && (persistent != DIDS_ESYS_TR_NONE || ek_nonce(tpm, ek, &nonce, failure))
           && dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, NULL, failure)
-          && dids_tpm_create_ek(tpm, ek, &nonce, &ek_handle, failure)
+          && (persistent != DIDS_ESYS_TR_NONE ? (ek_handle = persistent, 1)
+                                              : dids_tpm_create_ek(tpm, ek, &nonce, &ek_handle, failure))
           && ek_session(tpm, k, &session, failure)
           && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_ACTIVATE,
                           dids_p_Esys_ActivateCredential_Async(tpm->esys, ak, ek_handle, DIDS_ESYS_TR_PASSWORD,
@@ -215,7 +273,8 @@ int dids_tpm_activate(dids_tpm *tpm, enum dids_tpm_ek ek, const unsigned char ak
     // ESAPI starts sessions with continueSession set, so the TPM keeps this one after the command:
     // flushed here on every path (swtpm, without a resource manager, has three session slots).
     dids_tpm_flush(tpm, &session);
-    dids_tpm_flush(tpm, &ek_handle);
+    if (persistent != DIDS_ESYS_TR_NONE) dids_tpm_forget(tpm, &persistent);
+    else dids_tpm_flush(tpm, &ek_handle);
     dids_tpm_flush(tpm, &ak);
     return ok;
 }

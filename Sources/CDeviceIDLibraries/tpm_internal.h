@@ -74,6 +74,9 @@ int dids_tpm_arm(dids_tpm *tpm);
 /// Flushes a transient object or session (nothing when `*handle` is ESYS_TR_NONE or the
 /// conversation is stuck) and forgets it.
 void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle);
+/// Forgets the ESAPI handle of an object the TPM keeps (an NV index, a persistent key): nothing
+/// is flushed. NONE afterwards.
+void dids_tpm_forget(dids_tpm *tpm, ESYS_TR *handle);
 
 /// Creates one of the owner hierarchy's primaries DeviceID makes (enum dids_tpm_key). `public_area`
 /// (may be NULL) receives its marshalled TPMT_PUBLIC. 1 on success.
@@ -83,9 +86,9 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
 /// low-range EK's nonce index, or NULL) in its unique.
 int dids_tpm_create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, ESYS_TR *handle,
                        struct dids_tpm_failure *failure);
-/// Which of the `count` (at most 32) NV handles from `first` the TPM defines, as a bit set in
-/// `set` (tpm_nv.c). 1, or 0 with `failure` set (at `stage`).
-int dids_tpm_nv_present(dids_tpm *tpm, uint32_t first, uint32_t count, int stage, uint32_t *set,
+/// Which of the `count` (at most 32) handles from `first` (NV indices or persistent objects) the
+/// TPM holds, as a bit set in `set` (tpm_nv.c). 1, or 0 with `failure` set (at `stage`).
+int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int stage, uint32_t *set,
                         struct dids_tpm_failure *failure);
 /// NV index `handle`'s whole contents into `out` (ENOBUFS when they do not fit).
 int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_bytes *out,

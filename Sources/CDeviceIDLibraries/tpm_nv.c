@@ -1,5 +1,5 @@
-// NV indices read by DeviceID: which ones a window of handles holds, and one index's whole
-// contents (EK certificates and nonces). The counters that DeviceID defines are tpm_counter.c's.
+// NV indices read by DeviceID: which handles of a window the TPM holds (NV indices, or persistent
+// objects for the EK), and one index's whole contents (EK certificates and nonces). The counters that DeviceID defines are tpm_counter.c's.
 #include "tpm_internal.h"
 
 #include <errno.h>
@@ -11,7 +11,7 @@ static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); re
 // TPM2_GetCapability answers for absent handles too, where looking one up makes tpm2-tss log an
 // error. A TPM may answer with fewer handles than asked and moreData set: it is asked again from
 // the handle after the last one it gave, until the window is covered.
-int dids_tpm_nv_present(dids_tpm *tpm, uint32_t first, uint32_t count, int stage, uint32_t *set,
+int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int stage, uint32_t *set,
                         struct dids_tpm_failure *failure) {
     *set = 0;
     if (count > 32) return dids_tpm_fail(failure, stage, 0, EINVAL);
@@ -72,8 +72,6 @@ int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_
         }
         dids_p_Esys_Free(data);
     }
-    dids_tpm_compute_begin();
-    dids_p_Esys_TR_Close(tpm->esys, &index);  // an ESAPI handle only: nothing to flush in the TPM
-    dids_tpm_compute_end();
+    dids_tpm_forget(tpm, &index);
     return ok;
 }

@@ -116,6 +116,14 @@ void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle) {
     *handle = DIDS_ESYS_TR_NONE;
 }
 
+void dids_tpm_forget(dids_tpm *tpm, ESYS_TR *handle) {
+    if (*handle == DIDS_ESYS_TR_NONE) return;
+    dids_tpm_compute_begin();
+    dids_p_Esys_TR_Close(tpm->esys, handle);  // an ESAPI handle only: nothing to flush in the TPM
+    dids_tpm_compute_end();
+    *handle = DIDS_ESYS_TR_NONE;
+}
+
 int dids_tpm_put(struct dids_tpm_bytes *out, const void *data, size_t size, int stage, struct dids_tpm_failure *failure) {
     if (!out) return 1;
     out->size = size;

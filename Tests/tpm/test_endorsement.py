@@ -91,8 +91,9 @@ TEMPLATES = {
 }
 
 
-def make_ek(machine: Machine, kind: str, nonce: bytes = b""):
-    """The public key of the EK of `kind` that `machine`'s TPM makes (flushed again)."""
+def make_ek(machine: Machine, kind: str, nonce: bytes = b"", persist: int = 0):
+    """The public key of the EK of `kind` that `machine`'s TPM makes: flushed again, or made
+    persistent at handle `persist`."""
     from tpm2_pytss import ESAPI, ESYS_TR, TCTILdr, TPM2B_PUBLIC, TPM2B_SENSITIVE_CREATE, TPMA_OBJECT
     algorithm, alg, high, unique = TEMPLATES[kind]
     template = TPM2B_PUBLIC.parse(algorithm, objectAttributes=TPMA_OBJECT(HIGH_ATTRIBUTES if high else LOW_ATTRIBUTES),
@@ -106,6 +107,8 @@ def make_ek(machine: Machine, kind: str, nonce: bytes = b""):
         template.publicArea.unique.ecc.y = b"\0" * unique
     with ESAPI(TCTILdr("swtpm", f"path={machine.tpm.socket}")) as esys:
         handle, public, *_ = esys.create_primary(TPM2B_SENSITIVE_CREATE(), template, ESYS_TR.ENDORSEMENT)
+        if persist:
+            esys.evict_control(ESYS_TR.OWNER, handle, persist)
         esys.flush_context(handle)
     return serialization.load_pem_public_key(public.publicArea.to_pem())
 
@@ -229,6 +232,50 @@ def test_a_low_range_nonce_is_honoured(unlocked, make_ca, manufacturer, tmp_path
     nv_store(machine, 0x01C0000A, ek_certificate(manufacturer, key))
     ca = make_ca("deviceid nonce CA", ek_trust_anchors=[manufacturer[1]])
     assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == "L-2"
+
+
+def persistent_handles(machine: Machine) -> list:
+    listed = platform(machine, "tpm2_getcap", "handles-persistent").stdout.decode()
+    return [int(line.lstrip("- "), 16) for line in listed.splitlines() if line.strip()]
+
+
+def evict(machine: Machine, handle: int) -> None:
+    platform(machine, "tpm2_evictcontrol", "-C", "o", "-c", f"{handle:#x}")
+
+
+def test_swtpm_setup_keeps_its_eks_persistent(machine_a):
+    """The layout the tests below change: swtpm_setup --createek keeps the L-1 EK at 0x81010001
+    and the H-3 one at 0x81010016, so the other tests' activations use persistent EKs."""
+    assert persistent_handles(machine_a) == [0x81010001, 0x81010016]
+
+
+def test_with_no_persistent_ek_one_is_made(unlocked, make_ca, tmp_path):
+    machine = unlocked()
+    evict(machine, 0x81010001)
+    evict(machine, 0x81010016)
+    assert enrol_and_attest(machine, make_ca("deviceid transient L-1 CA"), tmp_path)["ek_kind"] == "L-1"
+    ecc_ca = make_ca("deviceid transient H-3 CA", ek_kinds=["H-3"])
+    assert enrol_and_attest(machine, ecc_ca, tmp_path)["ek_kind"] == "H-3"
+    assert persistent_handles(machine) == [], "a made EK is flushed, never kept"
+
+
+def test_a_persistent_ek_is_used(unlocked, make_ca, manufacturer, tmp_path):
+    """An L-1 EK kept at 0x81010001 (TCG's reserved EK handle) whose key is not the one the
+    template makes now (another unique, as a provisioning tool may have used): only that EK
+    activates what the CA sealed to its certificate, so the activation used it. A persistent EK
+    of another kind's shape before it (an L-2 at 0x81010000) is passed over, and both stay."""
+    machine = unlocked()
+    nv_remove(machine, 0x01C00016)
+    evict(machine, 0x81010001)
+    evict(machine, 0x81010016)
+    make_ek(machine, "L-2", persist=0x81010000)
+    kept = make_ek(machine, "L-1", b"provisioned elsewhere", persist=0x81010001)
+    assert kept.public_numbers() != make_ek(machine, "L-1").public_numbers()
+    nv_remove(machine, 0x01C00002)
+    nv_store(machine, 0x01C00002, ek_certificate(manufacturer, kept))
+    ca = make_ca("deviceid persistent EK CA", ek_trust_anchors=[manufacturer[1]])
+    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == "L-1"
+    assert persistent_handles(machine) == [0x81010000, 0x81010001], "a persistent EK is used, never evicted"
 
 
 def test_a_template_index_rules_out_that_ek(unlocked, make_ca, tmp_path):

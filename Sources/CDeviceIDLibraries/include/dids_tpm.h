@@ -158,6 +158,10 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 // The TCG EK Credential Profile's NV indices for EK certificates, nonces and templates: the 32
 // from here (low range 0x01c00002-0x01c0000c, high range 0x01c00012-0x01c0001e).
 #define DIDS_TPM_EK_NV_FIRST 0x01c00000u
+// The persistent handles the TCG reserves for EKs (Registry of Reserved TPM 2.0 Handles:
+// 0x81010000-0x810100ff; 0x81010001 the RSA EK, 0x81010002 the ECC P-256 EK); DeviceID looks at
+// the first 32.
+#define DIDS_TPM_EK_PERSISTENT_FIRST 0x81010000u
 
 #define DIDS_TPM2_RC_INITIALIZE 0x100u
 #define DIDS_TPM2_RC_FAILURE 0x101u
@@ -196,6 +200,12 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
       (ESYS_CONTEXT *esysContext, TPM2_HANDLE tpm_handle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3), \
       (esysContext, tpm_handle, shandle1, shandle2, shandle3)) \
     X(TSS2_RC, Esys_TR_FromTPMPublic_Finish, (ESYS_CONTEXT *esysContext, ESYS_TR *object), (esysContext, object)) \
+    X(TSS2_RC, Esys_ReadPublic_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR objectHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3), \
+      (esysContext, objectHandle, shandle1, shandle2, shandle3)) \
+    X(TSS2_RC, Esys_ReadPublic_Finish, \
+      (ESYS_CONTEXT *esysContext, TPM2B_PUBLIC **outPublic, TPM2B_NAME **name, TPM2B_NAME **qualifiedName), \
+      (esysContext, outPublic, name, qualifiedName)) \
     X(TSS2_RC, Esys_NV_ReadPublic_Async, \
       (ESYS_CONTEXT *esysContext, ESYS_TR nvIndex, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3), \
       (esysContext, nvIndex, shandle1, shandle2, shandle3)) \
@@ -362,8 +372,9 @@ int dids_tpm_ek_certificate(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_
 /// template `ak_unique`, one per app).
 int dids_tpm_ak_public(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ak_public,
                        struct dids_tpm_failure *failure);
-/// TPM2_ActivateCredential with the EK of kind `ek` (its nonce honoured where its NV index holds
-/// one): the secret a verifier's MakeCredential sealed to that EK for the AK.
+/// TPM2_ActivateCredential with the EK of kind `ek`: a persistent EK whose public area is that
+/// kind's template (DIDS_TPM_EK_PERSISTENT_FIRST), else one made from the template (its nonce
+/// honoured where its NV index holds one). The secret a verifier's MakeCredential sealed to that EK for the AK.
 int dids_tpm_activate(dids_tpm *tpm, enum dids_tpm_ek ek, const unsigned char ak_unique[32],
                       const unsigned char *credential_blob, size_t credential_blob_size,
                       const unsigned char *encrypted_secret, size_t encrypted_secret_size,
