@@ -242,6 +242,7 @@ print(json.dumps({{"first": first, "warm": warm}}))
     row("attestation evidence, whole process (AK + app key + TPM2_Certify)", "deviceid attest certify", ours,
         "tpm2_createprimary ×2 + tpm2_certify (5.4 takes no nonce) + tpm2_flushcontext", theirs, "ms", "—")
     assertion_rows(tpm, scratch, ours)
+    activation_rows(tpm, scratch)
 
 
 def assertion_rows(tpm, scratch, certify):
@@ -268,6 +269,49 @@ print(json.dumps(times))
 """], env=tpm))
     row("App Attest assertion, in a process (Python binding)", "deviceid.webauthn_assertion()", stats(repeated),
         "deviceid assert, whole process", ours, "ms", "—")
+
+
+def activation_rows(tpm, scratch):
+    """Enrolment's TPM2_ActivateCredential, whole process, with the persistent EK swtpm_setup keeps
+    at 0x81010001 beside the same activation once it is evicted (the EK made from its template
+    each time): what a kept EK saves. The challenge is the Privacy CA's, trusting swtpm's local CA;
+    one challenge activates again and again (nothing is finished with the CA)."""
+    request = sh([CLI, "attest", "enrol", APP], env=tpm)
+    challenge = os.path.join(scratch, "challenge.json")
+    with open(challenge, "w") as f:
+        f.write(subprocess.run(["/usr/bin/python3", "-c", CHALLENGE], input=request, text=True, check=True,
+                               capture_output=True, env=dict(ENV, PYTHONPATH=f"{ROOT}/python")).stdout)
+    activate = f"bash -c '{CLI} attest activate {APP} < {challenge} > /dev/null'"
+    (kept,) = hyperfine([activate], runs=20, env=tpm)
+    subprocess.run(["tpm2_evictcontrol", "-C", "o", "-c", "0x81010001"], check=True, capture_output=True)
+    (made,) = hyperfine([activate], runs=20, env=tpm)
+    row("enrolment activation, whole process (EK policy session + TPM2_ActivateCredential)",
+        "deviceid attest activate, persistent EK", kept, "the same, the EK made from its template", made, "ms", "—")
+
+
+# A Privacy CA's challenge for the enrolment request on stdin (deviceid_verifier, from the tree).
+CHALLENGE = """
+import datetime, sys
+from pathlib import Path
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from deviceid_verifier import PrivacyCA
+conf = dict(line.split(" = ", 1) for line in Path("/etc/swtpm-localca.conf").read_text().splitlines() if " = " in line)
+anchors = [x509.load_pem_x509_certificate(path.read_bytes()) for path in
+           (Path(conf["statedir"], "swtpm-localca-rootca-cert.pem"), Path(conf["issuercert"])) if path.exists()]
+key = ec.generate_private_key(ec.SECP256R1())
+name = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "deviceid bench Privacy CA")])
+now = datetime.datetime.now(datetime.timezone.utc)
+ca = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+      .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+      .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+      .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
+                                   data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
+                                   encipher_only=False, decipher_only=False), critical=True)
+      .sign(key, hashes.SHA256()))
+print(PrivacyCA(key, ca, anchors).challenge(sys.stdin.read()))
+"""
 
 
 def server_rows():
