@@ -196,6 +196,15 @@ int dids_tpm_ek_indices(dids_tpm *tpm, uint32_t *present, struct dids_tpm_failur
     return dids_tpm_handles_present(tpm, DIDS_TPM_EK_NV_FIRST, 32, DIDS_TPM_STAGE_EK_CERTIFICATE, present, failure);
 }
 
+int dids_tpm_ek_chain_indices(dids_tpm *tpm, uint32_t present[8], struct dids_tpm_failure *failure) {
+    return dids_tpm_handles_present(tpm, DIDS_TPM_EK_CHAIN_FIRST, 256, DIDS_TPM_STAGE_EK_CERTIFICATE, present, failure);
+}
+
+int dids_tpm_ek_chain_part(dids_tpm *tpm, uint32_t k, struct dids_tpm_bytes *part, struct dids_tpm_failure *failure) {
+    if (k >= 256) return dids_tpm_fail(failure, DIDS_TPM_STAGE_EK_CERTIFICATE, 0, EINVAL);
+    return dids_tpm_nv_read(tpm, DIDS_TPM_EK_CHAIN_FIRST + k, DIDS_TPM_STAGE_EK_CERTIFICATE, part, failure);
+}
+
 int dids_tpm_ek_certificate(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_bytes *certificate,
                             struct dids_tpm_failure *failure) {
     if (!kind_of(ek)) return dids_tpm_fail(failure, DIDS_TPM_STAGE_EK_CERTIFICATE, 0, EINVAL);

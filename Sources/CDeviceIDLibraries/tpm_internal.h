@@ -86,8 +86,9 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
 /// low-range EK's nonce index, or NULL) in its unique.
 int dids_tpm_create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, ESYS_TR *handle,
                        struct dids_tpm_failure *failure);
-/// Which of the `count` (at most 32) handles from `first` (NV indices or persistent objects) the
-/// TPM holds, as a bit set in `set` (tpm_nv.c). 1, or 0 with `failure` set (at `stage`).
+/// Which of the `count` (at most 256) handles from `first` (NV indices or persistent objects) the
+/// TPM holds, as a bit set: bit k % 32 of `set[k / 32]` for handle `first` + k (tpm_nv.c). 1, or
+/// 0 with `failure` set (at `stage`).
 int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int stage, uint32_t *set,
                         struct dids_tpm_failure *failure);
 /// NV index `handle`'s whole contents into `out` (ENOBUFS when they do not fit).

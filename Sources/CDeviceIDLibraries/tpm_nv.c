@@ -12,9 +12,9 @@ static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); re
 // error. A TPM may answer with fewer handles than asked and moreData set: it is asked again from
 // the handle after the last one it gave, until the window is covered.
 int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int stage, uint32_t *set,
-                        struct dids_tpm_failure *failure) {
-    *set = 0;
-    if (count > 32) return dids_tpm_fail(failure, stage, 0, EINVAL);
+                             struct dids_tpm_failure *failure) {
+    if (count == 0 || count > 256) return dids_tpm_fail(failure, stage, 0, EINVAL);
+    memset(set, 0, (count + 31) / 32 * sizeof *set);
     for (uint32_t from = first; from < first + count;) {
         TPMS_CAPABILITY_DATA *data = NULL;
         TPMI_YES_NO more = 0;
@@ -26,9 +26,9 @@ int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int 
             return 0;
         const unsigned char *p = (const unsigned char *)data;
         uint32_t answered = get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT), last = from;
-        for (uint32_t i = 0; i < answered && i < count; i++) {
-            uint32_t handle = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 4 * i);
-            if (handle >= first && handle < first + count) *set |= 1u << (handle - first);
+        for (uint32_t i = 0; i < answered && i < DIDS_TPM_MAX_CAP_HANDLES; i++) {
+            uint32_t handle = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 4 * i), k = handle - first;
+            if (handle >= first && k < count) set[k / 32] |= 1u << (k % 32);
             if (handle >= last) last = handle;
         }
         dids_p_Esys_Free(data);

@@ -45,7 +45,8 @@ _Static_assert((TPMA_NV_AUTHWRITE | (TPM2_NT_COUNTER << TPMA_NV_TPM2_NT_SHIFT) |
 _Static_assert(offsetof(TPMS_CAPABILITY_DATA, data) == offsetof(struct dids_tpms_capability_data, data)
                && offsetof(TPMS_CAPABILITY_DATA, data.handles.count) == DIDS_TPMS_CAPABILITY_HANDLES_COUNT
                && offsetof(TPMS_CAPABILITY_DATA, data.handles.handle) == DIDS_TPMS_CAPABILITY_HANDLES
-               && TPM2_CAP_HANDLES == DIDS_TPM2_CAP_HANDLES && sizeof(TPMI_YES_NO) == 1, "handles");
+               && TPM2_CAP_HANDLES == DIDS_TPM2_CAP_HANDLES && sizeof(TPMI_YES_NO) == 1
+               && TPM2_MAX_CAP_HANDLES == DIDS_TPM_MAX_CAP_HANDLES, "handles");
 _Static_assert(offsetof(TPMS_CAPABILITY_DATA, data.tpmProperties.count) == DIDS_TPMS_CAPABILITY_HANDLES_COUNT
                && offsetof(TPMS_CAPABILITY_DATA, data.tpmProperties.tpmProperty) == DIDS_TPMS_CAPABILITY_HANDLES
                && sizeof(TPMS_TAGGED_PROPERTY) == 8 && offsetof(TPMS_TAGGED_PROPERTY, value) == 4

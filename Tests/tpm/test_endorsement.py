@@ -19,6 +19,7 @@ import subprocess
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from deviceid_verifier import PrivacyCA, Rejected, Verifier, make_credential
@@ -129,6 +130,30 @@ def ek_certificate(manufacturer, key) -> bytes:
                 x509.NameAttribute(NameOID.COMMON_NAME, "deviceid test TPM"),
             ]))]), critical=True)
             .sign(ca_key, hashes.SHA256())).public_bytes(serialization.Encoding.DER)
+
+
+def ca_certificate(name: str, key, issuer=None, path_length: int = 0) -> x509.Certificate:
+    """A CA certificate for `key`, self-signed or issued by `issuer` ((key, certificate))."""
+    issuer_key, issuer_name = (key, x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])) if issuer is None \
+        else (issuer[0], issuer[1].subject)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    return (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+            .issuer_name(issuer_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=30))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=path_length), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
+                                         data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                         crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+            .sign(issuer_key, hashes.SHA256()))
+
+
+@pytest.fixture(scope="module")
+def manufacturer_with_intermediate():
+    """A test manufacturer's root and the intermediate that issues its EK certificates:
+    (root certificate, (intermediate key, intermediate certificate))."""
+    root_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP384R1())
+    root = ca_certificate("deviceid test TPM manufacturer root", root_key, path_length=1)
+    return root, (key, ca_certificate("deviceid test TPM EK intermediate", key, (root_key, root)))
 
 
 def platform(machine: Machine, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -276,6 +301,43 @@ def test_a_persistent_ek_is_used(unlocked, make_ca, manufacturer, tmp_path):
     ca = make_ca("deviceid persistent EK CA", ek_trust_anchors=[manufacturer[1]])
     assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == "L-1"
     assert persistent_handles(machine) == [0x81010000, 0x81010001], "a persistent EK is used, never evicted"
+
+
+def test_an_ek_chain_in_nv_completes_the_path(unlocked, make_ca, manufacturer_with_intermediate, tmp_path):
+    """The EK certificate is issued by an intermediate that the CA does not know; the TPM keeps
+    that intermediate in the EK chain index 0x01c00100, padded as NV indices are (rust-keylime#859:
+    Intel's 11th-gen fTPMs). Without the index the CA cannot build the path; with it the request
+    carries the intermediate (ek_chain) and enrols. A second index's certificate comes after it."""
+    root, (intermediate_key, intermediate) = manufacturer_with_intermediate
+    machine = unlocked()
+    nv_remove(machine, 0x01C00002)
+    nv_remove(machine, 0x01C00016)
+    nv_store(machine, 0x01C0000A, ek_certificate((intermediate_key, intermediate), make_ek(machine, "L-2")))
+    ca = make_ca("deviceid EK chain CA", ek_trust_anchors=[root])
+    bare = request_of(machine)
+    assert "ek_chain" not in bare
+    with pytest.raises(Rejected) as refused:
+        ca.challenge(json.dumps(bare))
+    assert refused.value.reason == "ek-untrusted" and "is not a trusted or known CA" in str(refused.value)
+    der = intermediate.public_bytes(serialization.Encoding.DER)
+    nv_store(machine, 0x01C00100, der + b"\xff" * 64)
+    other = make_ca_certificate("deviceid test TPM manufacturer, another root")[1].public_bytes(serialization.Encoding.DER)
+    nv_store(machine, 0x01C00107, other)
+    assert base64.b64decode(request_of(machine)["ek_chain"]) == der + other
+    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == "L-2"
+
+
+def test_a_malformed_ek_chain_is_refused_with_its_reason(machine_a, make_ca):
+    request = request_of(machine_a)
+    ca = make_ca("deviceid EK chain checks CA")
+    spare = make_ca_certificate("deviceid spare CA")[1].public_bytes(serialization.Encoding.DER)
+    for chain, words in [(b"\x30\x82\x01\x00\x01", "is cut short"), (spare + b"\x00", "does not start a DER certificate"),
+                         (spare * 7, "holds 7 certificates; at most 6"), (b"\x30\x03\x02\x01\x01", "not a DER X.509")]:
+        with pytest.raises(Rejected) as refused:
+            ca.challenge(json.dumps({**request, "ek_chain": base64.b64encode(chain).decode()}))
+        assert refused.value.reason == "malformed" and words in str(refused.value), (words, refused.value)
+    assert json.loads(ca.challenge(json.dumps({**request, "ek_chain": base64.b64encode(spare * 6).decode()})))["ek_kind"] \
+        == "L-1", "an untrusted chain that is not needed does no harm"
 
 
 def test_a_template_index_rules_out_that_ek(unlocked, make_ca, tmp_path):

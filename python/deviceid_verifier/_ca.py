@@ -44,6 +44,9 @@ TCG_AT_TPM_MODEL = ObjectIdentifier("2.23.133.2.2")
 TCG_AT_TPM_VERSION = ObjectIdentifier("2.23.133.2.3")
 #: The longest app id, in UTF-8 bytes (DeviceID's names: 1 to 255 bytes, no control characters).
 MAX_APP_ID_BYTES = 255
+#: The most certificates an enrolment request's ek_chain may hold: manufacturers' chains have one
+#: to three, and every untrusted certificate multiplies the paths a chain search may try.
+MAX_EK_CHAIN = 6
 
 _SECRET_BYTES = 32
 
@@ -224,10 +227,11 @@ class PrivacyCA:
         message = _wire.loads(request, _wire.ENROLMENT_REQUEST)
         app_id = check_app_id(message.get("app_id"), "malformed")
         offered = self._offered_eks(message)
+        chain = self._offered_chain(message)
         ak_public = _wire.bytes_field(message, "ak_public")
         ak_key_from_public(ak_public, "ak-template")
         now = _chain.utcnow()
-        kind, ek_certificate, ek_key = self._chosen_ek(offered, now)
+        kind, ek_certificate, ek_key = self._chosen_ek(offered, chain, now)
         pseudonym = self.ek_pseudonym(ek_key)
         self._refuse_if_limited(self._store.limited(pseudonym, app_id, self._store.limit(), now), now)
         ak_name = _tpm.name_of(ak_public)
@@ -280,11 +284,26 @@ class PrivacyCA:
             out.append((named, certificate))
         return out
 
-    def _chosen_ek(self, offered: List[tuple[_ek.EKKind, x509.Certificate]], now: datetime.datetime
+    @staticmethod
+    def _offered_chain(message: Any) -> List[x509.Certificate]:
+        """`ek_chain`: the DER certificates of the TPM's EK chain indices (0x01c00100-0x01c001ff),
+        one after another, untrusted like ek_intermediates; at most MAX_EK_CHAIN ("malformed")."""
+        data = _wire.optional_bytes_field(message, "ek_chain")
+        try:
+            parts = _chain.split_der(data or b"")
+            if len(parts) > MAX_EK_CHAIN:
+                raise Rejected("malformed", f"ek_chain holds {len(parts)} certificates; at most {MAX_EK_CHAIN}")
+            return [_chain.load_der(part) for part in parts]
+        except _chain.ChainError as e:
+            raise Rejected("malformed", f"ek_chain: {e}") from None
+
+    def _chosen_ek(self, offered: List[tuple[_ek.EKKind, x509.Certificate]], chain: List[x509.Certificate],
+                   now: datetime.datetime
                    ) -> tuple[_ek.EKKind, x509.Certificate, Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]]:
-        """The first of the CA's EK kinds among those offered whose certificate chains and holds a
-        key of that kind: "ek-untrusted" (or "ek-mismatch") for the first that fails when none
-        passes, and "ek-mismatch" when the request offers none of the CA's kinds."""
+        """The first of the CA's EK kinds among those offered whose certificate chains (through
+        the CA's intermediates and the request's `chain`) and holds a key of that kind:
+        "ek-untrusted" (or "ek-mismatch") for the first that fails when none passes, and
+        "ek-mismatch" when the request offers none of the CA's kinds."""
         by_kind = {kind.name: certificate for kind, certificate in reversed(offered)}
         first_refusal: Optional[Rejected] = None
         for kind in self._ek_kinds:
@@ -292,7 +311,7 @@ class PrivacyCA:
             if certificate is None:
                 continue
             try:
-                _chain.verify_chain(certificate, self._anchors, self._intermediates, at=now)
+                _chain.verify_chain(certificate, self._anchors, [*self._intermediates, *chain], at=now)
             except _chain.ChainError as e:
                 first_refusal = first_refusal or Rejected(
                     "ek-untrusted", f"the EK certificate of kind {kind.name} does not chain to a trusted EK root: {e}")

@@ -75,6 +75,26 @@ def load_der(der: bytes) -> x509.Certificate:
         raise ChainError(f"not a DER X.509 certificate: {e}") from None
 
 
+def split_der(data: bytes) -> List[bytes]:
+    """The DER SEQUENCEs `data` holds one after another, whole (X.509 certificates, each loaded
+    with load_der afterwards); ChainError if a byte is left over or one is cut short."""
+    parts, at = [], 0
+    while at < len(data):
+        if data[at] != 0x30 or at + 2 > len(data):
+            raise ChainError(f"byte {at} does not start a DER certificate")
+        length, header = data[at + 1], 2
+        if length & 0x80:
+            digits = length & 0x7F
+            if not 1 <= digits <= 3 or at + 2 + digits > len(data):
+                raise ChainError(f"the DER length at byte {at} does not parse")
+            length, header = int.from_bytes(data[at + 2:at + 2 + digits], "big"), 2 + digits
+        if at + header + length > len(data):
+            raise ChainError(f"the DER certificate at byte {at} is cut short")
+        parts.append(data[at:at + header + length])
+        at += header + length
+    return parts
+
+
 def parsed(cert: x509.Certificate) -> x509.Certificate:
     """`cert`, its lazily parsed parts read once (see load_der); ChainError if one does not parse."""
     try:

@@ -154,10 +154,14 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 #define DIDS_TPM2_PT_FIRMWARE_VERSION_2 0x0000010cu
 #define DIDS_TPMS_CAPABILITY_HANDLES_COUNT 4
 #define DIDS_TPMS_CAPABILITY_HANDLES 8
+#define DIDS_TPM_MAX_CAP_HANDLES 254         // TPML_HANDLE's room (TPM2_MAX_CAP_HANDLES)
 #define DIDS_TPM2_RH_NULL 0x40000007u
 // The TCG EK Credential Profile's NV indices for EK certificates, nonces and templates: the 32
 // from here (low range 0x01c00002-0x01c0000c, high range 0x01c00012-0x01c0001e).
 #define DIDS_TPM_EK_NV_FIRST 0x01c00000u
+// The EK certificate chain's NV indices (profile 2.5, §2.2.1.5.2): DER certificates, the 256 from
+// here (0x01c00100-0x01c001ff).
+#define DIDS_TPM_EK_CHAIN_FIRST 0x01c00100u
 // The persistent handles the TCG reserves for EKs (Registry of Reserved TPM 2.0 Handles:
 // 0x81010000-0x810100ff; 0x81010001 the RSA EK, 0x81010002 the ECC P-256 EK); DeviceID looks at
 // the first 32.
@@ -365,6 +369,12 @@ uint32_t dids_tpm_ek_template_index(enum dids_tpm_ek ek);
 /// Which of the 32 NV indices from DIDS_TPM_EK_NV_FIRST the TPM defines, as a bit set (bit k:
 /// index DIDS_TPM_EK_NV_FIRST + k), in `present`. 1, or 0 with `failure` set.
 int dids_tpm_ek_indices(dids_tpm *tpm, uint32_t *present, struct dids_tpm_failure *failure);
+/// Which of the 256 EK chain indices from DIDS_TPM_EK_CHAIN_FIRST the TPM defines: bit k % 32
+/// of `present[k / 32]` for index DIDS_TPM_EK_CHAIN_FIRST + k. 1, or 0 with `failure` set.
+int dids_tpm_ek_chain_indices(dids_tpm *tpm, uint32_t present[8], struct dids_tpm_failure *failure);
+/// EK chain index DIDS_TPM_EK_CHAIN_FIRST + `k` (k < 256) as it holds it: one or more DER
+/// certificates, perhaps padded.
+int dids_tpm_ek_chain_part(dids_tpm *tpm, uint32_t k, struct dids_tpm_bytes *part, struct dids_tpm_failure *failure);
 /// The EK certificate of kind `ek` as its NV index holds it (the caller trims it to its DER).
 int dids_tpm_ek_certificate(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_bytes *certificate,
                             struct dids_tpm_failure *failure);

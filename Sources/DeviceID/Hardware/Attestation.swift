@@ -31,18 +31,34 @@ enum TPMAttestation {
         if bytes.count > 5, bytes[bytes.startIndex] == 0x10, bytes[bytes.startIndex + 1] == 0x01 {
             bytes = bytes.dropFirst(5)
         }
+        guard let size = derSize(bytes) else { return Array(bytes) }
+        return Array(bytes.prefix(size))
+    }
+
+    /// The DER certificates one after another at the start of an EK chain NV index, without the
+    /// padding after them (profile 2.5, §2.2.1.5.2).
+    static func derCertificates(_ stored: [UInt8]) -> [UInt8] {
+        var rest = stored[...], certificates = [UInt8]()
+        while let size = derSize(rest) {
+            certificates += rest.prefix(size)
+            rest = rest.dropFirst(size)
+        }
+        return certificates
+    }
+
+    /// The size of the DER SEQUENCE that `bytes` start with, when they hold it whole.
+    private static func derSize(_ bytes: ArraySlice<UInt8>) -> Int? {
         let start = bytes.startIndex
-        guard bytes.count >= 2, bytes[start] == 0x30 else { return Array(bytes) }
+        guard bytes.count >= 2, bytes[start] == 0x30 else { return nil }
         var length = Int(bytes[start + 1]), header = 2
         if length & 0x80 != 0 {
             let digits = length & 0x7f
-            guard (1...3).contains(digits), bytes.count >= 2 + digits else { return Array(bytes) }
+            guard (1...3).contains(digits), bytes.count >= 2 + digits else { return nil }
             length = 0
             for k in 0..<digits { length = length << 8 | Int(bytes[start + 2 + k]) }
             header += digits
         }
-        guard header + length <= bytes.count else { return Array(bytes) }
-        return Array(bytes[start..<start + header + length])
+        return header + length <= bytes.count ? header + length : nil
     }
 
     static func message(_ type: String) -> FlatJSON {
@@ -75,38 +91,58 @@ enum TPMAttestation {
     /// The enrolment request for `appID`'s attestation key:
     /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_kind":…,"ek_certificate":…,"ak_public":…}`,
     /// with the certificate of the first EK kind (in `EndorsementKind.all`'s order) the TPM holds
-    /// and can make, and `ek_certificate_<kind>` for each other one: the CA chooses among them.
+    /// and can make, `ek_certificate_<kind>` for each other one (the CA chooses among them), and
+    /// `ek_chain`, the DER certificates of the EK chain indices, when the TPM holds any.
     static func enrolment(for appID: String, address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> String {
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
-        let (survey, certificates, akPublic): (EndorsementSurvey, [(EndorsementKind, [UInt8])], [UInt8]) =
-            try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
-                var present: UInt32 = 0
-                guard dids_tpm_ek_indices(tpm, &present, &failure) != 0 else { return nil }
-                let survey = EndorsementSurvey(present: present)
-                var certificates = [(EndorsementKind, [UInt8])]()
-                for kind in survey.usable {
-                    let (ok, certificate) = TPMConversation.withBuffer(capacity: 8192) {
-                        dids_tpm_ek_certificate(tpm, kind.raw, &$0, &failure)
-                    }
-                    guard ok != 0 else { return nil }
-                    certificates.append((kind, derCertificate(certificate)))
+        let found: Endorsement = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
+            var present: UInt32 = 0
+            guard dids_tpm_ek_indices(tpm, &present, &failure) != 0 else { return nil }
+            var found = Endorsement(survey: EndorsementSurvey(present: present))
+            for kind in found.survey.usable {
+                let (ok, certificate) = TPMConversation.withBuffer(capacity: 8192) {
+                    dids_tpm_ek_certificate(tpm, kind.raw, &$0, &failure)
                 }
-                guard !certificates.isEmpty else { return (survey, [], []) }
-                let (ok, ak) = TPMConversation.withBuffer(capacity: 512) { ak in
-                    unique.withUnsafeBufferPointer { dids_tpm_ak_public(tpm, $0.baseAddress, &ak, &failure) }
-                }
-                return ok != 0 ? (survey, certificates, ak) : nil
+                guard ok != 0 else { return nil }
+                found.certificates.append((kind, derCertificate(certificate)))
             }
-        guard let (kind, certificate) = certificates.first else { throw survey.noneUsable(at: address.description).about(.tpm) }
+            guard !found.certificates.isEmpty else { return found }
+            var chain = [UInt32](repeating: 0, count: 8)
+            guard dids_tpm_ek_chain_indices(tpm, &chain, &failure) != 0 else { return nil }
+            for k in 0..<256 where chain[k / 32] & 1 << (k % 32) != 0 {
+                let (ok, part) = TPMConversation.withBuffer(capacity: 8192) {
+                    dids_tpm_ek_chain_part(tpm, UInt32(k), &$0, &failure)
+                }
+                guard ok != 0 else { return nil }
+                found.chain += derCertificates(part)
+            }
+            let (ok, ak) = TPMConversation.withBuffer(capacity: 512) { ak in
+                unique.withUnsafeBufferPointer { dids_tpm_ak_public(tpm, $0.baseAddress, &ak, &failure) }
+            }
+            found.akPublic = ak
+            return ok != 0 ? found : nil
+        }
+        guard let (kind, certificate) = found.certificates.first else {
+            throw found.survey.noneUsable(at: address.description).about(.tpm)
+        }
         var json = Self.message("deviceid.enrolment-request")
         json.set("app_id", appID)
         json.set("ek_kind", kind.name)
         json.set("ek_certificate", Base64.encode(certificate))
-        for (other, certificate) in certificates.dropFirst() {
+        for (other, certificate) in found.certificates.dropFirst() {
             json.set("ek_certificate_\(other.name)", Base64.encode(certificate))
         }
-        json.set("ak_public", Base64.encode(akPublic))
+        if !found.chain.isEmpty { json.set("ek_chain", Base64.encode(found.chain)) }
+        json.set("ak_public", Base64.encode(found.akPublic))
         return json.text
+    }
+
+    /// What an enrolment reads of the TPM's endorsement.
+    private struct Endorsement {
+        let survey: EndorsementSurvey
+        var certificates = [(EndorsementKind, [UInt8])]()
+        var chain = [UInt8]()
+        var akPublic = [UInt8]()
     }
 
     /// The response to the enrolment challenge for `appID`'s attestation key

@@ -58,6 +58,18 @@ final class HardwareWireTests: XCTestCase {
         XCTAssertEqual(TPMAttestation.derCertificate([]), [])
     }
 
+    /// An EK chain index: DER certificates one after another, then padding, which is dropped,
+    /// as is a certificate cut short; nothing that is not DER is taken for one.
+    func testEKChainIndexIsSplitIntoItsCertificates() {
+        let first: [UInt8] = [0x30, 0x81, 0x80] + [UInt8](repeating: 1, count: 128)
+        let second: [UInt8] = [0x30, 0x03, 2, 2, 2]
+        XCTAssertEqual(TPMAttestation.derCertificates(first + second + [0xff, 0xff, 0xff]), first + second)
+        XCTAssertEqual(TPMAttestation.derCertificates(first + [0, 0] + second), first)
+        XCTAssertEqual(TPMAttestation.derCertificates(second + [0x30, 0x82, 0x01]), second)
+        XCTAssertEqual(TPMAttestation.derCertificates([0xff] + first), [])
+        XCTAssertEqual(TPMAttestation.derCertificates([]), [])
+    }
+
     func testTCTIStrings() throws {
         XCTAssertEqual(try TPMAddress(parsing: "device").description, "device:/dev/tpmrm0")
         XCTAssertEqual(try TPMAddress(parsing: "device:/dev/tpmrm1").description, "device:/dev/tpmrm1")
