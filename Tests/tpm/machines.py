@@ -107,6 +107,11 @@ class SwTPM:
 
     def stop(self):
         """Stop this swtpm (by the pid it wrote, if that process is still this swtpm) and remove its files."""
+        self.halt()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def halt(self):
+        """Stop serving, keeping the state: another swtpm (qemu's TPM backend) may take it over."""
         if self.pid is not None and self._ours():
             os.kill(self.pid, signal.SIGTERM)
             deadline = time.monotonic() + 5
@@ -115,7 +120,6 @@ class SwTPM:
             if self._ours():
                 os.kill(self.pid, signal.SIGKILL)
         self.pid = None
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class Machine:

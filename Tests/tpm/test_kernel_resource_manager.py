@@ -1,0 +1,129 @@
+"""The kernel's TPM resource manager, /dev/tpmrm0, the path DeviceID takes by default (issue 34):
+Debian's own kernel boots under qemu with a TPM backed by swtpm (scripts/with-qemu-tpm), and the
+release build runs inside with no DEVICEID_TPM_TCTI. The TPM's state is an swtpm the host spoke to
+first through its socket, so each answer from the guest is checked against the host's: the
+hardware ID, the enrolment request, the Privacy CA's challenge activated in the guest, and the
+evidence the guest made, verified on the host. Also in the guest: the raw /dev/tpm0 refused by
+any name, a user outside the tss group refused with PERMISSION and the words, the same user let
+in once in the group, and eight processes at once, which only a resource manager serves (swtpm's
+socket takes one connection at a time; the kernel's has no three-object limit per caller)."""
+import base64
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from deviceid_verifier import Verifier
+from test_deviceid_device import cli_path, deviceid, hardware_id
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = "com.example.kernel-resource-manager"
+PARALLEL = 8
+
+# Each step prints NAME=RC:BASE64(OUTPUT) on a line of its own (busybox sh; the console is the
+# only way out of the guest).
+GUEST = f"""
+APP={APP}
+step() {{ name=$1; shift; out=$("$@" 2>&1); rc=$?; echo "$name=$rc:$(printf '%s' "$out" | base64 -w 0)"; }}
+step hardware-id deviceid hardware-id $APP
+step enrol deviceid attest enrol $APP
+step activate sh -c "deviceid attest activate $APP < /in/challenge.json"
+step certify deviceid attest certify $APP --nonce "$(cat /in/nonce)"
+step doctor deviceid --json doctor
+step raw-by-name env DEVICEID_TPM_TCTI=device:/dev/tpm0 deviceid hardware-id $APP
+ln -s /dev/tpm0 /tmp/tpmrm0
+step raw-by-link env DEVICEID_TPM_TCTI=device:/tmp/tpmrm0 deviceid hardware-id $APP
+step outsider su -s /bin/sh nobody -c "deviceid hardware-id $APP"
+sed -i 's/^tss:x:103:$/tss:x:103:nobody/' /etc/group
+step member su -s /bin/sh nobody -c "deviceid hardware-id $APP"
+for k in $(seq {PARALLEL}); do deviceid attest certify $APP --nonce AAAA > /tmp/p$k 2>&1 & done
+wait
+step parallel sh -c 'for k in $(seq {PARALLEL}); do grep -c "\\"type\\":\\"deviceid.attestation\\"" /tmp/p$k; done'
+"""
+
+
+@pytest.fixture(scope="module")
+def booted(machines, make_ca, tmp_path_factory):
+    """(host's answers, the guest's steps by name as (exit status, output)): the host enrols
+    through swtpm's socket, hands the same TPM state to qemu, and the guest runs GUEST."""
+    machine = machines("qemu")
+    host = {"hardware-id": hardware_id(machine, APP)}
+    request = deviceid(machine, "attest", "enrol", APP)
+    assert request.returncode == 0, request.stderr
+    host["enrol"] = json.loads(request.stdout)
+    host["ca"] = ca = make_ca("deviceid kernel resource manager CA")
+    host["verifier"] = verifier = Verifier([ca.certificate])
+    host["nonce"] = nonce = verifier.new_nonce()
+    work = tmp_path_factory.mktemp("qemu")
+    (work / "in").mkdir()
+    (work / "in" / "challenge.json").write_text(ca.challenge(request.stdout))
+    (work / "in" / "nonce").write_text(base64.b64encode(nonce).decode())
+    (work / "guest.sh").write_text(GUEST)
+    machine.tpm.halt()
+    prefix = Path(cli_path()).resolve().parents[1]
+    result = subprocess.run([str(ROOT / "scripts" / "with-qemu-tpm"), str(prefix), str(work / "guest.sh"),
+                             str(work / "in")], env=dict(os.environ, QEMU_TPM_STATE=str(machine.tpm.state)),
+                            capture_output=True, text=True, timeout=400)
+    assert result.returncode == 0, f"the guest failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+    steps = {}
+    for line in result.stdout.splitlines():
+        name, sep, rest = line.partition("=")
+        if sep and ":" in rest and name.replace("-", "").isalnum():
+            rc, _, encoded = rest.partition(":")
+            steps[name] = (int(rc), base64.b64decode(encoded).decode(errors="replace"))
+    assert "parallel" in steps, f"the guest did not reach its last step:\n{result.stdout}\n{result.stderr}"
+    return host, steps
+
+
+def test_the_hardware_id_through_tpmrm0_is_the_one_through_swtpms_socket(booted):
+    host, steps = booted
+    assert steps["hardware-id"] == (0, host["hardware-id"])
+
+
+def test_enrolment_activation_and_evidence_through_tpmrm0(booted):
+    """The guest's request is the host's (the same EK certificates and AK), the Privacy CA accepts
+    the credential the guest's TPM recovered, and the guest's evidence, with the AK certificate
+    issued for it, proves the host's hardware ID."""
+    host, steps = booted
+    rc, enrol = steps["enrol"]
+    assert rc == 0 and json.loads(enrol) == host["enrol"]
+    rc, response = steps["activate"]
+    assert rc == 0, response
+    certificate = json.loads(host["ca"].finish(response))["certificate"]
+    rc, evidence = steps["certify"]
+    assert rc == 0, evidence
+    attestation = host["verifier"].verify(json.dumps({**json.loads(evidence), "ak_certificate": certificate}),
+                                          host["nonce"], app_id=APP)
+    assert attestation.hardware_id == host["hardware-id"]
+
+
+def test_doctor_names_the_resource_manager_and_both_eks(booted):
+    rc, report = booted[1]["doctor"]
+    tpm = [check for check in json.loads(report)["checks"] if check["name"] == "tpm"][0]
+    assert tpm["ok"] is True and tpm["detail"].startswith("device:/dev/tpmrm0: IBM, firmware 0x"), tpm
+    assert "EK certificates: L-1, H-3" in tpm["detail"]
+
+
+def test_the_raw_device_is_refused_by_any_name(booted):
+    steps = booted[1]
+    rc, words = steps["raw-by-name"]
+    assert rc == 11 and "only a TPM resource manager (/dev/tpmrm0) is used" in words, (rc, words)
+    rc, words = steps["raw-by-link"]
+    assert rc == 11 and "/tmp/tpmrm0 is the raw TPM device (class tpm), which was not opened" in words, (rc, words)
+
+
+def test_a_user_outside_the_tss_group_gets_permission_and_the_way_in(booted):
+    host, steps = booted
+    rc, words = steps["outsider"]
+    assert rc == 19, (rc, words)  # PERMISSION
+    assert "cannot open /dev/tpmrm0: Permission denied" in words and "usermod -aG tss USER" in words
+    assert steps["member"] == (0, host["hardware-id"]), "in the tss group, the same user gets the same ID"
+
+
+def test_eight_processes_at_once_through_the_resource_manager(booted):
+    """Each makes two primaries and a TPM2_Certify at the same time: the kernel's resource manager
+    gives each its own handles, where swtpm's socket serves one connection at a time."""
+    rc, counts = booted[1]["parallel"]
+    assert counts.split() == ["1"] * PARALLEL, counts
