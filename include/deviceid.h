@@ -702,11 +702,13 @@ int deviceid_hardware_id(deviceid_context *DEVICEID_NULLABLE ctx, const char *DE
  * {"v": 1, "type": "deviceid.enrolment-request", "app_id": …, "ek_kind": …, "ek_certificate": …,
  * "ak_public": …}: the app id, the certificate (DER) of the first EK the TPM holds in the order
  * L-1, L-2, H-1, H-2, H-3, H-4, H-6, H-7 (TCG EK Credential Profile templates), each other one as
- * "ek_certificate_<kind>", and the app's attestation key's public area. The CA chooses one.
+ * "ek_certificate_<kind>", the certificates of the EK chain indices as "ek_chain", and the
+ * app's attestation key's public area. The CA chooses one. A TPM with no EK certificate in NV (a
+ * firmware TPM whose certificate is published online) sends "ek_public", its L-1 EK's
+ * TPMT_PUBLIC, in place of "ek_certificate", for a CA given the certificate out of band.
  *
- * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_NOT_FOUND (the TPM holds no EK
- * certificate in NV), DEVICEID_E_UNSUPPORTED (only one whose EK the TPM makes from a template in
- * NV), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION,
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_UNSUPPORTED (the only EK certificates
+ * are of EKs the TPM makes from a template in NV), DEVICEID_E_UNAVAILABLE, DEVICEID_E_PERMISSION,
  * DEVICEID_E_LOCKED, DEVICEID_E_TIMED_OUT, DEVICEID_E_UNSUPPORTED, DEVICEID_E_TOO_LARGE,
  * DEVICEID_E_IO, DEVICEID_E_NO_MEMORY.
  */

@@ -124,8 +124,10 @@ static int ek_template_of(TPM2B_PUBLIC *template, enum dids_tpm_ek ek, const str
     return ek_template(template, k, nonce) ? 1 : dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
 }
 
-int dids_tpm_create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, ESYS_TR *handle,
-                       struct dids_tpm_failure *failure) {
+// The EK of kind `ek` made from its template (`nonce` in unique), flushed by the caller; its
+// public area into `public`.
+static int create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, ESYS_TR *handle,
+                     TPM2B_PUBLIC *public, struct dids_tpm_failure *failure) {
     *handle = DIDS_ESYS_TR_NONE;
     TPM2B_PUBLIC template;
     if (!ek_template_of(&template, ek, nonce, failure)) return 0;
@@ -140,6 +142,7 @@ int dids_tpm_create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm
                                                           NULL, &no_pcrs),
                           dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, &out, NULL, NULL, NULL));
     if (!ok) *handle = DIDS_ESYS_TR_NONE;
+    else *public = *out;
     dids_p_Esys_Free(out);
     return ok;
 }
@@ -164,8 +167,9 @@ static int same_shape(const unsigned char *public, const unsigned char *template
 }
 
 // The first persistent EK (DIDS_TPM_EK_PERSISTENT_FIRST) of kind `ek`'s template, as an ESAPI
-// handle to close, not flush; DIDS_ESYS_TR_NONE when there is none.
-static int persistent_ek(dids_tpm *tpm, enum dids_tpm_ek ek, ESYS_TR *handle, struct dids_tpm_failure *failure) {
+// handle to close, not flush, and its public area; DIDS_ESYS_TR_NONE when there is none.
+static int persistent_ek(dids_tpm *tpm, enum dids_tpm_ek ek, ESYS_TR *handle, TPM2B_PUBLIC *found,
+                         struct dids_tpm_failure *failure) {
     *handle = DIDS_ESYS_TR_NONE;
     TPM2B_PUBLIC template;
     uint32_t present;
@@ -184,12 +188,83 @@ static int persistent_ek(dids_tpm *tpm, enum dids_tpm_ek ek, ESYS_TR *handle, st
                               dids_p_Esys_ReadPublic_Async(tpm->esys, object, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
                                                            DIDS_ESYS_TR_NONE),
                               dids_p_Esys_ReadPublic_Finish(tpm->esys, &public, NULL, NULL));
-        if (ok && same_shape(public->publicArea, template.publicArea)) *handle = object;
+        if (ok && same_shape(public->publicArea, template.publicArea)) {
+            *handle = object;
+            *found = *public;
+        }
         dids_p_Esys_Free(public);
         if (*handle == DIDS_ESYS_TR_NONE) dids_tpm_forget(tpm, &object);
         if (!ok) return 0;
     }
     return 1;
+}
+
+// A low-range EK's nonce, when its NV index holds one (`nonce->size` 0 otherwise).
+static int ek_nonce(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_bytes *nonce, struct dids_tpm_failure *failure);
+
+// The EK of kind `ek`: a persistent one of its template (`*kept` set), else one made from it;
+// its public area into `public`. release_ek() lets it go.
+static int the_ek(dids_tpm *tpm, enum dids_tpm_ek ek, ESYS_TR *handle, int *kept, TPM2B_PUBLIC *public,
+                  struct dids_tpm_failure *failure) {
+    unsigned char nonce_bytes[512];
+    struct dids_tpm_bytes nonce = {nonce_bytes, sizeof nonce_bytes, 0};
+    if (!persistent_ek(tpm, ek, handle, public, failure)) return 0;
+    *kept = *handle != DIDS_ESYS_TR_NONE;
+    return *kept || (ek_nonce(tpm, ek, &nonce, failure) && create_ek(tpm, ek, &nonce, handle, public, failure));
+}
+
+static void release_ek(dids_tpm *tpm, ESYS_TR *handle, int kept) {
+    if (kept) dids_tpm_forget(tpm, handle);
+    else dids_tpm_flush(tpm, handle);
+}
+
+// The TPM's big-endian marshalling of an EK's TPMT_PUBLIC (the shapes of `kinds`: AES-CFB,
+// no scheme, RSA exponent or ECC KDF, then unique).
+static int marshal_ek_public(const unsigned char *t, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure) {
+    uint16_t type = get16(t + DIDS_TPMT_PUBLIC_TYPE), policy = get16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY);
+    uint16_t x = get16(t + DIDS_TPMT_PUBLIC_UNIQUE_X), y = type == DIDS_TPM2_ALG_ECC ? get16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y) : 0;
+    if (policy > 64 || x > 512 || y > DIDS_TPM_ECC_PARAMETER_MAX) return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+    unsigned char m[10 + 64 + 14 + 2 + 512 + 2 + DIDS_TPM_ECC_PARAMETER_MAX];
+    size_t n = 0;
+#define PUT16(v) (m[n++] = (unsigned char)((v) >> 8), m[n++] = (unsigned char)(v))
+    PUT16(type);
+    PUT16(get16(t + DIDS_TPMT_PUBLIC_NAME_ALG));
+    uint32_t attributes = get32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES);
+    PUT16(attributes >> 16);
+    PUT16(attributes & 0xffff);
+    PUT16(policy);
+    memcpy(m + n, t + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy);
+    n += policy;
+    for (int offset = DIDS_TPMT_PUBLIC_SYMMETRIC; offset <= DIDS_TPMT_PUBLIC_SCHEME; offset += 2) PUT16(get16(t + offset));
+    PUT16(get16(t + DIDS_TPMT_PUBLIC_CURVE));  // RSA keyBits, or ECC curveID
+    if (type == DIDS_TPM2_ALG_RSA) {
+        uint32_t exponent = get32(t + DIDS_TPMT_PUBLIC_RSA_EXPONENT);
+        PUT16(exponent >> 16);
+        PUT16(exponent & 0xffff);
+    } else {
+        PUT16(get16(t + DIDS_TPMT_PUBLIC_KDF));
+    }
+    PUT16(x);
+    memcpy(m + n, t + DIDS_TPMT_PUBLIC_UNIQUE_X + 2, x);
+    n += x;
+    if (type == DIDS_TPM2_ALG_ECC) {
+        PUT16(y);
+        memcpy(m + n, t + DIDS_TPMT_PUBLIC_UNIQUE_Y + 2, y);
+        n += y;
+    }
+#undef PUT16
+    return dids_tpm_put(out, m, n, DIDS_TPM_STAGE_SHAPE, failure);
+}
+
+int dids_tpm_ek_public(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_bytes *public_area,
+                       struct dids_tpm_failure *failure) {
+    if (!kind_of(ek)) return dids_tpm_fail(failure, DIDS_TPM_STAGE_CREATE, 0, EINVAL);
+    ESYS_TR handle = DIDS_ESYS_TR_NONE;
+    int kept = 0;
+    TPM2B_PUBLIC public;
+    int ok = the_ek(tpm, ek, &handle, &kept, &public, failure) && marshal_ek_public(public.publicArea, public_area, failure);
+    release_ek(tpm, &handle, kept);
+    return ok;
 }
 
 int dids_tpm_ek_indices(dids_tpm *tpm, uint32_t *present, struct dids_tpm_failure *failure) {
@@ -239,7 +314,6 @@ static int ek_session(dids_tpm *tpm, const struct kind *k, ESYS_TR *session, str
                         dids_p_Esys_PolicyOR_Finish(tpm->esys));
 }
 
-// A low-range EK's nonce, when its NV index holds one (`nonce->size` 0 otherwise).
 static int ek_nonce(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_bytes *nonce, struct dids_tpm_failure *failure) {
     nonce->size = 0;
     uint32_t index = dids_tpm_ek_nonce_index(ek), present;
@@ -262,16 +336,12 @@ int dids_tpm_activate(dids_tpm *tpm, enum dids_tpm_ek ek, const unsigned char ak
     if (credential_blob_size) memcpy(blob.credential, credential_blob, credential_blob_size);
     secret.size = (uint16_t)encrypted_secret_size;
     if (encrypted_secret_size) memcpy(secret.secret, encrypted_secret, encrypted_secret_size);
-    unsigned char nonce_bytes[512];
-    struct dids_tpm_bytes nonce = {nonce_bytes, sizeof nonce_bytes, 0};
     ESYS_TR ak = DIDS_ESYS_TR_NONE, ek_handle = DIDS_ESYS_TR_NONE, session = DIDS_ESYS_TR_NONE;
     TPM2B_DIGEST *recovered = NULL;
-    ESYS_TR persistent = DIDS_ESYS_TR_NONE;
-    int ok = persistent_ek(tpm, ek, &persistent, failure)
-          && (persistent != DIDS_ESYS_TR_NONE || ek_nonce(tpm, ek, &nonce, failure))
+    TPM2B_PUBLIC public;
+    int kept = 0;
+    int ok = the_ek(tpm, ek, &ek_handle, &kept, &public, failure)
           && dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, NULL, failure)
-          && (persistent != DIDS_ESYS_TR_NONE ? (ek_handle = persistent, 1)
-                                              : dids_tpm_create_ek(tpm, ek, &nonce, &ek_handle, failure))
           && ek_session(tpm, k, &session, failure)
           && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_ACTIVATE,
                           dids_p_Esys_ActivateCredential_Async(tpm->esys, ak, ek_handle, DIDS_ESYS_TR_PASSWORD,
@@ -282,8 +352,7 @@ int dids_tpm_activate(dids_tpm *tpm, enum dids_tpm_ek ek, const unsigned char ak
     // ESAPI starts sessions with continueSession set, so the TPM keeps this one after the command:
     // flushed here on every path (swtpm, without a resource manager, has three session slots).
     dids_tpm_flush(tpm, &session);
-    if (persistent != DIDS_ESYS_TR_NONE) dids_tpm_forget(tpm, &persistent);
-    else dids_tpm_flush(tpm, &ek_handle);
+    release_ek(tpm, &ek_handle, kept);
     dids_tpm_flush(tpm, &ak);
     return ok;
 }

@@ -82,10 +82,6 @@ void dids_tpm_forget(dids_tpm *tpm, ESYS_TR *handle);
 /// (may be NULL) receives its marshalled TPMT_PUBLIC. 1 on success.
 int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,
                             struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);
-/// Creates the endorsement hierarchy's EK of kind `ek` (tpm_endorsement.c), with `nonce` (a
-/// low-range EK's nonce index, or NULL) in its unique.
-int dids_tpm_create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, ESYS_TR *handle,
-                       struct dids_tpm_failure *failure);
 /// Which of the `count` (at most 256) handles from `first` (NV indices or persistent objects) the
 /// TPM holds, as a bit set: bit k % 32 of `set[k / 32]` for handle `first` + k (tpm_nv.c). 1, or
 /// 0 with `failure` set (at `stage`).

@@ -1,7 +1,8 @@
 """Every endorsement key of the TCG EK Credential Profile that DeviceID supports, on swtpms laid out
 as users' TPMs are (issue 34): swtpm's own RSA 2048 (L-1) and P-384 (H-3) certificates, either one
 alone, an EK of each other kind with a certificate from a test manufacturer, a nonce index, a
-template index, and no certificate at all. Each enrols through the installed `deviceid` command
+template index, persistent EKs, a chain in NV, and no certificate at all (one given to the CA out
+of band). Each enrols through the installed `deviceid` command
 with PrivacyCA, activates, and gives evidence Verifier accepts, or fails with the words that fit.
 
 The EK templates here are written from the profile (version 2.5, Annex B), not from DeviceID's:
@@ -353,14 +354,32 @@ def test_a_template_index_rules_out_that_ek(unlocked, make_ca, tmp_path):
     assert "EK certificate of kind L-1" in result.stderr and "template in NV index 0x01c00004" in result.stderr
 
 
-def test_no_ek_certificate(unlocked):
+def test_no_ek_certificate_in_nv_sends_the_ek_public_key(unlocked, make_ca, manufacturer, tmp_path):
+    """A TPM that keeps no EK certificate in NV (Intel PTT and AMD fTPM publish theirs online):
+    the request carries the L-1 EK's TPMT_PUBLIC (byte for byte what tpm2_readpublic marshals), a
+    CA without the certificate refuses it saying why, and one given it out of band enrols."""
     machine = unlocked()
     nv_remove(machine, 0x01C00002)
     nv_remove(machine, 0x01C00016)
-    result = deviceid(machine, "attest", "enrol", APP)
-    assert result.returncode == 1, result.stderr  # NOT_FOUND
-    assert result.stdout == "" and "holds no EK certificate in NV" in result.stderr
-    assert "published online only" in result.stderr
+    request = request_of(machine)
+    assert request["ek_kind"] == "L-1" and "ek_certificate" not in request
+    platform(machine, "tpm2_readpublic", "-c", "0x81010001", "-o", "ek.tpm2b")
+    assert base64.b64decode(request["ek_public"]) == (machine.tpm.dir / "ek.tpm2b").read_bytes()[2:]
+    assert _ek.key_of_public(base64.b64decode(request["ek_public"])).public_numbers() \
+        == make_ek(machine, "L-1").public_numbers()
+    with pytest.raises(Rejected) as refused:
+        make_ca("deviceid CA without out-of-band certificates").challenge(json.dumps(request))
+    assert refused.value.reason == "ek-untrusted" and "keeps no EK certificate in NV" in str(refused.value)
+    online = x509.load_der_x509_certificate(ek_certificate(manufacturer, make_ek(machine, "L-1")))
+    ca = make_ca("deviceid out-of-band CA", ek_trust_anchors=[manufacturer[1]], out_of_band_ek_certificates=[online])
+    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == "L-1"
+    evict(machine, 0x81010001)
+    assert request_of(machine)["ek_public"] == request["ek_public"], "the EK made from the template is the same key"
+    for bad, words in [(b"\x00\x01", "cut short"), (base64.b64decode(request["ek_public"]) + b"\0", "1 bytes after"),
+                       (bytes.fromhex("0008000b" "00000000" "0000" "0010" "0010"), "neither RSA nor ECC")]:
+        with pytest.raises(Rejected) as refused:
+            ca.challenge(json.dumps({**request, "ek_public": base64.b64encode(bad).decode()}))
+        assert refused.value.reason == "malformed" and words in str(refused.value), (words, refused.value)
 
 
 # -- challenges from an independent maker ---------------------------------------------------------
@@ -427,8 +446,9 @@ def test_doctor_says_which_eks_and_which_route(machine_a, unlocked):
     nv_remove(bare, 0x01C00002)
     nv_remove(bare, 0x01C00016)
     check = doctor_tpm(bare)
-    assert check["ok"] is False and "EK certificates: none; attestation: the TPM at" in check["detail"]
-    assert "holds no EK certificate in NV" in check["detail"]
+    assert check["ok"] is True, check
+    assert "EK certificates: none; attestation: with a Privacy CA given EK L-1's certificate out of band" \
+        in check["detail"] and "published online only (Intel PTT, AMD fTPM)" in check["detail"]
     absent = deviceid(None, "--json", "doctor", env={"DEVICEID_TPM_TCTI": f"swtpm:path={bare.tpm.dir}/absent.sock"})
     tpm = [c for c in json.loads(absent.stdout)["checks"] if c["name"] == "tpm"][0]
     assert tpm["ok"] is False and "hardware-id and attest cannot work" in tpm["detail"], tpm

@@ -383,13 +383,13 @@ def hardware_id(app_id: str) -> str:
 
 def attest_enrolment(app_id: str) -> str:
     """app_id's enrolment request for the attestation CA (wire format v1, JSON): the
-    certificates of the TPM's EKs and the app's own attestation key. Send it to the CA only;
-    deviceid_verifier.PrivacyCA answers it (and chooses the EK).
+    certificates of the TPM's EKs (or, from a TPM that keeps none in NV, its EK's public area,
+    for a CA given the certificate out of band) and the app's own attestation key. Send it to the
+    CA only; deviceid_verifier.PrivacyCA answers it (and chooses the EK).
 
     Raises UnavailableError with no TPM, PermissionDeniedError where the user may not use it,
     TimedOutError, LockedError in dictionary-attack lockout, IOFailureError for a TPM error,
-    NotFoundError when the TPM holds no EK certificate, UnsupportedError when it holds only one
-    whose EK it makes from a template in NV.
+    UnsupportedError when its only EK certificates are of EKs it makes from a template in NV.
     """
     return _core.attest_enrolment(None, app_id)
 

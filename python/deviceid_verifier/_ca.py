@@ -177,6 +177,11 @@ class PrivacyCA:
     sends the certificate of each EK it holds; the CA uses the first of its kinds among them whose
     certificate chains to a trust anchor, and the challenge says which ("ek_kind").
 
+    `out_of_band_ek_certificates` are EK certificates the operator fetched for TPMs that keep
+    none in NV (Intel PTT's and AMD fTPM's are published online, by EK public key): a request
+    with `ek_public` in place of `ek_certificate` uses the one of that key, which must chain to a
+    trust anchor like any other; without one it is refused ("ek-untrusted"), saying why.
+
     Each AK certificate names the app id the request gave (APP_ID_URI_PREFIX) and the AK's Name
     (AK_NAME_URI_PREFIX). Nothing proves that the AK was derived for that app id: a device may
     enrol several AKs for one app, so the store's limit bounds how many per EK pseudonym and app
@@ -191,7 +196,8 @@ class PrivacyCA:
                  max_pending: int = 100_000,
                  store: Optional[Store] = None,
                  pseudonym_key: Optional[bytes] = None,
-                 ek_kinds: Optional[Sequence[str]] = None) -> None:
+                 ek_kinds: Optional[Sequence[str]] = None,
+                 out_of_band_ek_certificates: Sequence[x509.Certificate] = ()) -> None:
         if _spki(key.public_key()) != certificate.public_key().public_bytes(
                 serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo):
             raise ValueError("the CA key is not the key of the CA certificate")
@@ -199,6 +205,7 @@ class PrivacyCA:
         self._certificate = certificate
         self._anchors = _chain.trusted_set(ek_trust_anchors, "EK trust anchor")
         self._intermediates = _chain.trusted_set(ek_intermediates, "EK intermediate")
+        self._out_of_band = _chain.trusted_set(out_of_band_ek_certificates, "out-of-band EK certificate")
         self._challenge_lifetime = challenge_lifetime
         self._certificate_lifetime = certificate_lifetime
         self._store: Store = store if store is not None else MemoryStore(max_pending=max_pending)
@@ -252,17 +259,21 @@ class PrivacyCA:
             "ek_kind": kind.name,
         })
 
-    @staticmethod
-    def _offered_eks(message: Any) -> List[tuple[_ek.EKKind, x509.Certificate]]:
+    def _offered_eks(self, message: Any) -> List[tuple[_ek.EKKind, x509.Certificate]]:
         """The EK certificates a request offers: `ek_certificate` of kind `ek_kind` (L-1 where a
-        device of wire format v1 before ek_kind sends none: its key decides) and
-        `ek_certificate_<kind>` for each other kind."""
+        device of wire format v1 before ek_kind sends none: its key decides), or in its place the
+        out-of-band certificate of `ek_public`'s key, and `ek_certificate_<kind>` for each other
+        kind."""
         name = message.get("ek_kind")
         if name is not None and (not isinstance(name, str) or _ek.kind_named(name) is None):
             raise Rejected("ek-mismatch", f"ek_kind {name!r} is no EK kind this CA knows "
                                           f"({', '.join(k.name for k in _ek.KINDS)})")
         first = _ek.kind_named(name) if isinstance(name, str) else None
-        offered: List[tuple[Optional[_ek.EKKind], bytes]] = [(first, _wire.bytes_field(message, "ek_certificate"))]
+        ek_public = _wire.optional_bytes_field(message, "ek_public")
+        if ek_public is not None and message.get("ek_certificate") is None:
+            offered: List[tuple[Optional[_ek.EKKind], bytes]] = [(first, self._out_of_band_certificate(ek_public))]
+        else:
+            offered = [(first, _wire.bytes_field(message, "ek_certificate"))]
         for kind in _ek.KINDS:
             other = _wire.optional_bytes_field(message, f"ek_certificate_{kind.name}")
             if other is not None and kind is not first:
@@ -283,6 +294,27 @@ class PrivacyCA:
                                               f"({', '.join(k.describe() for k in _ek.KINDS)})")
             out.append((named, certificate))
         return out
+
+    def _out_of_band_certificate(self, ek_public: bytes) -> bytes:
+        """The DER of the out-of-band EK certificate of `ek_public`'s key, for a TPM that keeps
+        none in NV: "malformed" when ek_public is not an EK's TPMT_PUBLIC, "ek-untrusted" when
+        this CA was given no certificate for that key."""
+        try:
+            key = _ek.key_of_public(ek_public)
+        except ValueError as e:
+            raise Rejected("malformed", f"ek_public: {e}") from None
+        spki = _spki(key)
+        for certificate in self._out_of_band:
+            try:
+                theirs = certificate.public_key().public_bytes(serialization.Encoding.DER,
+                                                              serialization.PublicFormat.SubjectPublicKeyInfo)
+            except (ValueError, UnsupportedAlgorithm):
+                continue
+            if theirs == spki:
+                return certificate.public_bytes(serialization.Encoding.DER)
+        raise Rejected("ek-untrusted", "the TPM keeps no EK certificate in NV (a firmware TPM whose certificate is "
+                                       "published online, or a virtual TPM) and this CA was given none for its EK out "
+                                       "of band (out_of_band_ek_certificates)")
 
     @staticmethod
     def _offered_chain(message: Any) -> List[x509.Certificate]:

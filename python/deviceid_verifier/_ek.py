@@ -5,6 +5,7 @@ certificate. One owner on the CA's side; the device's is tpm_objects.c (the same
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
@@ -72,3 +73,49 @@ def kind_of_key(key: Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey, object])
     """The first kind whose key type and size `key` has (L-1 for an RSA 2048 key, L-2 for
     P-256, H-3 for P-384…): templates of one key type share nameAlg and symmetric algorithm."""
     return next((kind for kind in KINDS if kind.holds(key)), None)
+
+
+_ALG_RSA, _ALG_ECC, _ALG_NULL = 0x0001, 0x0023, 0x0010
+_CURVES: dict[int, type[ec.EllipticCurve]] = {0x0003: ec.SECP256R1, 0x0004: ec.SECP384R1, 0x0005: ec.SECP521R1}
+
+
+def key_of_public(public: bytes) -> Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]:
+    """The public key in an EK's marshalled TPMT_PUBLIC (a request's ek_public); ValueError, with
+    what is wrong, for anything else: another type, a cut or overlong structure, a point off its
+    curve."""
+    at = 0
+
+    def take(size: int) -> bytes:
+        nonlocal at
+        if at + size > len(public):
+            raise ValueError("ek_public is cut short")
+        at += size
+        return public[at - size:at]
+
+    def u16() -> int:
+        return int(struct.unpack(">H", take(2))[0])
+
+    kind, _name_alg, _attributes = u16(), u16(), take(4)
+    take(u16())  # authPolicy
+    if u16() != _ALG_NULL:  # symmetric: keyBits and mode follow
+        take(4)
+    if u16() != _ALG_NULL:  # scheme: its hash follows
+        take(2)
+    key: Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]
+    if kind == _ALG_RSA:
+        _bits, exponent = u16(), struct.unpack(">I", take(4))[0]
+        modulus = int.from_bytes(take(u16()), "big")
+        key = rsa.RSAPublicNumbers(exponent or _RSA_EXPONENT, modulus).public_key()
+    elif kind == _ALG_ECC:
+        curve = _CURVES.get(u16())
+        if u16() != _ALG_NULL:  # kdf: its hash follows
+            take(2)
+        x, y = int.from_bytes(take(u16()), "big"), int.from_bytes(take(u16()), "big")
+        if curve is None:
+            raise ValueError("ek_public's curve is none of P-256, P-384, P-521")
+        key = ec.EllipticCurvePublicNumbers(x, y, curve()).public_key()
+    else:
+        raise ValueError(f"ek_public is of type {kind:#06x}, neither RSA nor ECC")
+    if at != len(public):
+        raise ValueError(f"ek_public has {len(public) - at} bytes after its TPMT_PUBLIC")
+    return key

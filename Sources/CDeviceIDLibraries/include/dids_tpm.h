@@ -378,6 +378,10 @@ int dids_tpm_ek_chain_part(dids_tpm *tpm, uint32_t k, struct dids_tpm_bytes *par
 /// The EK certificate of kind `ek` as its NV index holds it (the caller trims it to its DER).
 int dids_tpm_ek_certificate(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_bytes *certificate,
                             struct dids_tpm_failure *failure);
+/// The marshalled TPMT_PUBLIC of the EK of kind `ek` (the one activation uses: persistent, or
+/// made from the template and flushed again), for a TPM without that EK's certificate in NV.
+int dids_tpm_ek_public(dids_tpm *tpm, enum dids_tpm_ek ek, struct dids_tpm_bytes *public_area,
+                       struct dids_tpm_failure *failure);
 /// The attestation key's marshalled TPMT_PUBLIC (the AK is the owner hierarchy's primary of
 /// template `ak_unique`, one per app).
 int dids_tpm_ak_public(dids_tpm *tpm, const unsigned char ak_unique[32], struct dids_tpm_bytes *ak_public,

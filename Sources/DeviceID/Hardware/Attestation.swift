@@ -92,7 +92,9 @@ enum TPMAttestation {
     /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_kind":…,"ek_certificate":…,"ak_public":…}`,
     /// with the certificate of the first EK kind (in `EndorsementKind.all`'s order) the TPM holds
     /// and can make, `ek_certificate_<kind>` for each other one (the CA chooses among them), and
-    /// `ek_chain`, the DER certificates of the EK chain indices, when the TPM holds any.
+    /// `ek_chain`, the DER certificates of the EK chain indices, when the TPM holds any. A TPM with
+    /// no EK certificate in NV sends `ek_public` (the L-1 EK's TPMT_PUBLIC) in place of
+    /// `ek_certificate`, for a CA given the certificate out of band.
     static func enrolment(for appID: String, address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> String {
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
         let found: Endorsement = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
@@ -106,7 +108,15 @@ enum TPMAttestation {
                 guard ok != 0 else { return nil }
                 found.certificates.append((kind, derCertificate(certificate)))
             }
-            guard !found.certificates.isEmpty else { return found }
+            if found.survey.certificateOnline {
+                let (ok, ek) = TPMConversation.withBuffer(capacity: 1024) {
+                    dids_tpm_ek_public(tpm, EndorsementSurvey.online.raw, &$0, &failure)
+                }
+                guard ok != 0 else { return nil }
+                found.ekPublic = ek
+            } else if found.certificates.isEmpty {
+                return found
+            }
             var chain = [UInt32](repeating: 0, count: 8)
             guard dids_tpm_ek_chain_indices(tpm, &chain, &failure) != 0 else { return nil }
             for k in 0..<256 where chain[k / 32] & 1 << (k % 32) != 0 {
@@ -122,13 +132,18 @@ enum TPMAttestation {
             found.akPublic = ak
             return ok != 0 ? found : nil
         }
-        guard let (kind, certificate) = found.certificates.first else {
-            throw found.survey.noneUsable(at: address.description).about(.tpm)
-        }
         var json = Self.message("deviceid.enrolment-request")
         json.set("app_id", appID)
-        json.set("ek_kind", kind.name)
-        json.set("ek_certificate", Base64.encode(certificate))
+        if let ekPublic = found.ekPublic {
+            json.set("ek_kind", EndorsementSurvey.online.name)
+            json.set("ek_public", Base64.encode(ekPublic))
+        } else {
+            guard let (kind, certificate) = found.certificates.first else {
+                throw found.survey.noneUsable(at: address.description).about(.tpm)
+            }
+            json.set("ek_kind", kind.name)
+            json.set("ek_certificate", Base64.encode(certificate))
+        }
         for (other, certificate) in found.certificates.dropFirst() {
             json.set("ek_certificate_\(other.name)", Base64.encode(certificate))
         }
@@ -143,6 +158,8 @@ enum TPMAttestation {
         var certificates = [(EndorsementKind, [UInt8])]()
         var chain = [UInt8]()
         var akPublic = [UInt8]()
+        /// The EK's TPMT_PUBLIC, when the TPM holds no EK certificate (EndorsementSurvey.online).
+        var ekPublic: [UInt8]?
     }
 
     /// The response to the enrolment challenge for `appID`'s attestation key

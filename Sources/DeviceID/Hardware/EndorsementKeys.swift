@@ -47,15 +47,24 @@ struct EndorsementSurvey {
     var templated: [EndorsementKind] { certified.filter { $0.templateIndex != 0 && holds($0.templateIndex) } }
     var usable: [EndorsementKind] { certified.filter { !templated.contains($0) } }
 
-    /// Why no EK can be used, in words.
+    /// No EK certificate in NV at all: a firmware TPM whose certificate is published online only
+    /// (Intel PTT, AMD fTPM), or a virtual TPM without one. The request then carries the public
+    /// area of `online`'s EK, for a CA given its certificate out of band.
+    var certificateOnline: Bool { certified.isEmpty }
+    static let online = EndorsementKind.rsaLowRange
+
+    /// The words for a TPM without an EK certificate in NV.
+    static let onlineWords = "the TPM holds no EK certificate in NV (none of the TCG EK Credential Profile's indices "
+        + "0x01c00002-0x01c0001e): a firmware TPM whose EK certificate is published online only (Intel PTT, AMD "
+        + "fTPM) or a virtual TPM without one; the enrolment request carries EK \(online.name)'s public key "
+        + "(ek_public) for a Privacy CA given its certificate out of band"
+
+    /// Why no EK can be used, in words: every certificate the TPM holds is of an EK it makes from
+    /// a template in NV.
     func noneUsable(at address: String) -> DeviceIDError {
-        if let kind = templated.first {
-            return DeviceIDError(.unsupported, "the TPM at \(address) holds an EK certificate of kind \(kind.name), but makes "
-                                     + "that EK from the template in NV index \(EndorsementKind.hex(kind.templateIndex)), "
-                                     + "which DeviceID does not read; it holds no other EK certificate")
-        }
-        return DeviceIDError(.notFound, "the TPM at \(address) holds no EK certificate in NV (none of the TCG EK Credential "
-                                 + "Profile's indices 0x01c00002-0x01c0001e): a firmware TPM whose EK certificate is "
-                                 + "published online only, or a virtual TPM without one, cannot enrol with a Privacy CA")
+        let kind = templated.first ?? EndorsementKind.rsaLowRange
+        return DeviceIDError(.unsupported, "the TPM at \(address) holds an EK certificate of kind \(kind.name), but makes "
+                                 + "that EK from the template in NV index \(EndorsementKind.hex(kind.templateIndex)), "
+                                 + "which DeviceID does not read; it holds no other EK certificate")
     }
 }

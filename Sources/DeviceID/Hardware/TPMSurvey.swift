@@ -32,6 +32,10 @@ struct TPMSurvey {
         var text = "\(address): \(manufacturer), firmware \(TPMConversation.hex(firmware.0)).\(TPMConversation.hex(firmware.1))"
         let certified = endorsement.certified.map { $0.name }
         text += "; EK certificates: " + (certified.isEmpty ? "none" : certified.joined(separator: ", "))
+        if endorsement.certificateOnline {
+            return (true, text + "; attestation: with a Privacy CA given EK \(EndorsementSurvey.online.name)'s certificate "
+                        + "out of band: " + EndorsementSurvey.onlineWords)
+        }
         guard let first = endorsement.usable.first else {
             return (false, text + "; attestation: " + endorsement.noneUsable(at: address.description).detail)
         }
