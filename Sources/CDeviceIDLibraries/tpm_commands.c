@@ -61,19 +61,29 @@ int dids_tpm_ak_public(dids_tpm *tpm, const unsigned char ak_unique[32], struct 
     return ok;
 }
 
-// The marshalled TPMT_SIGNATURE of an ECDSA signature: sigAlg, hash, r and s as TPM2Bs.
-static int marshal_signature(const TPMT_SIGNATURE *s, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure) {
+// The marshalled TPMT_SIGNATURE of an ECDSA signature (sigAlg, hash, r and s as TPM2Bs) or an
+// RSASSA one (sigAlg, hash, the signature as a TPM2B): a platform AK may be RSA.
+int dids_tpm_marshal_signature(const TPMT_SIGNATURE *s, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure) {
     const unsigned char *p = (const unsigned char *)s;
-    uint16_t r_size = get16(p + DIDS_TPMT_SIGNATURE_ECDSA_R), s_size = get16(p + DIDS_TPMT_SIGNATURE_ECDSA_S);
-    if (s->sigAlg != DIDS_TPM2_ALG_ECDSA || r_size > DIDS_TPM_ECC_PARAMETER_MAX || s_size > DIDS_TPM_ECC_PARAMETER_MAX)
+    const unsigned char *parameters[2];
+    uint16_t sizes[2];
+    int count;
+    if (s->sigAlg == DIDS_TPM2_ALG_ECDSA) {
+        parameters[0] = p + DIDS_TPMT_SIGNATURE_ECDSA_R, parameters[1] = p + DIDS_TPMT_SIGNATURE_ECDSA_S;
+        sizes[0] = get16(parameters[0]), sizes[1] = get16(parameters[1]), count = 2;
+        if (sizes[0] > DIDS_TPM_ECC_PARAMETER_MAX || sizes[1] > DIDS_TPM_ECC_PARAMETER_MAX)
+            return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+    } else if (s->sigAlg == DIDS_TPM2_ALG_RSASSA) {
+        parameters[0] = p + DIDS_TPMT_SIGNATURE_RSA_SIG, sizes[0] = get16(parameters[0]), count = 1;
+        if (sizes[0] > DIDS_TPM_RSA_KEY_BYTES_MAX) return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+    } else {
         return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
-    unsigned char m[4 + 2 * (2 + DIDS_TPM_ECC_PARAMETER_MAX)];
+    }
+    unsigned char m[4 + 2 + DIDS_TPM_RSA_KEY_BYTES_MAX];
     size_t n = 0;
-    uint16_t fields[] = {s->sigAlg, get16(p + DIDS_TPMT_SIGNATURE_ECDSA_HASH)};
+    uint16_t fields[] = {s->sigAlg, get16(p + DIDS_TPMT_SIGNATURE_HASH)};
     for (int i = 0; i < 2; i++) { m[n++] = (unsigned char)(fields[i] >> 8); m[n++] = (unsigned char)fields[i]; }
-    const unsigned char *parameters[] = {p + DIDS_TPMT_SIGNATURE_ECDSA_R, p + DIDS_TPMT_SIGNATURE_ECDSA_S};
-    uint16_t sizes[] = {r_size, s_size};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < count; i++) {
         m[n++] = (unsigned char)(sizes[i] >> 8);
         m[n++] = (unsigned char)sizes[i];
         memcpy(m + n, parameters[i] + 2, sizes[i]);
@@ -103,7 +113,7 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids
                                                     DIDS_ESYS_TR_NONE, &qualifying, &scheme),
                           dids_p_Esys_Certify_Finish(tpm->esys, &certified, &signed_by))
           && dids_tpm_put(attest, certified->attestationData, certified->size, DIDS_TPM_STAGE_CERTIFY, failure)
-          && marshal_signature(signed_by, signature, failure);
+          && dids_tpm_marshal_signature(signed_by, signature, failure);
     dids_p_Esys_Free(certified);
     dids_p_Esys_Free(signed_by);
     dids_tpm_flush(tpm, &key);
@@ -128,7 +138,7 @@ int dids_tpm_sign(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char uni
                           dids_p_Esys_Sign_Async(tpm->esys, key, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
                                                  DIDS_ESYS_TR_NONE, &message, &scheme, &no_ticket),
                           dids_p_Esys_Sign_Finish(tpm->esys, &signed_by))
-          && marshal_signature(signed_by, signature, failure);
+          && dids_tpm_marshal_signature(signed_by, signature, failure);
     dids_p_Esys_Free(signed_by);
     dids_tpm_flush(tpm, &key);
     return ok;

@@ -90,6 +90,9 @@ int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int 
 /// NV index `handle`'s whole contents into `out` (ENOBUFS when they do not fit).
 int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_bytes *out,
                      struct dids_tpm_failure *failure);
+/// The marshalled form of an ECDSA or RSASSA TPMT_SIGNATURE ESAPI returned (tpm_commands.c);
+/// another algorithm is a SHAPE failure.
+int dids_tpm_marshal_signature(const TPMT_SIGNATURE *s, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure);
 /// Copies `size` bytes into `out`, or fails with ENOBUFS (setting out->size to what is needed).
 int dids_tpm_put(struct dids_tpm_bytes *out, const void *data, size_t size, int stage, struct dids_tpm_failure *failure);
 

@@ -60,10 +60,13 @@ _Static_assert(TPM2_ALG_SHA384 == DIDS_TPM2_ALG_SHA384 && TPM2_ALG_SHA512 == DID
 _Static_assert(TPM2_ST_HASHCHECK == DIDS_TPM2_ST_HASHCHECK && TPM2_RH_NULL == DIDS_TPM2_RH_NULL, "null ticket");
 _Static_assert(TPM2_RC_NV_RATE == DIDS_TPM2_RC_NV_RATE && TPM2_RC_NV_UNAVAILABLE == DIDS_TPM2_RC_NV_UNAVAILABLE
                && TPM2_RC_NV_SPACE == DIDS_TPM2_RC_NV_SPACE && TPM2_RC_NV_DEFINED == DIDS_TPM2_RC_NV_DEFINED, "NV RCs");
-_Static_assert(offsetof(TPMT_SIGNATURE, signature.ecdsa.hash) == DIDS_TPMT_SIGNATURE_ECDSA_HASH
+_Static_assert(offsetof(TPMT_SIGNATURE, signature.ecdsa.hash) == DIDS_TPMT_SIGNATURE_HASH
                && offsetof(TPMT_SIGNATURE, signature.ecdsa.signatureR) == DIDS_TPMT_SIGNATURE_ECDSA_R
                && offsetof(TPMT_SIGNATURE, signature.ecdsa.signatureS) == DIDS_TPMT_SIGNATURE_ECDSA_S
                && sizeof(((TPM2B_ECC_PARAMETER *)0)->buffer) == DIDS_TPM_ECC_PARAMETER_MAX, "ECDSA signature");
+_Static_assert(offsetof(TPMT_SIGNATURE, signature.rsassa.hash) == DIDS_TPMT_SIGNATURE_HASH
+               && offsetof(TPMT_SIGNATURE, signature.rsassa.sig) == DIDS_TPMT_SIGNATURE_RSA_SIG
+               && sizeof(((TPM2B_PUBLIC_KEY_RSA *)0)->buffer) == DIDS_TPM_RSA_KEY_BYTES_MAX, "RSASSA signature");
 _Static_assert(offsetof(TPMT_SYM_DEF, keyBits) == offsetof(struct dids_tpmt_sym_def, keyBits)
                && offsetof(TPMT_SYM_DEF, mode) == offsetof(struct dids_tpmt_sym_def, mode), "symdef");
 _Static_assert(offsetof(TPMT_SIG_SCHEME, details.ecdsa.hashAlg) == offsetof(struct dids_tpmt_sig_scheme, hashAlg), "sig scheme");
@@ -98,6 +101,7 @@ _Static_assert(TSS2_BASE_RC_TRY_AGAIN == DIDS_TSS2_BASE_RC_TRY_AGAIN && TPM2_RC_
                "TRY_AGAIN");
 _Static_assert(TPM2_ALG_ECC == DIDS_TPM2_ALG_ECC && TPM2_ALG_SHA256 == DIDS_TPM2_ALG_SHA256
                && TPM2_ALG_NULL == DIDS_TPM2_ALG_NULL && TPM2_ALG_ECDSA == DIDS_TPM2_ALG_ECDSA
+               && TPM2_ALG_RSASSA == DIDS_TPM2_ALG_RSASSA
                && TPM2_ECC_NIST_P256 == DIDS_TPM2_ECC_NIST_P256 && TPM2_SU_CLEAR == DIDS_TPM2_SU_CLEAR, "algorithms");
 _Static_assert((TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN
                 | TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_NODA | TPMA_OBJECT_SIGN_ENCRYPT) == DIDS_TPM_APP_KEY_ATTRIBUTES,

@@ -97,8 +97,11 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 #define DIDS_TPMT_PUBLIC_UNIQUE_X 96       // ECC: unique.ecc.x; RSA: unique.rsa
 #define DIDS_TPMT_PUBLIC_UNIQUE_Y 226
 #define DIDS_TPMT_PUBLIC_SIZE 612
-// TPMT_SIGNATURE (ECDSA): sigAlg, hash, then r and s as TPM2B_ECC_PARAMETER (2 + 128 bytes).
-#define DIDS_TPMT_SIGNATURE_ECDSA_HASH 2
+// TPMT_SIGNATURE: sigAlg, hash, then (ECDSA) r and s as TPM2B_ECC_PARAMETER (2 + 128 bytes), or
+// (RSASSA) the signature as TPM2B_PUBLIC_KEY_RSA (2 + 512 bytes).
+#define DIDS_TPMT_SIGNATURE_HASH 2
+#define DIDS_TPMT_SIGNATURE_RSA_SIG 4
+#define DIDS_TPM_RSA_KEY_BYTES_MAX 512
 #define DIDS_TPMT_SIGNATURE_ECDSA_R 4
 #define DIDS_TPMT_SIGNATURE_ECDSA_S 134
 #define DIDS_TPM_ECC_PARAMETER_MAX 128
@@ -122,6 +125,7 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 #define DIDS_TPM2_ALG_SHA384 0x000cu
 #define DIDS_TPM2_ALG_SHA512 0x000du
 #define DIDS_TPM2_ALG_NULL 0x0010u
+#define DIDS_TPM2_ALG_RSASSA 0x0014u
 #define DIDS_TPM2_ALG_ECDSA 0x0018u
 #define DIDS_TPM2_ALG_CFB 0x0043u
 #define DIDS_TPM2_ECC_NIST_P256 0x0003u
@@ -298,6 +302,7 @@ enum dids_tpm_stage {
     DIDS_TPM_STAGE_SHAPE,        // the TPM answered with a structure DeviceID does not accept
     DIDS_TPM_STAGE_DEVICE_KIND,  // a device: path that is no TPM resource manager (rc: a dids_tpm_device_kind)
     DIDS_TPM_STAGE_PROPERTIES,   // TPM2_GetCapability of the TPM's fixed properties
+    DIDS_TPM_STAGE_PLATFORM_AK,  // finding or reading a platform AK and its certificate, or its Certify
 };
 
 /// What a `device:` path is, as the kernel says (fstat, then /sys/dev/char/MAJ:MIN/subsystem).
@@ -401,6 +406,24 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids
                      const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
                      struct dids_tpm_bytes *signature, struct dids_tpm_bytes *app_public,
                      struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure);
+
+/// The platform attestation keys DeviceID knows (docs/HARDWARE-ID.md, "Platform attestation
+/// keys"): an AK a cloud's virtual TPM keeps persistent, with a certificate in NV from the cloud's
+/// vTPM CA. Azure (Trusted Launch, Confidential VMs): AK 0x81000003, certificate 0x01c101d0.
+enum dids_tpm_platform_ak { DIDS_TPM_PLATFORM_AK_AZURE, DIDS_TPM_PLATFORM_AKS };
+/// The persistent handle of platform AK `ak`, and the NV index of its certificate (0 for none).
+uint32_t dids_tpm_platform_ak_handle(enum dids_tpm_platform_ak ak);
+uint32_t dids_tpm_platform_ak_certificate_index(enum dids_tpm_platform_ak ak);
+/// Platform AK `ak`'s certificate as its NV index holds it, when the TPM holds both the key and
+/// the index; `certificate->size` 0 when it lacks either. 1, or 0 with `failure` set.
+int dids_tpm_platform_ak_certificate(dids_tpm *tpm, enum dids_tpm_platform_ak ak, struct dids_tpm_bytes *certificate,
+                                     struct dids_tpm_failure *failure);
+/// TPM2_Certify of the attestation key of `ak_unique` by platform AK `ak` over `nonce`, in the
+/// platform AK's own signing scheme: the TPMS_ATTEST as signed and the marshalled TPMT_SIGNATURE
+/// (RSASSA or ECDSA).
+int dids_tpm_platform_certify(dids_tpm *tpm, enum dids_tpm_platform_ak ak, const unsigned char ak_unique[32],
+                              const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
+                              struct dids_tpm_bytes *signature, struct dids_tpm_failure *failure);
 
 /// The app's assertion counter (docs/HARDWARE-ID.md, "Assertions"): the NV counter index whose
 /// authPolicy is `tag` (SHA-256 of the counter label and the app id), at the owner-range slot the

@@ -1,0 +1,70 @@
+// Platform attestation keys (docs/HARDWARE-ID.md, "Platform attestation keys"): the AK a cloud's
+// virtual TPM keeps persistent with its certificate in NV, which certifies the app's AK where the
+// TPM holds no EK certificate. The key is the TPM's, never flushed; only ESAPI's handle is closed.
+#include "tpm_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const struct { uint32_t handle, certificate; } platform_aks[DIDS_TPM_PLATFORM_AKS] = {
+    [DIDS_TPM_PLATFORM_AK_AZURE] = {0x81000003u, 0x01c101d0u},
+};
+
+static int known(enum dids_tpm_platform_ak ak) { return (unsigned)ak < DIDS_TPM_PLATFORM_AKS; }
+
+uint32_t dids_tpm_platform_ak_handle(enum dids_tpm_platform_ak ak) { return known(ak) ? platform_aks[ak].handle : 0; }
+
+uint32_t dids_tpm_platform_ak_certificate_index(enum dids_tpm_platform_ak ak) {
+    return known(ak) ? platform_aks[ak].certificate : 0;
+}
+
+// Asked by GetCapability first: looking up an absent handle makes tpm2-tss log an error.
+static int holds(dids_tpm *tpm, uint32_t handle, int *held, struct dids_tpm_failure *failure) {
+    uint32_t set = 0;
+    if (!dids_tpm_handles_present(tpm, handle, 1, DIDS_TPM_STAGE_PLATFORM_AK, &set, failure)) return 0;
+    *held = set & 1u;
+    return 1;
+}
+
+int dids_tpm_platform_ak_certificate(dids_tpm *tpm, enum dids_tpm_platform_ak ak, struct dids_tpm_bytes *certificate,
+                                     struct dids_tpm_failure *failure) {
+    if (!known(ak)) return dids_tpm_fail(failure, DIDS_TPM_STAGE_PLATFORM_AK, 0, EINVAL);
+    int key = 0, index = 0;
+    certificate->size = 0;
+    if (!holds(tpm, platform_aks[ak].handle, &key, failure)) return 0;
+    if (!key) return 1;
+    if (!holds(tpm, platform_aks[ak].certificate, &index, failure)) return 0;
+    return index ? dids_tpm_nv_read(tpm, platform_aks[ak].certificate, DIDS_TPM_STAGE_PLATFORM_AK, certificate, failure)
+                 : 1;
+}
+
+int dids_tpm_platform_certify(dids_tpm *tpm, enum dids_tpm_platform_ak ak, const unsigned char ak_unique[32],
+                              const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
+                              struct dids_tpm_bytes *signature, struct dids_tpm_failure *failure) {
+    TPM2B_DATA qualifying;
+    if (!known(ak) || nonce_size > sizeof qualifying.buffer)
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_PLATFORM_AK, 0, EINVAL);
+    qualifying.size = (uint16_t)nonce_size;
+    if (nonce_size) memcpy(qualifying.buffer, nonce, nonce_size);
+    // A restricted signing key signs in its own scheme: the caller's must be NULL.
+    const TPMT_SIG_SCHEME own_scheme = {.scheme = DIDS_TPM2_ALG_NULL};
+    ESYS_TR platform = DIDS_ESYS_TR_NONE, key = DIDS_ESYS_TR_NONE;
+    TPM2B_ATTEST *certified = NULL;
+    TPMT_SIGNATURE *signed_by = NULL;
+    int ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PLATFORM_AK,
+                          dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, platform_aks[ak].handle, DIDS_ESYS_TR_NONE,
+                                                             DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
+                          dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &platform))
+          && dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &key, NULL, failure)
+          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PLATFORM_AK,
+                          dids_p_Esys_Certify_Async(tpm->esys, key, platform, DIDS_ESYS_TR_PASSWORD,
+                                                    DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE, &qualifying, &own_scheme),
+                          dids_p_Esys_Certify_Finish(tpm->esys, &certified, &signed_by))
+          && dids_tpm_put(attest, certified->attestationData, certified->size, DIDS_TPM_STAGE_PLATFORM_AK, failure)
+          && dids_tpm_marshal_signature(signed_by, signature, failure);
+    dids_p_Esys_Free(certified);
+    dids_p_Esys_Free(signed_by);
+    dids_tpm_flush(tpm, &key);
+    dids_tpm_forget(tpm, &platform);
+    return ok;
+}
