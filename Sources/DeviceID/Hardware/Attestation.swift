@@ -94,7 +94,9 @@ enum TPMAttestation {
     /// and can make, `ek_certificate_<kind>` for each other one (the CA chooses among them), and
     /// `ek_chain`, the DER certificates of the EK chain indices, when the TPM holds any. A TPM with
     /// no EK certificate in NV sends `ek_public` (the L-1 EK's TPMT_PUBLIC) in place of
-    /// `ek_certificate`, for a CA given the certificate out of band.
+    /// `ek_certificate`, for a CA given the certificate out of band, and, where it holds a platform
+    /// AK (`PlatformAK`), `platform_ak` and `platform_ak_certificate`, for a CA that trusts its
+    /// cloud's root (the platform-ak route).
     static func enrolment(for appID: String, address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> String {
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
         let found: Endorsement = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
@@ -114,6 +116,7 @@ enum TPMAttestation {
                 }
                 guard ok != 0 else { return nil }
                 found.ekPublic = ek
+                guard PlatformAK.find(tpm, &failure, into: &found.platform) else { return nil }
             } else if found.certificates.isEmpty {
                 return found
             }
@@ -137,6 +140,10 @@ enum TPMAttestation {
         if let ekPublic = found.ekPublic {
             json.set("ek_kind", EndorsementSurvey.online.name)
             json.set("ek_public", Base64.encode(ekPublic))
+            if let (platform, certificate) = found.platform {
+                json.set("platform_ak", platform.name)
+                json.set("platform_ak_certificate", Base64.encode(certificate))
+            }
         } else {
             guard let (kind, certificate) = found.certificates.first else {
                 throw found.survey.noneUsable(at: address.description).about(.tpm)
@@ -160,16 +167,31 @@ enum TPMAttestation {
         var akPublic = [UInt8]()
         /// The EK's TPMT_PUBLIC, when the TPM holds no EK certificate (EndorsementSurvey.online).
         var ekPublic: [UInt8]?
+        /// The platform AK and its certificate, when the TPM holds no EK certificate but one of those.
+        var platform: (PlatformAK, [UInt8])?
     }
 
     /// The response to the enrolment challenge for `appID`'s attestation key
     /// (`"type":"deviceid.enrolment-challenge"`, with `id`, `credential_blob`,
     /// `encrypted_secret`, and `ek_kind`, the EK the CA chose: L-1 where absent): the credential
-    /// the TPM recovered.
+    /// the TPM recovered. A challenge of `"route":"platform-ak"` (with `platform_ak` and `nonce`)
+    /// is answered by `PlatformAK.response`.
     static func activation(for appID: String, challenge: String, address: TPMAddress,
                            milliseconds: UInt32) throws(DeviceIDError) -> String {
         let json = try Self.parse(challenge, type: "deviceid.enrolment-challenge")
         guard let id = json.string("id") else { throw DeviceIDError(.invalidArgument, "the challenge has no \"id\"") }
+        if let route = json.string("route") {
+            guard route == "platform-ak" else {
+                throw DeviceIDError(.unsupported, "the challenge is for the enrolment route \"\(route)\", which DeviceID does "
+                                        + "not know").about(.tpm)
+            }
+            let name = json.string("platform_ak") ?? ""
+            guard let platform = PlatformAK(named: name) else {
+                throw DeviceIDError(.unsupported, "the challenge is for the platform AK \"\(name)\", which DeviceID does not "
+                                        + "know").about(.tpm)
+            }
+            return try platform.response(to: json, id: id, appID: appID, address: address, milliseconds: milliseconds)
+        }
         let blob = try Self.bytes(json, "credential_blob"), secret = try Self.bytes(json, "encrypted_secret")
         let kind = try json.string("ek_kind").map { (name) throws(DeviceIDError) -> EndorsementKind in
             guard let kind = EndorsementKind(named: name) else {

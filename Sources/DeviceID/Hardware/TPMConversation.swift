@@ -95,6 +95,7 @@ enum TPMConversation {
         case Int32(DIDS_TPM_STAGE_CERTIFY.rawValue): "TPM2_Certify"
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue): "the app's NV counter"
         case Int32(DIDS_TPM_STAGE_SIGN.rawValue): "TPM2_Sign"
+        case Int32(DIDS_TPM_STAGE_PLATFORM_AK.rawValue): "the platform AK"
         case Int32(DIDS_TPM_STAGE_ESYS.rawValue): "Esys_Initialize"
         default: "the conversation"
         }

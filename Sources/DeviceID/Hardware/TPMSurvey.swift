@@ -8,6 +8,8 @@ struct TPMSurvey {
     /// TPM_PT_FIRMWARE_VERSION_1 and _2, as the TPM reports them.
     let firmware: (UInt32, UInt32)
     let endorsement: EndorsementSurvey
+    /// The platform AK that certifies app AKs where the TPM holds no EK certificate (`PlatformAK`).
+    let platform: PlatformAK?
 
     static func of(_ address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> TPMSurvey {
         try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
@@ -16,13 +18,18 @@ struct TPMSurvey {
             var present: UInt32 = 0
             guard dids_tpm_properties(tpm, first, count, &values, &failure) != 0,
                   dids_tpm_ek_indices(tpm, &present, &failure) != 0 else { return nil }
+            let endorsement = EndorsementSurvey(present: present)
+            var platform: (PlatformAK, [UInt8])?
+            if endorsement.certificateOnline {
+                guard PlatformAK.find(tpm, &failure, into: &platform) else { return nil }
+            }
             let vendor = values[0]
             let letters = [vendor >> 24, vendor >> 16, vendor >> 8, vendor].map { UInt8(truncatingIfNeeded: $0) }
             let name = String(decoding: letters.filter { (0x21...0x7e).contains($0) }, as: UTF8.self)
             return TPMSurvey(manufacturer: name.isEmpty ? "unknown" : name,
                              firmware: (values[Int(DIDS_TPM2_PT_FIRMWARE_VERSION_1 - first)],
                                         values[Int(DIDS_TPM2_PT_FIRMWARE_VERSION_2 - first)]),
-                             endorsement: EndorsementSurvey(present: present))
+                             endorsement: endorsement, platform: platform?.0)
         }
     }
 
@@ -32,6 +39,10 @@ struct TPMSurvey {
         var text = "\(address): \(manufacturer), firmware \(TPMConversation.hex(firmware.0)).\(TPMConversation.hex(firmware.1))"
         let certified = endorsement.certified.map { $0.name }
         text += "; EK certificates: " + (certified.isEmpty ? "none" : certified.joined(separator: ", "))
+        if endorsement.certificateOnline, let platform {
+            return (true, text + "; attestation: with a Privacy CA through the platform AK \(platform.described), or "
+                        + "given EK \(EndorsementSurvey.online.name)'s certificate out of band")
+        }
         if endorsement.certificateOnline {
             return (true, text + "; attestation: with a Privacy CA given EK \(EndorsementSurvey.online.name)'s certificate "
                         + "out of band: " + EndorsementSurvey.onlineWords)
