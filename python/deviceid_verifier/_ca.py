@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509 import ObjectIdentifier
 
-from . import _chain, _credential, _ek, _tpm, _wire
+from . import _chain, _credential, _ek, _platform_ak, _tpm, _wire
 from ._errors import Rejected
 from ._store import CertificateRecord, Limited, MemoryStore, PendingChallenge, Store
 from ._store._memory import StoreFull
@@ -182,6 +182,15 @@ class PrivacyCA:
     with `ek_public` in place of `ek_certificate` uses the one of that key, which must chain to a
     trust anchor like any other; without one it is refused ("ek-untrusted"), saying why.
 
+    `platform_ak_anchors` are the roots of platform AK certificates the CA accepts (a cloud's vTPM
+    root, such as Azure's "Azure Virtual TPM Root Certificate Authority"; `ek_intermediates` may
+    hold the cloud's intermediates). A virtual TPM without an EK certificate certifies the app's
+    AK with its platform AK instead (docs/HARDWARE-ID.md, "Platform attestation keys"): its request
+    carries `platform_ak` and `platform_ak_certificate`, the challenge a nonce (`"route":
+    "platform-ak"`), and the response that AK's TPM2_Certify of the app's AK over it. Enrolments are
+    then recorded under the pseudonym of the platform AK's key. The trust is the cloud's: its CA
+    certifies only restricted AKs of its vTPMs, so what they sign of TPM_GENERATED_VALUE is the TPM's.
+
     Each AK certificate names the app id the request gave (APP_ID_URI_PREFIX) and the AK's Name
     (AK_NAME_URI_PREFIX). Nothing proves that the AK was derived for that app id: a device may
     enrol several AKs for one app, so the store's limit bounds how many per EK pseudonym and app
@@ -197,7 +206,8 @@ class PrivacyCA:
                  store: Optional[Store] = None,
                  pseudonym_key: Optional[bytes] = None,
                  ek_kinds: Optional[Sequence[str]] = None,
-                 out_of_band_ek_certificates: Sequence[x509.Certificate] = ()) -> None:
+                 out_of_band_ek_certificates: Sequence[x509.Certificate] = (),
+                 platform_ak_anchors: Sequence[x509.Certificate] = ()) -> None:
         if _spki(key.public_key()) != certificate.public_key().public_bytes(
                 serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo):
             raise ValueError("the CA key is not the key of the CA certificate")
@@ -206,6 +216,7 @@ class PrivacyCA:
         self._anchors = _chain.trusted_set(ek_trust_anchors, "EK trust anchor")
         self._intermediates = _chain.trusted_set(ek_intermediates, "EK intermediate")
         self._out_of_band = _chain.trusted_set(out_of_band_ek_certificates, "out-of-band EK certificate")
+        self._platform_anchors = _chain.trusted_set(platform_ak_anchors, "platform AK anchor")
         self._challenge_lifetime = challenge_lifetime
         self._certificate_lifetime = certificate_lifetime
         self._store: Store = store if store is not None else MemoryStore(max_pending=max_pending)
@@ -230,10 +241,24 @@ class PrivacyCA:
         the CA accepts ("ek-mismatch"), chains to an EK trust anchor ("ek-untrusted") and holds a
         key of its kind ("ek-mismatch"), and that ak_public is the AK template ("ak-template");
         then seals a fresh 32-byte secret to that EK, bound to the AK's Name (MakeCredential), and
-        remembers it and the app id under a new id."""
+        remembers it and the app id under a new id.
+
+        A request with a platform AK certificate, to a CA with platform_ak_anchors (or with no EK
+        to offer), takes the platform-ak route: the certificate must chain to one of those anchors
+        ("ek-untrusted") and hold an RSA (2048 bits or more) or ECC P-256/P-384 key ("ek-mismatch");
+        the challenge carries a nonce for that AK to certify the app's AK over."""
         message = _wire.loads(request, _wire.ENROLMENT_REQUEST)
         app_id = check_app_id(message.get("app_id"), "malformed")
-        offered = self._offered_eks(message)
+        if message.get("platform_ak_certificate") is not None and (
+                self._platform_anchors or message.get("ek_certificate") is None and message.get("ek_public") is None):
+            return self._platform_challenge(message, app_id)
+        try:
+            offered = self._offered_eks(message)
+        except Rejected as e:
+            if e.reason != "ek-untrusted" or message.get("platform_ak_certificate") is None:
+                raise
+            raise Rejected("ek-untrusted", f"{e.message}; nor does it trust the root of the platform AK the TPM offers "
+                                           "(platform_ak_anchors)") from None
         chain = self._offered_chain(message)
         ak_public = _wire.bytes_field(message, "ak_public")
         ak_key_from_public(ak_public, "ak-template")
@@ -245,19 +270,52 @@ class PrivacyCA:
         secret = os.urandom(_SECRET_BYTES)
         credential = _credential.make_credential(ek_key, secret, ak_name, kind=kind)
         challenge_id = os.urandom(16).hex()
-        device = tpm_device_of(ek_certificate)
-        try:
-            self._store.add_challenge(challenge_id, PendingChallenge(
-                secret, ak_public, app_id, pseudonym, now + self._challenge_lifetime,
-                device.rfc4514_string() if device is not None else ""))
-        except StoreFull:
-            raise Rejected("challenge-unknown", "too many pending enrolment challenges; try again later") from None
+        self._pend(challenge_id, PendingChallenge(secret, ak_public, app_id, pseudonym, now + self._challenge_lifetime,
+                                                  self._device_of(ek_certificate)))
         return _wire.dumps(_wire.ENROLMENT_CHALLENGE, {
             "id": challenge_id,
             "credential_blob": _wire.b64(credential.credential_blob),
             "encrypted_secret": _wire.b64(credential.encrypted_secret),
             "ek_kind": kind.name,
         })
+
+    def _pend(self, challenge_id: str, pending: PendingChallenge) -> None:
+        try:
+            self._store.add_challenge(challenge_id, pending)
+        except StoreFull:
+            raise Rejected("challenge-unknown", "too many pending enrolment challenges; try again later") from None
+
+    @staticmethod
+    def _device_of(certificate: x509.Certificate) -> str:
+        device = tpm_device_of(certificate)
+        return device.rfc4514_string() if device is not None else ""
+
+    def _platform_challenge(self, message: Any, app_id: str) -> str:
+        """The challenge of the platform-ak route: a nonce (nonce_of a fresh secret, which the
+        pending challenge keeps) for the platform AK to certify the AK over."""
+        kind = _platform_ak.check_kind(message.get("platform_ak"))
+        now = _chain.utcnow()
+        certificate = self._platform_certificate(_wire.bytes_field(message, "platform_ak_certificate"))
+        key = _platform_ak.platform_key(certificate, self._platform_anchors, self._intermediates, now)
+        ak_public = _wire.bytes_field(message, "ak_public")
+        ak_key_from_public(ak_public, "ak-template")
+        pseudonym = self.ek_pseudonym(key)
+        self._refuse_if_limited(self._store.limited(pseudonym, app_id, self._store.limit(), now), now)
+        secret = os.urandom(_SECRET_BYTES)
+        challenge_id = os.urandom(16).hex()
+        self._pend(challenge_id, PendingChallenge(secret, ak_public, app_id, pseudonym, now + self._challenge_lifetime,
+                                                  self._device_of(certificate)))
+        return _wire.dumps(_wire.ENROLMENT_CHALLENGE, {
+            "id": challenge_id, "route": "platform-ak", "platform_ak": kind,
+            "nonce": _wire.b64(_platform_ak.nonce_of(secret)),
+        })
+
+    @staticmethod
+    def _platform_certificate(der: bytes) -> x509.Certificate:
+        try:
+            return _chain.load_der(der)
+        except _chain.ChainError as e:
+            raise Rejected("malformed", f"the platform AK certificate: {e}") from None
 
     def _offered_eks(self, message: Any) -> List[tuple[_ek.EKKind, x509.Certificate]]:
         """The EK certificates a request offers: `ek_certificate` of kind `ek_kind` (L-1 where a
@@ -365,15 +423,32 @@ class PrivacyCA:
         The challenge id must be pending ("challenge-unknown"); it is used up by this call,
         whatever its outcome. The credential must be the sealed secret ("credential"). The EK must
         be under the store's limit for this app id ("rate-limited"), counted with this enrolment
-        atomically, whatever the number of workers."""
+        atomically, whatever the number of workers.
+
+        A response of the platform-ak route carries, in place of the credential, the platform AK's
+        certificate (whose key must be the request's: "credential" otherwise), its
+        TPM2_Certify of the AK (certify_attest) and the signature (certify_signature): valid for the
+        certificate's key ("signature"), over the challenge's nonce ("nonce-mismatch"), of the AK
+        the request sent ("ak-mismatch")."""
         message = _wire.loads(response, _wire.ENROLMENT_RESPONSE)
         challenge_id = _wire.text_field(message, "id")
-        credential = _wire.bytes_field(message, "credential")
+        certification = None if message.get("certify_attest") is None else (
+            _wire.bytes_field(message, "certify_attest"), _wire.bytes_field(message, "certify_signature"),
+            _wire.bytes_field(message, "platform_ak_certificate"))
+        credential = b"" if certification is not None else _wire.bytes_field(message, "credential")
         now = _chain.utcnow()
         pending = self._store.take_challenge(challenge_id, now)
         if pending is None:
             raise Rejected("challenge-unknown", "no pending enrolment challenge has this id (unknown, expired or used)")
-        if not hmac.compare_digest(credential, pending.secret):
+        if certification is not None:
+            attest, signature, platform_der = certification
+            # the key the challenge checked the chain of, by its pseudonym: no anchors needed here
+            key = _platform_ak.key_of(self._platform_certificate(platform_der))
+            if not hmac.compare_digest(self.ek_pseudonym(key), pending.ek_pseudonym):
+                raise Rejected("credential", "the response is not from the platform AK the enrolment request named")
+            _platform_ak.verify_signature(key, attest, signature)
+            _platform_ak.check_certification(attest, _platform_ak.nonce_of(pending.secret), _tpm.name_of(pending.ak_public))
+        elif not hmac.compare_digest(credential, pending.secret):
             raise Rejected("credential", "the credential is wrong: the AK was not activated by the TPM holding the EK")
         certificate = self._issue(pending.ak_public, pending.app_id, pending.tpm_device, now)
         record = CertificateRecord(certificate.serial_number, pending.ek_pseudonym, pending.app_id,

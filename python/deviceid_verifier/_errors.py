@@ -18,18 +18,22 @@ REASONS: Mapping[str, str] = {
     "ak-untrusted": "no AK certificate, or it does not chain to a trusted CA, or it is not an AK certificate",
     "ak-app-id-missing": "the AK certificate names no app id (it has not exactly one canonical "
                          "urn:deviceid:app-id: URI)",
-    "ak-mismatch": "the AK certificate and the AK public area do not name one key",
+    "ak-mismatch": "the AK certificate and the AK public area do not name one key, or a platform AK certified "
+                   "another key than the enrolment request's AK",
     "ak-hierarchy": "TPMS_ATTEST.qualifiedSigner is not the AK as a primary of the owner hierarchy (e.g. an AK of "
                     "the same template in the endorsement hierarchy, whose attestations are not obfuscated)",
-    "signature": "the signature over TPMS_ATTEST is not a valid ECDSA P-256 / SHA-256 signature of the AK",
+    "signature": "the signature over TPMS_ATTEST is not a valid ECDSA P-256 / SHA-256 signature of the AK, or, in an "
+                 "enrolment by a platform AK, not a valid signature of that AK's certificate key",
     "not-tpm-generated": "TPMS_ATTEST.magic is not TPM_GENERATED_VALUE",
     "wrong-type": "TPMS_ATTEST.type is not TPM_ST_ATTEST_CERTIFY",
     "app-key-template": "the app key's public area is not the frozen app key template",
     "app-key-mismatch": "the certified Name or qualified Name is not that of the app key sent (an owner-hierarchy primary)",
     "hardware-id-mismatch": "the claimed hardware ID is not the one the certified Name gives",
     "app-id-mismatch": "the evidence's app id is not the one its AK certificate names, or not the one the caller expects",
-    "ek-untrusted": "the EK certificate does not chain to a trusted EK root",
-    "ek-mismatch": "the EK certificate's key is not the standard RSA 2048 EK this CA can seal a credential to",
+    "ek-untrusted": "the EK certificate (or the platform AK certificate) does not chain to a trusted root, or the "
+                    "TPM keeps none in NV and the CA was given none for it",
+    "ek-mismatch": "the EK certificates offered are of no kind the CA accepts, or hold another kind of key than "
+                   "their kind's (or the platform AK certificate holds neither RSA 2048+ nor ECC P-256/P-384)",
     "ak-template": "the AK public area is not a restricted ECDSA P-256 attestation key of the frozen template",
     "challenge-unknown": "the enrolment challenge id was never issued, is expired, or was already answered",
     "credential": "the enrolment response carries a wrong credential: the AK is not in the TPM that holds the EK",

@@ -113,7 +113,7 @@ def hardware_id_from_name(name: bytes) -> str:
     return f"{x[0:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:32]}"
 
 
-class _Reader:
+class Reader:
     """Reads TPM marshalled fields; any shortfall is Rejected("malformed")."""
 
     def __init__(self, data: bytes, what: str) -> None:
@@ -157,7 +157,7 @@ def ecc_point_of_template(public: bytes, prefix: bytes, reason: str, what: str) 
     Rejected(reason); a broken point encoding is Rejected("malformed")."""
     if public[:len(prefix)] != prefix:
         raise Rejected(reason, f"{what} is not of the frozen template (type, nameAlg, attributes, policy or parameters differ)")
-    reader = _Reader(public[len(prefix):], what)
+    reader = Reader(public[len(prefix):], what)
     x = reader.tpm2b()
     y = reader.tpm2b()
     reader.end()
@@ -186,7 +186,7 @@ class CertifyInfo:
 def parse_certify_attest(attest: bytes) -> CertifyInfo:
     """Parse a TPMS_ATTEST. A wrong magic is Rejected("not-tpm-generated"), another type than
     a certification Rejected("wrong-type"), and a broken encoding Rejected("malformed")."""
-    reader = _Reader(attest, "TPMS_ATTEST")
+    reader = Reader(attest, "TPMS_ATTEST")
     magic = reader.u32()
     if magic != TPM_GENERATED_VALUE:
         raise Rejected("not-tpm-generated", f"TPMS_ATTEST.magic is {magic:#010x}, not TPM_GENERATED_VALUE")
@@ -210,7 +210,7 @@ def parse_certify_attest(attest: bytes) -> CertifyInfo:
 def parse_ecdsa_signature(signature: bytes) -> tuple[int, int]:
     """(r, s) of a marshalled TPMT_SIGNATURE that must be ECDSA with SHA-256; any other
     algorithm is Rejected("signature"), a broken encoding Rejected("malformed")."""
-    reader = _Reader(signature, "TPMT_SIGNATURE")
+    reader = Reader(signature, "TPMT_SIGNATURE")
     sig_alg = reader.u16()
     if sig_alg != TPM_ALG_ECDSA:
         raise Rejected("signature", f"TPMT_SIGNATURE.sigAlg is {sig_alg:#06x}, not ECDSA")
