@@ -4,13 +4,14 @@ and shell tests. Messages go through standard input and output; state lives in f
     new-ca    --key KEY.pem --cert CERT.pem --name NAME [--days N]
               a new ECDSA P-256 CA key (mode 0600) and self-signed certificate; neither file may exist
     challenge --ca-key K --ca-cert C --ek-anchor PEM [--ek-anchor PEM...] [--ek-intermediate PEM...]
+              [--ek-kind KIND...] [--out-of-band-ek-cert PEM...] [--platform-ak-anchor PEM...]
               --state STATE.json  < enrolment-request  > enrolment-challenge
     finish    --ca-key K --ca-cert C --state STATE.json  < enrolment-response  > ak-certificate
     nonce     --state NONCES.json [--lifetime SECONDS]   prints a base64 nonce and remembers it
     verify    --ca-cert C [--ca-cert C...] --state NONCES.json [--app-id APP] [--crl CRL...]  < evidence
               prints {"hardware_id": ..., "app_id": ...}
 
-    serve     --database URL --ca-key K --ca-cert C --ek-anchor PEM [--ek-intermediate PEM]...
+    serve     --database URL --ca-key K --ca-cert C --ek-anchor PEM [challenge's other trust options]...
               --bind HOST:PORT [--workers N]   the HTTP service (gunicorn) on a shared database
     migrate   --database URL [--until NAME]    apply the schema's missing migrations
     revoke    --database URL --serial HEX [--reason TEXT]
@@ -34,7 +35,7 @@ import fcntl
 import json
 import os
 import sys
-from typing import Callable, Dict, Iterator, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -45,17 +46,17 @@ from . import _operator, _verify, _wire
 from ._service._serve import add_command as _service_command
 from ._ca import PrivacyCA
 from ._errors import Rejected
-from ._inputs import Failure as _Failure, certificates as _certificates, private_key as _private_key, read as _read
+from ._inputs import Failure as _Failure, add_trust_options as _add_trust_options, certificates as _certificates
+from ._inputs import private_key as _private_key, read as _read, trust as _trust
 from ._store import MemoryStore
 
 PROGRAM = "python3 -m deviceid_verifier"
 
 
-def _privacy_ca(args: argparse.Namespace, anchors: Sequence[x509.Certificate] = (),
-                intermediates: Sequence[x509.Certificate] = ()) -> PrivacyCA:
+def _privacy_ca(args: argparse.Namespace, anchors: Sequence[x509.Certificate] = (), **trust: Any) -> PrivacyCA:
     certificate = _certificates([args.ca_cert])[0]
     try:
-        return PrivacyCA(_private_key(args.ca_key), certificate, anchors, ek_intermediates=intermediates)
+        return PrivacyCA(_private_key(args.ca_key), certificate, anchors, **trust)
     except ValueError as e:
         raise _Failure(str(e)) from None
 
@@ -153,7 +154,7 @@ def _new_ca(args: argparse.Namespace) -> None:
 
 
 def _challenge(args: argparse.Namespace) -> None:
-    ca = _privacy_ca(args, _certificates(args.ek_anchor), _certificates(args.ek_intermediate or []))
+    ca = _privacy_ca(args, _certificates(args.ek_anchor), **_trust(args))
     request = _stdin()
     with _state_file(args.state) as state:
         _load_state(ca.import_pending, state, args.state)
@@ -244,8 +245,7 @@ def _parser() -> argparse.ArgumentParser:
 
     challenge = commands.add_parser("challenge", help="answer an enrolment request (stdin) with a challenge")
     ca_options(challenge)
-    challenge.add_argument("--ek-anchor", action="append", required=True, help="a trusted EK root (PEM; repeatable)")
-    challenge.add_argument("--ek-intermediate", action="append", help="an untrusted EK intermediate (PEM; repeatable)")
+    _add_trust_options(challenge)
     challenge.set_defaults(run=_challenge)
 
     finish = commands.add_parser("finish", help="answer an enrolment response (stdin) with an AK certificate")

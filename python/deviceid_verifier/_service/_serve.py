@@ -23,8 +23,7 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
     serve.add_argument("--database", required=True, help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
     serve.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
     serve.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
-    serve.add_argument("--ek-anchor", action="append", required=True, help="a trusted EK root (PEM; repeatable)")
-    serve.add_argument("--ek-intermediate", action="append", help="an untrusted EK intermediate (PEM; repeatable)")
+    _inputs.add_trust_options(serve)
     serve.add_argument("--bind", required=True, action="append",
                        help="HOST:PORT to listen on (repeatable; unix:PATH for a socket)")
     serve.add_argument("--workers", type=within(int, 1, 256, "--workers"), default=2,
@@ -67,8 +66,7 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
         raise _inputs.Failure(f"{args.database}: {e}") from None
     store.close()  # no connection crosses the fork into the workers
     try:
-        ca = PrivacyCA(key, certificate, _inputs.certificates(args.ek_anchor),
-                       ek_intermediates=_inputs.certificates(args.ek_intermediate or []),
+        ca = PrivacyCA(key, certificate, _inputs.certificates(args.ek_anchor), **_inputs.trust(args),
                        challenge_lifetime=datetime.timedelta(seconds=args.challenge_lifetime),
                        store=store, pseudonym_key=pseudonym_key)
         trusted = [certificate, *_inputs.certificates(args.trust_ca)]
