@@ -121,16 +121,20 @@ def manufacturer():
     return make_ca_certificate("deviceid test TPM manufacturer")
 
 
-def ek_certificate(manufacturer, key) -> bytes:
-    ca_key, ca = manufacturer
+def leaf_builder(issuer, key, subject: x509.Name) -> x509.CertificateBuilder:
+    """A certificate for `key` from `issuer` ((key, certificate)), valid for 30 days from now."""
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-    return (x509.CertificateBuilder().subject_name(x509.Name([])).issuer_name(ca.subject).public_key(key)
+    return (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer[1].subject).public_key(key)
             .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=30))
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=30)))
+
+
+def ek_certificate(manufacturer, key) -> bytes:
+    return (leaf_builder(manufacturer, key, x509.Name([]))
             .add_extension(x509.SubjectAlternativeName([x509.DirectoryName(x509.Name([
                 x509.NameAttribute(NameOID.COMMON_NAME, "deviceid test TPM"),
             ]))]), critical=True)
-            .sign(ca_key, hashes.SHA256())).public_bytes(serialization.Encoding.DER)
+            .sign(manufacturer[0], hashes.SHA256())).public_bytes(serialization.Encoding.DER)
 
 
 def ca_certificate(name: str, key, issuer=None, path_length: int = 0) -> x509.Certificate:
