@@ -131,18 +131,10 @@ static int create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_b
     *handle = DIDS_ESYS_TR_NONE;
     TPM2B_PUBLIC template;
     if (!ek_template_of(&template, ek, nonce, failure)) return 0;
-    TPM2B_SENSITIVE_CREATE sensitive;
-    memset(&sensitive, 0, sizeof sensitive);
-    TPML_PCR_SELECTION no_pcrs;
-    memset(&no_pcrs, 0, sizeof no_pcrs);
     TPM2B_PUBLIC *out = NULL;
-    int ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
-                          dids_p_Esys_CreatePrimary_Async(tpm->esys, DIDS_ESYS_TR_RH_ENDORSEMENT, DIDS_ESYS_TR_PASSWORD,
-                                                          DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, &sensitive, &template,
-                                                          NULL, &no_pcrs),
-                          dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, &out, NULL, NULL, NULL));
-    if (!ok) *handle = DIDS_ESYS_TR_NONE;
-    else *public = *out;
+    int ok = dids_tpm_create_primary_from(tpm, DIDS_ESYS_TR_RH_ENDORSEMENT, &template, DIDS_TPM_STAGE_CREATE, handle,
+                                          &out, failure);
+    if (ok) *public = *out;
     dids_p_Esys_Free(out);
     return ok;
 }

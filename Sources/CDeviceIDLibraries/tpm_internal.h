@@ -82,6 +82,10 @@ void dids_tpm_forget(dids_tpm *tpm, ESYS_TR *handle);
 /// (may be NULL) receives its marshalled TPMT_PUBLIC. 1 on success.
 int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,
                             struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);
+/// TPM2_CreatePrimary of `template` in `hierarchy` (its auth empty), failing at `stage`; its public
+/// area into `*public` for the caller to Esys_Free (`public` may be NULL).
+int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_PUBLIC *template, int stage,
+                                 ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure);
 /// Which of the `count` (at most 256) handles from `first` (NV indices or persistent objects) the
 /// TPM holds, as a bit set: bit k % 32 of `set[k / 32]` for handle `first` + k (tpm_nv.c). 1, or
 /// 0 with `failure` set (at `stage`).

@@ -83,20 +83,25 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
         ecc_signing_template(&template, DIDS_TPM_AK_ATTRIBUTES, 1, unique);
         break;
     }
+    TPM2B_PUBLIC *out = NULL;
+    if (!dids_tpm_create_primary_from(tpm, DIDS_ESYS_TR_RH_OWNER, &template, DIDS_TPM_STAGE_CREATE, handle, &out, failure))
+        return 0;
+    int ok = !public_area || marshal_ecc_public(out->publicArea, public_area, failure);
+    dids_p_Esys_Free(out);
+    return ok;
+}
+
+int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_PUBLIC *template, int stage,
+                                 ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure) {
     TPM2B_SENSITIVE_CREATE sensitive;
     memset(&sensitive, 0, sizeof sensitive);
     TPML_PCR_SELECTION no_pcrs;
     memset(&no_pcrs, 0, sizeof no_pcrs);
-    TPM2B_PUBLIC *out = NULL;
     *handle = DIDS_ESYS_TR_NONE;
-    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
-                      dids_p_Esys_CreatePrimary_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
-                                                      DIDS_ESYS_TR_NONE, &sensitive, &template, NULL, &no_pcrs),
-                      dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, &out, NULL, NULL, NULL))) {
-        *handle = DIDS_ESYS_TR_NONE;
-        return 0;
-    }
-    int ok = !public_area || marshal_ecc_public(out->publicArea, public_area, failure);
-    dids_p_Esys_Free(out);
+    int ok = DIDS_TPM_RUN(tpm, failure, stage,
+                          dids_p_Esys_CreatePrimary_Async(tpm->esys, hierarchy, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
+                                                          DIDS_ESYS_TR_NONE, &sensitive, template, NULL, &no_pcrs),
+                          dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, public, NULL, NULL, NULL));
+    if (!ok) *handle = DIDS_ESYS_TR_NONE;
     return ok;
 }
