@@ -1,13 +1,16 @@
 // Platform attestation keys (docs/HARDWARE-ID.md, "Platform attestation keys"): the AK a cloud's
-// virtual TPM keeps persistent with its certificate in NV, which certifies the app's AK where the
-// TPM holds no EK certificate. The key is the TPM's, never flushed; only ESAPI's handle is closed.
+// virtual TPM keeps, persistent (Azure) or made from a template in NV (GCE), with its certificate
+// in NV, which certifies the app's AK where the TPM holds no EK certificate. A persistent key is
+// the TPM's, never flushed (only ESAPI's handle is closed); one made from its template is flushed.
 #include "tpm_internal.h"
 
 #include <errno.h>
 #include <string.h>
 
-static const struct { uint32_t handle, certificate; } platform_aks[DIDS_TPM_PLATFORM_AKS] = {
-    [DIDS_TPM_PLATFORM_AK_AZURE] = {0x81000003u, 0x01c101d0u},
+static const struct { uint32_t handle, certificate, template; } platform_aks[DIDS_TPM_PLATFORM_AKS] = {
+    [DIDS_TPM_PLATFORM_AK_AZURE] = {0x81000003u, 0x01c101d0u, 0},
+    [DIDS_TPM_PLATFORM_AK_GCE_RSA] = {0, 0x01c10000u, 0x01c10001u},
+    [DIDS_TPM_PLATFORM_AK_GCE_ECC] = {0, 0x01c10002u, 0x01c10003u},
 };
 
 static int known(enum dids_tpm_platform_ak ak) { return (unsigned)ak < DIDS_TPM_PLATFORM_AKS; }
@@ -16,6 +19,10 @@ uint32_t dids_tpm_platform_ak_handle(enum dids_tpm_platform_ak ak) { return know
 
 uint32_t dids_tpm_platform_ak_certificate_index(enum dids_tpm_platform_ak ak) {
     return known(ak) ? platform_aks[ak].certificate : 0;
+}
+
+uint32_t dids_tpm_platform_ak_template_index(enum dids_tpm_platform_ak ak) {
+    return known(ak) ? platform_aks[ak].template : 0;
 }
 
 // Asked by GetCapability first: looking up an absent handle makes tpm2-tss log an error.
@@ -31,11 +38,40 @@ int dids_tpm_platform_ak_certificate(dids_tpm *tpm, enum dids_tpm_platform_ak ak
     if (!known(ak)) return dids_tpm_fail(failure, DIDS_TPM_STAGE_PLATFORM_AK, 0, EINVAL);
     int key = 0, index = 0;
     certificate->size = 0;
-    if (!holds(tpm, platform_aks[ak].handle, &key, failure)) return 0;
+    uint32_t made_of = platform_aks[ak].handle ? platform_aks[ak].handle : platform_aks[ak].template;
+    if (!holds(tpm, made_of, &key, failure)) return 0;
     if (!key) return 1;
     if (!holds(tpm, platform_aks[ak].certificate, &index, failure)) return 0;
     return index ? dids_tpm_nv_read(tpm, platform_aks[ak].certificate, DIDS_TPM_STAGE_PLATFORM_AK, certificate, failure)
                  : 1;
+}
+
+// The platform AK made in the endorsement hierarchy (its auth empty, as every EK's) from the
+// TPMT_PUBLIC in NV index `index`, unmarshalled by tpm2-tss; flushed by the caller.
+static int create_from_template(dids_tpm *tpm, uint32_t index, ESYS_TR *handle, struct dids_tpm_failure *failure) {
+    unsigned char stored[DIDS_TPMT_PUBLIC_SIZE];
+    struct dids_tpm_bytes marshalled = {.data = stored, .capacity = sizeof stored};
+    TPM2B_PUBLIC template;
+    memset(&template, 0, sizeof template);
+    template.size = DIDS_TPMT_PUBLIC_SIZE;
+    size_t offset = 0;
+    if (!dids_tpm_nv_read(tpm, index, DIDS_TPM_STAGE_PLATFORM_AK, &marshalled, failure)) return 0;
+    if (dids_p_Tss2_MU_TPMT_PUBLIC_Unmarshal(stored, marshalled.size, &offset, (TPMT_PUBLIC *)template.publicArea)
+            != 0
+        || offset != marshalled.size)
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_PLATFORM_AK, 0, EBADMSG);
+    return dids_tpm_create_primary_from(tpm, DIDS_ESYS_TR_RH_ENDORSEMENT, &template, DIDS_TPM_STAGE_PLATFORM_AK, handle,
+                                        NULL, failure);
+}
+
+// The platform AK's ESAPI handle: the persistent key's, or one made from its template.
+static int platform_key(dids_tpm *tpm, enum dids_tpm_platform_ak ak, ESYS_TR *handle,
+                        struct dids_tpm_failure *failure) {
+    if (!platform_aks[ak].handle) return create_from_template(tpm, platform_aks[ak].template, handle, failure);
+    return DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PLATFORM_AK,
+                        dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, platform_aks[ak].handle, DIDS_ESYS_TR_NONE,
+                                                           DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
+                        dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, handle));
 }
 
 int dids_tpm_platform_certify(dids_tpm *tpm, enum dids_tpm_platform_ak ak, const unsigned char ak_unique[32],
@@ -51,10 +87,7 @@ int dids_tpm_platform_certify(dids_tpm *tpm, enum dids_tpm_platform_ak ak, const
     ESYS_TR platform = DIDS_ESYS_TR_NONE, key = DIDS_ESYS_TR_NONE;
     TPM2B_ATTEST *certified = NULL;
     TPMT_SIGNATURE *signed_by = NULL;
-    int ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PLATFORM_AK,
-                          dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, platform_aks[ak].handle, DIDS_ESYS_TR_NONE,
-                                                             DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
-                          dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &platform))
+    int ok = platform_key(tpm, ak, &platform, failure)
           && dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &key, NULL, failure)
           && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PLATFORM_AK,
                           dids_p_Esys_Certify_Async(tpm->esys, key, platform, DIDS_ESYS_TR_PASSWORD,
@@ -65,6 +98,7 @@ int dids_tpm_platform_certify(dids_tpm *tpm, enum dids_tpm_platform_ak ak, const
     dids_p_Esys_Free(certified);
     dids_p_Esys_Free(signed_by);
     dids_tpm_flush(tpm, &key);
-    dids_tpm_forget(tpm, &platform);
+    if (platform_aks[ak].handle) dids_tpm_forget(tpm, &platform);
+    else dids_tpm_flush(tpm, &platform);
     return ok;
 }

@@ -5,6 +5,7 @@
 //   cc -std=c11 -Werror -fsyntax-only -I Sources/CDeviceIDLibraries/include Tests/c/check_tpm_layout.c
 #include <stddef.h>
 #include <tss2/tss2_esys.h>
+#include <tss2/tss2_mu.h>
 #include <tss2/tss2_tcti.h>
 
 // The stand-ins, by their tags, next to the real typedefs.
@@ -13,6 +14,7 @@
 
 #define SAME(real, ours) _Static_assert(sizeof(real) == sizeof(struct ours) && _Alignof(real) == _Alignof(struct ours), #real)
 SAME(TPM2B_PUBLIC, dids_tpm2b_public);
+SAME(TPMT_PUBLIC, dids_tpmt_public);
 SAME(TPM2B_SENSITIVE_CREATE, dids_tpm2b_sensitive_create);
 SAME(TPM2B_DATA, dids_tpm2b_data);
 SAME(TPML_PCR_SELECTION, dids_tpml_pcr_selection);

@@ -15,6 +15,7 @@
 // allocates and returns (TPM2B_ATTEST, TPMT_SIGNATURE, ...) are read only through their leading
 // size field and fixed offsets, never by value.
 struct dids_tpm2b_public { uint16_t size; _Alignas(4) uint8_t publicArea[612]; };           // 616
+struct dids_tpmt_public { _Alignas(4) uint8_t bytes[612]; };                                 // 612
 struct dids_tpm2b_sensitive_create { uint16_t size; uint8_t sensitive[324]; };               // 326
 struct dids_tpm2b_data { uint16_t size; uint8_t buffer[64]; };                               // 66
 struct dids_tpml_pcr_selection { uint32_t count; uint8_t pcrSelections[128]; };              // 132
@@ -45,6 +46,7 @@ typedef struct TSS2_TCTI_OPAQUE_CONTEXT_BLOB TSS2_TCTI_CONTEXT;
 typedef struct TSS2_ABI_VERSION TSS2_ABI_VERSION;
 
 typedef struct dids_tpm2b_public TPM2B_PUBLIC;
+typedef struct dids_tpmt_public TPMT_PUBLIC;
 typedef struct dids_tpm2b_sensitive_create TPM2B_SENSITIVE_CREATE;
 typedef struct dids_tpm2b_data TPM2B_DATA;
 typedef struct dids_tpml_pcr_selection TPML_PCR_SELECTION;
@@ -278,7 +280,11 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
     X(TSS2_RC, Esys_TR_GetName, (ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_NAME **name), \
       (esysContext, handle, name)) \
     X(TSS2_RC, Esys_TR_Close, (ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle), (esys_context, rsrc_handle)) \
-    XV(Esys_Free, (void *ptr), (ptr))
+    XV(Esys_Free, (void *ptr), (ptr)) \
+    /* libtss2-mu.so.0's, which ESAPI links: dlsym on ESAPI's handle finds it among its dependencies. */ \
+    X(TSS2_RC, Tss2_MU_TPMT_PUBLIC_Unmarshal, \
+      (uint8_t const buffer[], size_t buffer_size, size_t *offset, TPMT_PUBLIC *dest), \
+      (buffer, buffer_size, offset, dest))
 
 /// Where a TPM conversation failed, for the status and its words.
 enum dids_tpm_stage {
@@ -408,19 +414,30 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids
                      struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure);
 
 /// The platform attestation keys DeviceID knows (docs/HARDWARE-ID.md, "Platform attestation
-/// keys"): an AK a cloud's virtual TPM keeps persistent, with a certificate in NV from the cloud's
-/// vTPM CA. Azure (Trusted Launch, Confidential VMs): AK 0x81000003, certificate 0x01c101d0.
-enum dids_tpm_platform_ak { DIDS_TPM_PLATFORM_AK_AZURE, DIDS_TPM_PLATFORM_AKS };
-/// The persistent handle of platform AK `ak`, and the NV index of its certificate (0 for none).
+/// keys"): an AK a cloud's virtual TPM keeps, with a certificate in NV from the cloud's vTPM CA.
+/// Azure (Trusted Launch, Confidential VMs): AK persistent at 0x81000003, certificate 0x01c101d0.
+/// GCE (Shielded VMs): made in the endorsement hierarchy from the TPMT_PUBLIC template in NV,
+/// RSA's certificate 0x01c10000 and template 0x01c10001, ECC's 0x01c10002 and 0x01c10003.
+enum dids_tpm_platform_ak {
+    DIDS_TPM_PLATFORM_AK_AZURE,
+    DIDS_TPM_PLATFORM_AK_GCE_RSA,
+    DIDS_TPM_PLATFORM_AK_GCE_ECC,
+    DIDS_TPM_PLATFORM_AKS
+};
+/// Platform AK `ak`'s persistent handle (0 for one made from a template), the NV index of its
+/// certificate, and that of its template (0 for a persistent one).
 uint32_t dids_tpm_platform_ak_handle(enum dids_tpm_platform_ak ak);
 uint32_t dids_tpm_platform_ak_certificate_index(enum dids_tpm_platform_ak ak);
-/// Platform AK `ak`'s certificate as its NV index holds it, when the TPM holds both the key and
-/// the index; `certificate->size` 0 when it lacks either. 1, or 0 with `failure` set.
+uint32_t dids_tpm_platform_ak_template_index(enum dids_tpm_platform_ak ak);
+/// Platform AK `ak`'s certificate as its NV index holds it, when the TPM holds both the key (or
+/// its template) and the index; `certificate->size` 0 when it lacks either. 1, or 0 with `failure`
+/// set.
 int dids_tpm_platform_ak_certificate(dids_tpm *tpm, enum dids_tpm_platform_ak ak, struct dids_tpm_bytes *certificate,
                                      struct dids_tpm_failure *failure);
 /// TPM2_Certify of the attestation key of `ak_unique` by platform AK `ak` over `nonce`, in the
 /// platform AK's own signing scheme: the TPMS_ATTEST as signed and the marshalled TPMT_SIGNATURE
-/// (RSASSA or ECDSA).
+/// (RSASSA or ECDSA). A template that is not a TPMT_PUBLIC fails at DIDS_TPM_STAGE_PLATFORM_AK
+/// with EBADMSG.
 int dids_tpm_platform_certify(dids_tpm *tpm, enum dids_tpm_platform_ak ak, const unsigned char ak_unique[32],
                               const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
                               struct dids_tpm_bytes *signature, struct dids_tpm_failure *failure);

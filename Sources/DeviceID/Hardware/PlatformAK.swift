@@ -1,7 +1,8 @@
 import CDeviceIDLibraries
 
 /// A platform attestation key (docs/HARDWARE-ID.md, "Platform attestation keys"): the AK a cloud's
-/// virtual TPM keeps persistent, with a certificate in NV from the cloud's vTPM CA. Where the TPM
+/// virtual TPM keeps, persistent (Azure) or made from a template in NV (GCE), with a certificate in
+/// NV from the cloud's vTPM CA. Where the TPM
 /// holds no EK certificate, it certifies the app's AK (TPM2_Certify) for a Privacy CA that trusts
 /// the cloud's root: the enrolment's `platform-ak` route.
 struct PlatformAK {
@@ -11,16 +12,21 @@ struct PlatformAK {
         PlatformAK(raw: dids_tpm_platform_ak(rawValue: UInt32($0)))
     }
 
-    /// Its name on the wire ("azure").
+    /// Its name on the wire ("azure", "gce-rsa", "gce-ecc").
     var name: String {
         switch raw {
         case DIDS_TPM_PLATFORM_AK_AZURE: "azure"
+        case DIDS_TPM_PLATFORM_AK_GCE_RSA: "gce-rsa"
+        case DIDS_TPM_PLATFORM_AK_GCE_ECC: "gce-ecc"
         default: "unknown"
         }
     }
 
+    /// The persistent handle (0 for a key made from its template), the NV indices of the
+    /// certificate and of the template (0 for a persistent key).
     var handle: UInt32 { dids_tpm_platform_ak_handle(raw) }
     var certificateIndex: UInt32 { dids_tpm_platform_ak_certificate_index(raw) }
+    var templateIndex: UInt32 { dids_tpm_platform_ak_template_index(raw) }
 
     init(raw: dids_tpm_platform_ak) { self.raw = raw }
 
@@ -29,9 +35,12 @@ struct PlatformAK {
         self = ak
     }
 
-    /// "azure (AK 0x81000003, certificate in NV index 0x01c101d0)".
+    /// "azure (AK 0x81000003, certificate in NV index 0x01c101d0)", "gce-rsa (AK made from the
+    /// template in NV index 0x01c10001, certificate in NV index 0x01c10000)".
     var described: String {
-        "\(name) (AK \(TPMConversation.hex(handle)), certificate in NV index \(TPMConversation.hex(certificateIndex)))"
+        let key = handle != 0
+            ? TPMConversation.hex(handle) : "made from the template in NV index \(TPMConversation.hex(templateIndex))"
+        return "\(name) (AK \(key), certificate in NV index \(TPMConversation.hex(certificateIndex)))"
     }
 
     /// The first platform AK the TPM holds with its certificate, and that certificate's DER, into

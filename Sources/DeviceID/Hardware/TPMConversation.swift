@@ -147,6 +147,9 @@ enum TPMConversation {
             return DeviceIDError(.timedOut, "the TPM at \(at) did not answer within \(milliseconds) ms")
         case Int32(DIDS_TPM_STAGE_SHAPE.rawValue):
             return DeviceIDError(.io, "the TPM at \(at) answered with a structure of another shape than asked for")
+        case Int32(DIDS_TPM_STAGE_PLATFORM_AK.rawValue) where errorNumber == EBADMSG:
+            return DeviceIDError(.unsupported, "the TPM at \(at) keeps a platform AK template in NV that is not a "
+                                     + "TPMT_PUBLIC tpm2-tss can read")
         case Int32(DIDS_TPM_STAGE_DEVICE_KIND.rawValue):
             return DeviceIDError(.invalidArgument, TPMDeviceKind.words(rc, address.configuration))
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == EBUSY:
