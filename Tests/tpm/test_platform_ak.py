@@ -1,7 +1,9 @@
 """The platform-AK route (issue 34): a virtual TPM without an EK certificate in NV whose platform AK
 certifies the app's AK, laid out on swtpm as Azure's Trusted Launch vTPM is: a restricted signing
 key persistent at 0x81000003 (RSA 2048 with RSASSA, as Azure's; and ECC P-256 with ECDSA) and its
-certificate from a test "vTPM root" at NV index 0x01c101d0. Each enrols through the installed
+certificate from a test "vTPM root" at NV index 0x01c101d0; and as GCE's Shielded VM is: no key
+kept, but the TPMT_PUBLIC template the key is made from (in the endorsement hierarchy) at NV index
+0x01c10001 (RSA) or 0x01c10003 (ECC), its certificate at 0x01c10000 or 0x01c10002. Each enrols through the installed
 `deviceid` command with a PrivacyCA given that root, and gives evidence Verifier accepts; each
 response that is not the platform AK's certification of the request's AK over the challenge's
 nonce is refused with its reason. The platform AK is made here by tpm2-tools, not DeviceID."""
@@ -21,6 +23,8 @@ from test_deviceid_device import deviceid
 from test_endorsement import APP, doctor_tpm, enrol_and_attest, leaf_builder, nv_remove, nv_store, platform, request_of, unlocked  # noqa: F401
 
 AZURE_AK, AZURE_AK_CERTIFICATE = 0x81000003, 0x01C101D0
+#: GCE's NV indices: (certificate, template) of each algorithm's AK.
+GCE_INDICES = {"rsa": (0x01C10000, 0x01C10001), "ecc": (0x01C10002, 0x01C10003)}
 #: tpm2_createprimary's algorithm and attributes of a restricted signing AK of each kind.
 AK_ALGORITHMS = {"rsa": "rsa2048:rsassa-sha256:null", "ecc": "ecc256:ecdsa-sha256:null"}
 AK_ATTRIBUTES = "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|restricted|sign"
@@ -55,6 +59,25 @@ def azure_style(machine: Machine, root, algorithm: str = "rsa", *, certificate: 
     return der
 
 
+def gce_style(machine: Machine, root, algorithm: str = "rsa", *, template: bytes | None = None) -> bytes:
+    """Lays `machine` out as a GCE vTPM: no EK certificate; at GCE's indices for `algorithm` the
+    TPMT_PUBLIC template of a restricted signing key as tpm2-tools marshals it (or `template`), and
+    the certificate from `root` of the key that template makes in the endorsement hierarchy, which
+    is returned."""
+    nv_remove(machine, 0x01C00002)
+    nv_remove(machine, 0x01C00016)
+    platform(machine, "tpm2_createprimary", "-C", "e", "-G", AK_ALGORITHMS[algorithm], "-a", AK_ATTRIBUTES,
+             "--template-data", "gce-template.bin", "-c", "gce-ak.ctx")
+    platform(machine, "tpm2_readpublic", "-c", "gce-ak.ctx", "-f", "pem", "-o", "gce-ak.pem")
+    platform(machine, "tpm2_flushcontext", "-t")
+    key = serialization.load_pem_public_key((machine.tpm.dir / "gce-ak.pem").read_bytes())
+    der = platform_ak_certificate(root, key)
+    certificate_index, template_index = GCE_INDICES[algorithm]
+    nv_store(machine, template_index, template or (machine.tpm.dir / "gce-template.bin").read_bytes())
+    nv_store(machine, certificate_index, der)
+    return der
+
+
 def platform_ca(make_ca, root, **options) -> PrivacyCA:
     return make_ca("deviceid platform AK CA", platform_ak_anchors=[root[1]], **options)
 
@@ -71,6 +94,28 @@ def test_an_azure_style_vtpm_enrols_through_its_platform_ak(unlocked, make_ca, v
     assert challenge["route"] == "platform-ak" and challenge["platform_ak"] == "azure"
     assert len(base64.b64decode(challenge["nonce"])) == 32
     assert "credential_blob" not in challenge
+
+
+@pytest.mark.parametrize("algorithm", ["rsa", "ecc"])
+def test_a_gce_style_vtpm_enrols_through_the_ak_its_template_makes(unlocked, make_ca, vtpm_root, tmp_path, algorithm):
+    machine = unlocked()
+    der = gce_style(machine, vtpm_root, algorithm)
+    request = request_of(machine)
+    assert request["platform_ak"] == f"gce-{algorithm}"
+    assert base64.b64decode(request["platform_ak_certificate"]) == der
+    challenge = enrol_and_attest(machine, platform_ca(make_ca, vtpm_root), tmp_path)
+    assert challenge["route"] == "platform-ak" and challenge["platform_ak"] == f"gce-{algorithm}"
+    transient = platform(machine, "tpm2_getcap", "handles-transient").stdout.strip()
+    assert transient in (b"", b"[]"), f"the AK made from the template is flushed: {transient!r}"
+
+
+def test_a_gce_template_that_is_not_a_tpmt_public_is_refused_with_words(unlocked, make_ca, vtpm_root):
+    machine = unlocked()
+    gce_style(machine, vtpm_root, template=b"\x00\x01\x00\x0b" + b"\xff" * 12)
+    challenge = platform_ca(make_ca, vtpm_root).challenge(json.dumps(request_of(machine)))
+    result = deviceid(machine, "attest", "activate", APP, input=challenge)
+    assert result.returncode == 22, result.stderr  # UNSUPPORTED
+    assert "keeps a platform AK template in NV that is not a TPMT_PUBLIC tpm2-tss can read" in result.stderr
 
 
 def test_the_routes_messages_match_their_schemas(unlocked, make_ca, vtpm_root):
@@ -100,7 +145,7 @@ def test_a_request_the_ca_cannot_trust_is_refused_with_words(unlocked, make_ca, 
         platform_ca(make_ca, make_ca_certificate("another cloud's vTPM root")).challenge(request)
     assert refused.value.reason == "ek-untrusted" and "does not chain to a trusted platform AK root" in str(refused.value)
     fields = json.loads(request)
-    for bad, reason, words in [({"platform_ak": "gce"}, "malformed", "not one of azure"),
+    for bad, reason, words in [({"platform_ak": "aws"}, "malformed", "not one of azure, gce-rsa, gce-ecc"),
                                ({"platform_ak_certificate": base64.b64encode(b"junk").decode()}, "malformed",
                                 "the platform AK certificate"),
                                ({"ak_public": base64.b64encode(b"\0" * 8).decode()}, "ak-template", "frozen template")]:
@@ -168,7 +213,7 @@ def test_a_challenge_for_a_platform_ak_the_tpm_lacks_says_so(unlocked, make_ca, 
     assert result.returncode == 1, result.stderr  # NOT_FOUND
     assert "no longer holds platform AK azure (AK 0x81000003, certificate in NV index 0x01c101d0)" in result.stderr
     for bad, words in [({"route": "another"}, 'route "another", which DeviceID does not know'),
-                       ({"platform_ak": "gce"}, 'platform AK "gce", which DeviceID does not know')]:
+                       ({"platform_ak": "aws"}, 'platform AK "aws", which DeviceID does not know')]:
         result = deviceid(machine, "attest", "activate", APP, input=json.dumps({**challenge, **bad}))
         assert result.returncode == 22 and words in result.stderr, result.stderr  # UNSUPPORTED
 
@@ -180,6 +225,15 @@ def test_doctor_names_the_platform_ak(unlocked, vtpm_root):
     assert check["ok"] is True, check
     assert "EK certificates: none; attestation: with a Privacy CA through the platform AK azure (AK 0x81000003, " \
            "certificate in NV index 0x01c101d0), or given EK L-1's certificate out of band" in check["detail"], check
+
+
+def test_doctor_names_a_platform_ak_made_from_its_template(unlocked, vtpm_root):
+    machine = unlocked()
+    gce_style(machine, vtpm_root, "ecc")
+    check = doctor_tpm(machine)
+    assert check["ok"] is True, check
+    assert "through the platform AK gce-ecc (AK made from the template in NV index 0x01c10003, certificate in NV " \
+           "index 0x01c10002)" in check["detail"], check
 
 
 def test_the_command_line_ca_takes_a_vtpm_root(unlocked, vtpm_root, swtpm_localca, tmp_path):

@@ -1,6 +1,6 @@
 """The platform-AK route of the enrolment (docs/HARDWARE-ID.md, "Platform attestation keys"): a
-virtual TPM without an EK certificate (Azure's Trusted Launch vTPM) keeps an attestation key of
-its own with a certificate from its cloud's vTPM CA. That platform AK certifies the app's AK
+virtual TPM without an EK certificate (Azure's Trusted Launch vTPM, GCE's Shielded VM) keeps an
+attestation key of its own with a certificate from its cloud's vTPM CA. That platform AK certifies the app's AK
 (TPM2_Certify over the CA's nonce); the CA checks the certificate against the anchors its operator
 configured (the cloud's vTPM root), the signature against the certificate's key, and that the
 certified Name is the AK's and the qualifying data its nonce."""
@@ -22,8 +22,9 @@ from . import _chain, _tpm
 from ._errors import Rejected
 
 #: The platform AKs devices name (`platform_ak`), as DeviceID's devices find them: Azure's at
-#: persistent handle 0x81000003 with its certificate at NV index 0x01c101d0.
-KINDS = ("azure",)
+#: persistent handle 0x81000003 with its certificate at NV index 0x01c101d0; GCE's, made from the
+#: template at NV index 0x01c10001 (RSA) or 0x01c10003 (ECC), certificate at 0x01c10000 or 0x01c10002.
+KINDS = ("azure", "gce-rsa", "gce-ecc")
 _NONCE_LABEL = b"deviceid.platform-ak.nonce.v1"
 _TPM_ALG_RSASSA = 0x0014
 _HASHES: dict[int, hashes.HashAlgorithm] = {0x000B: hashes.SHA256(), 0x000C: hashes.SHA384(), 0x000D: hashes.SHA512()}
