@@ -94,6 +94,10 @@ int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int 
 /// NV index `handle`'s whole contents into `out` (ENOBUFS when they do not fit).
 int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_bytes *out,
                      struct dids_tpm_failure *failure);
+/// The TPMT_PUBLIC NV index `index` holds, unmarshalled by tpm2-tss into `template`: a whole one,
+/// EBADMSG at `stage` otherwise (also when it is larger than any TPMT_PUBLIC).
+int dids_tpm_nv_template(dids_tpm *tpm, uint32_t index, int stage, TPM2B_PUBLIC *template,
+                         struct dids_tpm_failure *failure);
 /// The marshalled form of an ECDSA or RSASSA TPMT_SIGNATURE ESAPI returned (tpm_commands.c);
 /// another algorithm is a SHAPE failure.
 int dids_tpm_marshal_signature(const TPMT_SIGNATURE *s, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure);

@@ -1,5 +1,6 @@
 // NV indices read by DeviceID: which handles of a window the TPM holds (NV indices, or persistent
-// objects for the EK), and one index's whole contents (EK certificates and nonces). The counters that DeviceID defines are tpm_counter.c's.
+// objects for the EK), one index's whole contents (EK certificates and nonces), and a TPMT_PUBLIC
+// template one holds (an EK's, a platform AK's). The counters that DeviceID defines are tpm_counter.c's.
 #include "tpm_internal.h"
 
 #include <errno.h>
@@ -74,4 +75,21 @@ int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_
     }
     dids_tpm_forget(tpm, &index);
     return ok;
+}
+
+int dids_tpm_nv_template(dids_tpm *tpm, uint32_t index, int stage, TPM2B_PUBLIC *template,
+                         struct dids_tpm_failure *failure) {
+    unsigned char stored[DIDS_TPMT_PUBLIC_SIZE];
+    struct dids_tpm_bytes marshalled = {.data = stored, .capacity = sizeof stored};
+    memset(template, 0, sizeof *template);
+    template->size = DIDS_TPMT_PUBLIC_SIZE;
+    size_t offset = 0;
+    if (!dids_tpm_nv_read(tpm, index, stage, &marshalled, failure)) {
+        if (failure->error_number == ENOBUFS) failure->error_number = EBADMSG;  // larger than any TPMT_PUBLIC
+        return 0;
+    }
+    if (dids_p_Tss2_MU_TPMT_PUBLIC_Unmarshal(stored, marshalled.size, &offset, (TPMT_PUBLIC *)template->publicArea) != 0
+        || offset != marshalled.size)
+        return dids_tpm_fail(failure, stage, 0, EBADMSG);
+    return 1;
 }

@@ -47,20 +47,11 @@ int dids_tpm_platform_ak_certificate(dids_tpm *tpm, enum dids_tpm_platform_ak ak
 }
 
 // The platform AK made in the endorsement hierarchy (its auth empty, as every EK's) from the
-// TPMT_PUBLIC in NV index `index`, unmarshalled by tpm2-tss; flushed by the caller.
+// TPMT_PUBLIC in NV index `index`; flushed by the caller.
 static int create_from_template(dids_tpm *tpm, uint32_t index, ESYS_TR *handle, struct dids_tpm_failure *failure) {
-    unsigned char stored[DIDS_TPMT_PUBLIC_SIZE];
-    struct dids_tpm_bytes marshalled = {.data = stored, .capacity = sizeof stored};
     TPM2B_PUBLIC template;
-    memset(&template, 0, sizeof template);
-    template.size = DIDS_TPMT_PUBLIC_SIZE;
-    size_t offset = 0;
-    if (!dids_tpm_nv_read(tpm, index, DIDS_TPM_STAGE_PLATFORM_AK, &marshalled, failure)) return 0;
-    if (dids_p_Tss2_MU_TPMT_PUBLIC_Unmarshal(stored, marshalled.size, &offset, (TPMT_PUBLIC *)template.publicArea)
-            != 0
-        || offset != marshalled.size)
-        return dids_tpm_fail(failure, DIDS_TPM_STAGE_PLATFORM_AK, 0, EBADMSG);
-    return dids_tpm_create_primary_from(tpm, DIDS_ESYS_TR_RH_ENDORSEMENT, &template, DIDS_TPM_STAGE_PLATFORM_AK, handle,
+    return dids_tpm_nv_template(tpm, index, DIDS_TPM_STAGE_PLATFORM_AK, &template, failure)
+        && dids_tpm_create_primary_from(tpm, DIDS_ESYS_TR_RH_ENDORSEMENT, &template, DIDS_TPM_STAGE_PLATFORM_AK, handle,
                                         NULL, failure);
 }
 
