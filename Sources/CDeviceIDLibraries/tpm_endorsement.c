@@ -1,7 +1,8 @@
 // The endorsement keys of the TCG EK Credential Profile for TPM Family 2.0 (version 2.5, Annex B)
 // that DeviceID uses (docs/HARDWARE-ID.md, "Endorsement keys"): their templates, where their
 // certificates and nonces are, and TPM2_ActivateCredential with each. The templates are the
-// profile's: the EK they make is the one its certificate certifies.
+// profile's, or the one the TPM keeps in a kind's template index: the EK they make is the one its
+// certificate certifies.
 #include "tpm_internal.h"
 
 #include <errno.h>
@@ -124,38 +125,78 @@ static int ek_template_of(TPM2B_PUBLIC *template, enum dids_tpm_ek ek, const str
     return ek_template(template, k, nonce) ? 1 : dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
 }
 
-// The EK of kind `ek` made from its template (`nonce` in unique), flushed by the caller; its
-// public area into `public`.
-static int create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, ESYS_TR *handle,
-                     TPM2B_PUBLIC *public, struct dids_tpm_failure *failure) {
-    *handle = DIDS_ESYS_TR_NONE;
-    TPM2B_PUBLIC template;
-    if (!ek_template_of(&template, ek, nonce, failure)) return 0;
-    TPM2B_PUBLIC *out = NULL;
-    int ok = dids_tpm_create_primary_from(tpm, DIDS_ESYS_TR_RH_ENDORSEMENT, &template, DIDS_TPM_STAGE_CREATE, handle,
-                                          &out, failure);
-    if (ok) *public = *out;
-    dids_p_Esys_Free(out);
-    return ok;
+// Whether `a` and `b` are keys the same MakeCredential and policy session serve: the same type,
+// nameAlg, authPolicy, symmetric definition, scheme, key size or curve (and an ECC key's KDF).
+static int same_kind_of_key(const unsigned char *a, const unsigned char *b) {
+    uint16_t type = get16(b + DIDS_TPMT_PUBLIC_TYPE), policy = get16(b + DIDS_TPMT_PUBLIC_AUTH_POLICY);
+    if (get16(a + DIDS_TPMT_PUBLIC_TYPE) != type || get16(a + DIDS_TPMT_PUBLIC_NAME_ALG) != get16(b + DIDS_TPMT_PUBLIC_NAME_ALG)
+        || get16(a + DIDS_TPMT_PUBLIC_AUTH_POLICY) != policy || policy > 64
+        || memcmp(a + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, b + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy) != 0)
+        return 0;
+    for (int offset = DIDS_TPMT_PUBLIC_SYMMETRIC; offset <= DIDS_TPMT_PUBLIC_SCHEME; offset += 2)
+        if (get16(a + offset) != get16(b + offset)) return 0;
+    return get16(a + DIDS_TPMT_PUBLIC_CURVE) == get16(b + DIDS_TPMT_PUBLIC_CURVE)
+        && (type == DIDS_TPM2_ALG_RSA || get16(a + DIDS_TPMT_PUBLIC_KDF) == get16(b + DIDS_TPMT_PUBLIC_KDF));
 }
 
 // Whether `public` is a key of `template`'s shape: every field but unique (the key itself, which a
 // nonce or the TPM's seed decides). The certificate's key is the CA's to check: an EK of the
 // template's shape that is not the certified one fails ActivateCredential, never passes it.
 static int same_shape(const unsigned char *public, const unsigned char *template) {
-    uint16_t type = get16(template + DIDS_TPMT_PUBLIC_TYPE), policy = get16(template + DIDS_TPMT_PUBLIC_AUTH_POLICY);
-    if (get16(public + DIDS_TPMT_PUBLIC_TYPE) != type
-        || get16(public + DIDS_TPMT_PUBLIC_NAME_ALG) != get16(template + DIDS_TPMT_PUBLIC_NAME_ALG)
-        || get32(public + DIDS_TPMT_PUBLIC_ATTRIBUTES) != get32(template + DIDS_TPMT_PUBLIC_ATTRIBUTES)
-        || get16(public + DIDS_TPMT_PUBLIC_AUTH_POLICY) != policy
-        || memcmp(public + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, template + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy) != 0)
+    return same_kind_of_key(public, template)
+        && get32(public + DIDS_TPMT_PUBLIC_ATTRIBUTES) == get32(template + DIDS_TPMT_PUBLIC_ATTRIBUTES)
+        && (get16(template + DIDS_TPMT_PUBLIC_TYPE) != DIDS_TPM2_ALG_RSA
+            || get32(public + DIDS_TPMT_PUBLIC_RSA_EXPONENT) == get32(template + DIDS_TPMT_PUBLIC_RSA_EXPONENT));
+}
+
+// The template the TPM makes kind `ek`'s EK from, with `nonce` (may be NULL) in unique: the
+// profile's, or the TPMT_PUBLIC in the kind's template index where the TPM populates it (§2.2.1.5).
+// That one may differ in its attributes, exponent and unique; in anything else MakeCredential or
+// the policy session depend on it fails at DIDS_TPM_STAGE_EK_TEMPLATE with EPROTONOSUPPORT (EBADMSG
+// when it is not a TPMT_PUBLIC).
+static int template_of(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, TPM2B_PUBLIC *template,
+                       struct dids_tpm_failure *failure) {
+    uint32_t index = dids_tpm_ek_template_index(ek), present = 0;
+    if (!ek_template_of(template, ek, nonce, failure)) return 0;
+    if (!index) return 1;
+    if (!dids_tpm_ek_indices(tpm, &present, failure)) return 0;
+    if (!(present & (1u << (index - DIDS_TPM_EK_NV_FIRST)))) return 1;
+    TPM2B_PUBLIC stored;
+    if (!dids_tpm_nv_template(tpm, index, DIDS_TPM_STAGE_EK_TEMPLATE, &stored, failure)) return 0;
+    if (!same_kind_of_key(stored.publicArea, template->publicArea))
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_EK_TEMPLATE, 0, EPROTONOSUPPORT);
+    if (nonce && nonce->size)  // the nonce padded to the key's size, as in the profile's template
+        memcpy(stored.publicArea + DIDS_TPMT_PUBLIC_UNIQUE_X, template->publicArea + DIDS_TPMT_PUBLIC_UNIQUE_X,
+               DIDS_TPMT_PUBLIC_SIZE - DIDS_TPMT_PUBLIC_UNIQUE_X);
+    *template = stored;
+    return 1;
+}
+
+int dids_tpm_ek_template_fits(dids_tpm *tpm, enum dids_tpm_ek ek, int *fits, struct dids_tpm_failure *failure) {
+    TPM2B_PUBLIC template;
+    *fits = 0;
+    if (!kind_of(ek)) return dids_tpm_fail(failure, DIDS_TPM_STAGE_EK_TEMPLATE, 0, EINVAL);
+    if (template_of(tpm, ek, NULL, &template, failure)) return *fits = 1;
+    if (failure->stage != DIDS_TPM_STAGE_EK_TEMPLATE
+        || (failure->error_number != EPROTONOSUPPORT && failure->error_number != EBADMSG))
         return 0;
-    for (int offset = DIDS_TPMT_PUBLIC_SYMMETRIC; offset <= DIDS_TPMT_PUBLIC_SCHEME; offset += 2)
-        if (get16(public + offset) != get16(template + offset)) return 0;
-    if (get16(public + DIDS_TPMT_PUBLIC_CURVE) != get16(template + DIDS_TPMT_PUBLIC_CURVE)) return 0;
-    return type == DIDS_TPM2_ALG_RSA
-        ? get32(public + DIDS_TPMT_PUBLIC_RSA_EXPONENT) == get32(template + DIDS_TPMT_PUBLIC_RSA_EXPONENT)
-        : get16(public + DIDS_TPMT_PUBLIC_KDF) == get16(template + DIDS_TPMT_PUBLIC_KDF);
+    *failure = (struct dids_tpm_failure){0};
+    return 1;
+}
+
+// The EK of kind `ek` made from its template (`nonce` in unique), flushed by the caller; its
+// public area into `public`.
+static int create_ek(dids_tpm *tpm, enum dids_tpm_ek ek, const struct dids_tpm_bytes *nonce, ESYS_TR *handle,
+                     TPM2B_PUBLIC *public, struct dids_tpm_failure *failure) {
+    *handle = DIDS_ESYS_TR_NONE;
+    TPM2B_PUBLIC template;
+    if (!template_of(tpm, ek, nonce, &template, failure)) return 0;
+    TPM2B_PUBLIC *out = NULL;
+    int ok = dids_tpm_create_primary_from(tpm, DIDS_ESYS_TR_RH_ENDORSEMENT, &template, DIDS_TPM_STAGE_CREATE, handle,
+                                          &out, failure);
+    if (ok) *public = *out;
+    dids_p_Esys_Free(out);
+    return ok;
 }
 
 // The first persistent EK (DIDS_TPM_EK_PERSISTENT_FIRST) of kind `ek`'s template, as an ESAPI
@@ -165,7 +206,7 @@ static int persistent_ek(dids_tpm *tpm, enum dids_tpm_ek ek, ESYS_TR *handle, TP
     *handle = DIDS_ESYS_TR_NONE;
     TPM2B_PUBLIC template;
     uint32_t present;
-    if (!ek_template_of(&template, ek, NULL, failure)
+    if (!template_of(tpm, ek, NULL, &template, failure)
         || !dids_tpm_handles_present(tpm, DIDS_TPM_EK_PERSISTENT_FIRST, 32, DIDS_TPM_STAGE_CREATE, &present, failure))
         return 0;
     for (uint32_t k = 0; k < 32 && *handle == DIDS_ESYS_TR_NONE; k++) {

@@ -93,10 +93,9 @@ TEMPLATES = {
 }
 
 
-def make_ek(machine: Machine, kind: str, nonce: bytes = b"", persist: int = 0):
-    """The public key of the EK of `kind` that `machine`'s TPM makes: flushed again, or made
-    persistent at handle `persist`."""
-    from tpm2_pytss import ESAPI, ESYS_TR, TCTILdr, TPM2B_PUBLIC, TPM2B_SENSITIVE_CREATE, TPMA_OBJECT
+def ek_template(kind: str, nonce: bytes = b""):
+    """The profile's template of `kind` (TPM2B_PUBLIC), `nonce` first in a low-range key's unique."""
+    from tpm2_pytss import TPM2B_PUBLIC, TPMA_OBJECT
     algorithm, alg, high, unique = TEMPLATES[kind]
     template = TPM2B_PUBLIC.parse(algorithm, objectAttributes=TPMA_OBJECT(HIGH_ATTRIBUTES if high else LOW_ATTRIBUTES),
                                   nameAlg=alg)
@@ -107,6 +106,15 @@ def make_ek(machine: Machine, kind: str, nonce: bytes = b"", persist: int = 0):
     else:
         template.publicArea.unique.ecc.x = (nonce + b"\0" * unique)[:unique] if unique else b""
         template.publicArea.unique.ecc.y = b"\0" * unique
+    return template
+
+
+def make_ek(machine: Machine, kind: str = "", nonce: bytes = b"", persist: int = 0, template=None):
+    """The public key of the EK of `kind` (or of `template`) that `machine`'s TPM makes: flushed
+    again, or made persistent at handle `persist`."""
+    from tpm2_pytss import ESAPI, ESYS_TR, TCTILdr, TPM2B_SENSITIVE_CREATE
+    if template is None:
+        template = ek_template(kind, nonce)
     with ESAPI(TCTILdr("swtpm", f"path={machine.tpm.socket}")) as esys:
         handle, public, *_ = esys.create_primary(TPM2B_SENSITIVE_CREATE(), template, ESYS_TR.ENDORSEMENT)
         if persist:
@@ -345,9 +353,51 @@ def test_a_malformed_ek_chain_is_refused_with_its_reason(machine_a, make_ca):
         == "L-1", "an untrusted chain that is not needed does no harm"
 
 
+def test_an_ek_template_in_nv_makes_the_ek(unlocked, make_ca, manufacturer, tmp_path):
+    """The TPM keeps L-1's template at 0x01c00004 with attributes (noDA) and a unique of its own:
+    the certificate is for the key that template makes, which the profile's does not, so only an EK
+    made from the template in NV activates. Doctor says where the EK comes from."""
+    from tpm2_pytss import TPMA_OBJECT
+    machine = unlocked()
+    nv_remove(machine, 0x01C00016)
+    template = ek_template("L-1", b"the manufacturer's own unique")
+    template.publicArea.objectAttributes |= TPMA_OBJECT.NODA
+    key = make_ek(machine, template=template)
+    assert key.public_numbers() != make_ek(machine, "L-1").public_numbers()
+    nv_store(machine, 0x01C00004, template.publicArea.marshal())
+    nv_remove(machine, 0x01C00002)
+    nv_store(machine, 0x01C00002, ek_certificate(manufacturer, key))
+    assert offered(request_of(machine)) == ["L-1"]
+    ca = make_ca("deviceid NV template CA", ek_trust_anchors=[manufacturer[1]])
+    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == "L-1"
+    assert "; EK L-1 made from the template in NV index 0x01c00004" in doctor_tpm(machine)["detail"]
+
+
+def test_an_ek_template_of_another_kind_of_key_rules_out_that_ek(unlocked):
+    """L-1's template with AES-256 in place of the profile's AES-128: the Privacy CA's MakeCredential
+    for L-1 would not fit that EK. DeviceID offers only H-3, and with H-3 gone says why in enrol
+    and doctor."""
+    machine = unlocked()
+    template = ek_template("L-1")
+    template.publicArea.parameters.rsaDetail.symmetric.keyBits.aes = 256
+    nv_store(machine, 0x01C00004, template.publicArea.marshal())
+    assert offered(request_of(machine)) == ["H-3"]
+    detail = doctor_tpm(machine)["detail"]
+    assert "through EK H-3; EK L-1 not used: its template in NV index 0x01c00004 is one DeviceID cannot use: " \
+           "not a TPMT_PUBLIC, or a key of another type, name algorithm, policy, symmetric key" in detail, detail
+    nv_remove(machine, 0x01C00016)
+    result = deviceid(machine, "attest", "enrol", APP)
+    assert result.returncode == 22, result.stderr  # UNSUPPORTED
+    words = "holds an EK certificate of kind L-1, but makes that EK from the template in NV index 0x01c00004, which " \
+            "DeviceID cannot use: not a TPMT_PUBLIC"
+    assert words in result.stderr, result.stderr
+    check = doctor_tpm(machine)
+    assert check["ok"] is False and words in check["detail"], check
+
+
 def test_a_template_index_rules_out_that_ek(unlocked, make_ca, tmp_path):
-    """An EK template in NV (0x01c00004 for L-1) makes another EK than the profile's: DeviceID
-    offers the other certificates, and says why when none is left."""
+    """An EK template in NV (0x01c00004 for L-1) that is not a TPMT_PUBLIC: DeviceID offers the
+    other certificates, and says why when none is left."""
     machine = unlocked()
     nv_store(machine, 0x01C00004, b"\x00\x01" + b"\0" * 30)
     assert offered(request_of(machine)) == ["H-3"]

@@ -309,6 +309,7 @@ enum dids_tpm_stage {
     DIDS_TPM_STAGE_DEVICE_KIND,  // a device: path that is no TPM resource manager (rc: a dids_tpm_device_kind)
     DIDS_TPM_STAGE_PROPERTIES,   // TPM2_GetCapability of the TPM's fixed properties
     DIDS_TPM_STAGE_PLATFORM_AK,  // finding or reading a platform AK and its certificate, or its Certify
+    DIDS_TPM_STAGE_EK_TEMPLATE,  // an EK template in NV: EBADMSG, no TPMT_PUBLIC; EPROTONOSUPPORT, not of its kind
 };
 
 /// What a `device:` path is, as the kernel says (fstat, then /sys/dev/char/MAJ:MIN/subsystem).
@@ -377,6 +378,11 @@ enum dids_tpm_ek {
 uint32_t dids_tpm_ek_certificate_index(enum dids_tpm_ek ek);
 uint32_t dids_tpm_ek_nonce_index(enum dids_tpm_ek ek);
 uint32_t dids_tpm_ek_template_index(enum dids_tpm_ek ek);
+/// Whether the TPM makes kind `ek`'s EK from a template DeviceID can use (`*fits` 1): the
+/// profile's, or one in the kind's template index that differs from it only in its attributes,
+/// RSA exponent or unique. `*fits` 0 for a template that is no TPMT_PUBLIC or another kind of key.
+/// 1, or 0 with `failure` set when the TPM failed.
+int dids_tpm_ek_template_fits(dids_tpm *tpm, enum dids_tpm_ek ek, int *fits, struct dids_tpm_failure *failure);
 /// Which of the 32 NV indices from DIDS_TPM_EK_NV_FIRST the TPM defines, as a bit set (bit k:
 /// index DIDS_TPM_EK_NV_FIRST + k), in `present`. 1, or 0 with `failure` set.
 int dids_tpm_ek_indices(dids_tpm *tpm, uint32_t *present, struct dids_tpm_failure *failure);

@@ -100,9 +100,8 @@ enum TPMAttestation {
     static func enrolment(for appID: String, address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> String {
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
         let found: Endorsement = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
-            var present: UInt32 = 0
-            guard dids_tpm_ek_indices(tpm, &present, &failure) != 0 else { return nil }
-            var found = Endorsement(survey: EndorsementSurvey(present: present))
+            guard let survey = EndorsementSurvey.of(tpm, &failure) else { return nil }
+            var found = Endorsement(survey: survey)
             for kind in found.survey.usable {
                 let (ok, certificate) = TPMConversation.withBuffer(capacity: 8192) {
                     dids_tpm_ek_certificate(tpm, kind.raw, &$0, &failure)

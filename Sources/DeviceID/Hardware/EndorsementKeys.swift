@@ -32,10 +32,26 @@ struct EndorsementKind: Equatable {
     static func hex(_ index: UInt32) -> String { TPMConversation.hex(index) }
 }
 
-/// What a TPM's EK NV indices say: the kinds whose certificate it holds, and those of them
-/// DeviceID cannot use because the TPM makes that EK from a template in NV.
+/// What a TPM's EK NV indices say: the kinds whose certificate it holds, those of them it makes
+/// from a template in NV, and those DeviceID cannot use because that template is not one it can.
 struct EndorsementSurvey {
     let present: UInt32
+    /// Certified kinds whose template in NV is no TPMT_PUBLIC, or another kind of key than the
+    /// profile's (`dids_tpm_ek_template_fits`).
+    let unfit: [EndorsementKind]
+
+    /// The survey of the TPM of conversation `tpm`; nil with `failure` set when the TPM failed.
+    static func of(_ tpm: OpaquePointer, _ failure: inout dids_tpm_failure) -> EndorsementSurvey? {
+        var present: UInt32 = 0
+        guard dids_tpm_ek_indices(tpm, &present, &failure) != 0 else { return nil }
+        var unfit = [EndorsementKind]()
+        for kind in EndorsementSurvey(present: present, unfit: []).templated {
+            var fits: Int32 = 0
+            guard dids_tpm_ek_template_fits(tpm, kind.raw, &fits, &failure) != 0 else { return nil }
+            if fits == 0 { unfit.append(kind) }
+        }
+        return EndorsementSurvey(present: present, unfit: unfit)
+    }
 
     func holds(_ index: UInt32) -> Bool {
         index >= DIDS_TPM_EK_NV_FIRST && index - DIDS_TPM_EK_NV_FIRST < 32
@@ -43,9 +59,14 @@ struct EndorsementSurvey {
     }
 
     var certified: [EndorsementKind] { EndorsementKind.all.filter { holds($0.certificateIndex) } }
-    /// Certified kinds whose template index is populated: that EK is not the profile's template.
+    /// Certified kinds whose template index is populated: the TPM makes that EK from it.
     var templated: [EndorsementKind] { certified.filter { $0.templateIndex != 0 && holds($0.templateIndex) } }
-    var usable: [EndorsementKind] { certified.filter { !templated.contains($0) } }
+    var usable: [EndorsementKind] { certified.filter { !unfit.contains($0) } }
+
+    /// What an unfit template is, in words.
+    static let unfitWords = "DeviceID cannot use: not a TPMT_PUBLIC, or a key of another type, name algorithm, "
+        + "policy, symmetric key, scheme or size than the profile's template (only attributes, exponent and "
+        + "unique may differ)"
 
     /// No EK certificate in NV at all: a firmware TPM whose certificate is published online only
     /// (Intel PTT, AMD fTPM), or a virtual TPM without one. The request then carries the public
@@ -60,11 +81,11 @@ struct EndorsementSurvey {
         + "(ek_public) for a Privacy CA given its certificate out of band"
 
     /// Why no EK can be used, in words: every certificate the TPM holds is of an EK it makes from
-    /// a template in NV.
+    /// a template in NV that DeviceID cannot use.
     func noneUsable(at address: String) -> DeviceIDError {
-        let kind = templated.first ?? EndorsementKind.rsaLowRange
+        let kind = unfit.first ?? EndorsementKind.rsaLowRange
         return DeviceIDError(.unsupported, "the TPM at \(address) holds an EK certificate of kind \(kind.name), but makes "
                                  + "that EK from the template in NV index \(EndorsementKind.hex(kind.templateIndex)), "
-                                 + "which DeviceID does not read; it holds no other EK certificate")
+                                 + "which " + Self.unfitWords + "; it holds no other EK certificate")
     }
 }

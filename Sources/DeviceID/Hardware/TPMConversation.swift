@@ -96,6 +96,7 @@ enum TPMConversation {
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue): "the app's NV counter"
         case Int32(DIDS_TPM_STAGE_SIGN.rawValue): "TPM2_Sign"
         case Int32(DIDS_TPM_STAGE_PLATFORM_AK.rawValue): "the platform AK"
+        case Int32(DIDS_TPM_STAGE_EK_TEMPLATE.rawValue): "reading the EK template in NV"
         case Int32(DIDS_TPM_STAGE_ESYS.rawValue): "Esys_Initialize"
         default: "the conversation"
         }
@@ -150,6 +151,10 @@ enum TPMConversation {
         case Int32(DIDS_TPM_STAGE_PLATFORM_AK.rawValue) where errorNumber == EBADMSG:
             return DeviceIDError(.unsupported, "the TPM at \(at) keeps a platform AK template in NV that is not a "
                                      + "TPMT_PUBLIC tpm2-tss can read")
+        case Int32(DIDS_TPM_STAGE_EK_TEMPLATE.rawValue) where errorNumber == EBADMSG || errorNumber == EPROTONOSUPPORT:
+            // The template changed since the enrolment offered that EK (EndorsementSurvey checks it).
+            return DeviceIDError(.unsupported, "the TPM at \(at) makes the EK from a template in NV that "
+                                     + EndorsementSurvey.unfitWords)
         case Int32(DIDS_TPM_STAGE_DEVICE_KIND.rawValue):
             return DeviceIDError(.invalidArgument, TPMDeviceKind.words(rc, address.configuration))
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == EBUSY:

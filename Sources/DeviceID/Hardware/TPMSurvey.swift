@@ -15,10 +15,8 @@ struct TPMSurvey {
         try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             let first = DIDS_TPM2_PT_MANUFACTURER, count = DIDS_TPM2_PT_FIRMWARE_VERSION_2 - first + 1
             var values = [UInt32](repeating: 0, count: Int(count))
-            var present: UInt32 = 0
             guard dids_tpm_properties(tpm, first, count, &values, &failure) != 0,
-                  dids_tpm_ek_indices(tpm, &present, &failure) != 0 else { return nil }
-            let endorsement = EndorsementSurvey(present: present)
+                  let endorsement = EndorsementSurvey.of(tpm, &failure) else { return nil }
             var platform: (PlatformAK, [UInt8])?
             if endorsement.certificateOnline {
                 guard PlatformAK.find(tpm, &failure, into: &platform) else { return nil }
@@ -54,7 +52,10 @@ struct TPMSurvey {
         text += "; attestation: with a Privacy CA through EK \(first.name)"
             + (others.isEmpty ? "" : " (or \(others.joined(separator: ", ")), as the CA chooses)")
         for kind in endorsement.templated {
-            text += "; EK \(kind.name) not used: made from the template in NV index \(EndorsementKind.hex(kind.templateIndex))"
+            let index = EndorsementKind.hex(kind.templateIndex)
+            text += endorsement.unfit.contains(kind)
+                ? "; EK \(kind.name) not used: its template in NV index \(index) is one \(EndorsementSurvey.unfitWords)"
+                : "; EK \(kind.name) made from the template in NV index \(index)"
         }
         return (true, text)
     }
