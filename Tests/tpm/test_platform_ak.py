@@ -154,6 +154,36 @@ def test_a_request_the_ca_cannot_trust_is_refused_with_words(unlocked, make_ca, 
         assert refused.value.reason == reason and words in str(refused.value), refused.value
 
 
+def test_a_certificate_under_the_root_that_is_not_an_ak_s_is_refused(unlocked, make_ca, vtpm_root):
+    """Only an AK certificate stands for the platform AK: a cloud's root may issue others (GCE's
+    issues EK certificates too), whose keys are not restricted signing keys of a TPM."""
+    machine = unlocked()
+    der = azure_style(machine, vtpm_root)
+    key = x509.load_der_x509_certificate(der).public_key()
+    fields = json.loads(json.dumps(request_of(machine)))
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "vm-0123456789abcdef")])
+    as_ca = leaf_builder(vtpm_root, key, subject).add_extension(x509.BasicConstraints(ca=True, path_length=None),
+                                                                critical=True)
+    for_encryption = leaf_builder(vtpm_root, key, subject).add_extension(x509.KeyUsage(
+        digital_signature=False, content_commitment=False, key_encipherment=True, data_encipherment=False,
+        key_agreement=False, key_cert_sign=False, crl_sign=False, encipher_only=False, decipher_only=False),
+        critical=True)
+    root_der = vtpm_root[1].public_bytes(serialization.Encoding.DER)
+    for certificate, reason, words in [
+            (root_der, "ek-untrusted", "is a trusted root itself"),
+            (as_ca.sign(vtpm_root[0], hashes.SHA256()).public_bytes(serialization.Encoding.DER), "ek-untrusted",
+             "is a CA's"),
+            (for_encryption.sign(vtpm_root[0], hashes.SHA256()).public_bytes(serialization.Encoding.DER),
+             "ek-untrusted", "does not include digitalSignature")]:
+        with pytest.raises(Rejected) as refused:
+            platform_ca(make_ca, vtpm_root).challenge(json.dumps(
+                {**fields, "platform_ak_certificate": base64.b64encode(certificate).decode()}))
+        assert refused.value.reason == reason and words in str(refused.value), refused.value
+    with pytest.raises(Rejected) as refused:   # the Azure AK here is RSA: not what gce-ecc names
+        platform_ca(make_ca, vtpm_root).challenge(json.dumps({**fields, "platform_ak": "gce-ecc"}))
+    assert refused.value.reason == "ek-mismatch" and "is an ECC key" in str(refused.value), refused.value
+
+
 def test_a_platform_ak_without_its_certificate_is_not_offered(unlocked, make_ca, vtpm_root):
     machine = unlocked()
     azure_style(machine, vtpm_root, certificate=False)
@@ -199,6 +229,9 @@ def test_each_response_that_is_not_the_certification_asked_for_is_refused(unlock
             "not from the platform AK the enrolment request named")
     challenge = json.loads(ca.challenge(request))
     refused(activate(other, challenge), "credential", "not from the platform AK the enrolment request named")
+    challenge = json.loads(ca.challenge(request))
+    refused({**activate(machine, challenge), "credential": base64.b64encode(b"\0" * 32).decode()}, "malformed",
+            "both a credential")
     challenge = json.loads(ca.challenge(request))
     response = activate(machine, challenge)
     assert ca.finish(json.dumps(response)), "the untouched response still passes"

@@ -287,8 +287,19 @@ class PrivacyCA:
 
     @staticmethod
     def _device_of(certificate: x509.Certificate) -> str:
+        """The TPM directoryName of `certificate` as the RFC 4514 text a pending challenge keeps,
+        or "" when it has none, or one whose text does not read back (an attribute of bytes that
+        are not UTF-8): the AK certificate then names no TPM, as 0.3's did, rather than failing
+        the enrolment at its last step."""
         device = tpm_device_of(certificate)
-        return device.rfc4514_string() if device is not None else ""
+        if device is None:
+            return ""
+        text = device.rfc4514_string()
+        try:
+            _tpm_device_name(text)
+        except ValueError:
+            return ""
+        return text
 
     def _platform_challenge(self, message: Any, app_id: str) -> str:
         """The challenge of the platform-ak route: a nonce (nonce_of a fresh secret, which the
@@ -296,7 +307,7 @@ class PrivacyCA:
         kind = _platform_ak.check_kind(message.get("platform_ak"))
         now = _chain.utcnow()
         certificate = self._platform_certificate(_wire.bytes_field(message, "platform_ak_certificate"))
-        key = _platform_ak.platform_key(certificate, self._platform_anchors, self._intermediates, now)
+        key = _platform_ak.platform_key(kind, certificate, self._platform_anchors, self._intermediates, now)
         ak_public = _wire.bytes_field(message, "ak_public")
         ak_key_from_public(ak_public, "ak-template")
         pseudonym = self.ek_pseudonym(key)
@@ -435,6 +446,9 @@ class PrivacyCA:
         certification = None if message.get("certify_attest") is None else (
             _wire.bytes_field(message, "certify_attest"), _wire.bytes_field(message, "certify_signature"),
             _wire.bytes_field(message, "platform_ak_certificate"))
+        if certification is not None and message.get("credential") is not None:
+            raise Rejected("malformed", "the response carries both a credential (the EK route) and certify_attest "
+                                        "(the platform-ak route)")
         credential = b"" if certification is not None else _wire.bytes_field(message, "credential")
         now = _chain.utcnow()
         pending = self._store.take_challenge(challenge_id, now)

@@ -29,6 +29,8 @@ _NONCE_LABEL = b"deviceid.platform-ak.nonce.v1"
 _TPM_ALG_RSASSA = 0x0014
 _HASHES: dict[int, hashes.HashAlgorithm] = {0x000B: hashes.SHA256(), 0x000C: hashes.SHA384(), 0x000D: hashes.SHA512()}
 _CURVES = (ec.SECP256R1, ec.SECP384R1)
+#: The key algorithm of the kinds that have one (Azure's AK is RSA or ECC).
+_KIND_ALGORITHMS: dict[str, type] = {"gce-rsa": rsa.RSAPublicKey, "gce-ecc": ec.EllipticCurvePublicKey}
 
 PlatformKey = Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]
 
@@ -46,10 +48,11 @@ def check_kind(name: object) -> str:
     return name
 
 
-def platform_key(certificate: x509.Certificate, anchors: Sequence[x509.Certificate],
+def platform_key(kind: str, certificate: x509.Certificate, anchors: Sequence[x509.Certificate],
                  intermediates: Sequence[x509.Certificate], at: datetime.datetime) -> PlatformKey:
-    """The key of a platform AK certificate that chains to `anchors` ("ek-untrusted" otherwise) and
-    is one key_of accepts."""
+    """The key of the platform AK `kind` from its certificate: one that chains to `anchors` and is
+    an end entity's that may sign ("ek-untrusted" otherwise), holding a key key_of accepts and of
+    the kind's algorithm ("ek-mismatch")."""
     if not anchors:
         raise Rejected("ek-untrusted", "the TPM certifies its AK with a platform AK, and this CA trusts no platform AK "
                                        "root (platform_ak_anchors)")
@@ -58,7 +61,34 @@ def platform_key(certificate: x509.Certificate, anchors: Sequence[x509.Certifica
     except _chain.ChainError as e:
         raise Rejected("ek-untrusted", f"the platform AK certificate does not chain to a trusted platform AK root: {e}") \
             from None
-    return key_of(certificate)
+    _check_end_entity(certificate, anchors)
+    key = key_of(certificate)
+    algorithm = _KIND_ALGORITHMS.get(kind)
+    if algorithm is not None and not isinstance(key, algorithm):
+        raise Rejected("ek-mismatch", f"the platform AK {kind} is an {'RSA' if algorithm is rsa.RSAPublicKey else 'ECC'} "
+                                      "key, and its certificate holds another kind")
+    return key
+
+
+def _check_end_entity(certificate: x509.Certificate, anchors: Sequence[x509.Certificate]) -> None:
+    """Refuses ("ek-untrusted") a certificate under the anchors that is not an AK's: an anchor
+    itself, a CA, or one whose key usage does not include signing. A cloud's vTPM root may
+    issue more than AK certificates (GCE's issues EK certificates too), and only the AK is a key
+    the TPM alone holds and signs TPMS_ATTEST with."""
+    if any(certificate == anchor for anchor in anchors):
+        raise Rejected("ek-untrusted", "the platform AK certificate is a trusted root itself, not an AK's certificate")
+    try:
+        constraints = certificate.extensions.get_extension_for_class(x509.BasicConstraints).value
+        if constraints.ca:
+            raise Rejected("ek-untrusted", "the platform AK certificate is a CA's (basicConstraints cA), not an AK's")
+    except x509.ExtensionNotFound:
+        pass
+    try:
+        usage = certificate.extensions.get_extension_for_class(x509.KeyUsage).value
+        if not usage.digital_signature:
+            raise Rejected("ek-untrusted", "the platform AK certificate's key usage does not include digitalSignature")
+    except x509.ExtensionNotFound:
+        pass
 
 
 def key_of(certificate: x509.Certificate) -> PlatformKey:
