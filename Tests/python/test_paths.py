@@ -55,3 +55,38 @@ def test_a_utf8_path_is_kept_byte_for_byte(cli, tmp_path):
         ids[spelling] = json.loads(got.stdout)["id"]
     assert names(tmp_path) == sorted(s.encode() for s in ids)
     assert len(set(ids.values())) == 2, ids
+
+
+def odd_and_folded(tmp_path, make):
+    """`make` run on tmp_path/x\\xfe (what the variable names) and on tmp_path/x\\uFFFD (a bystander
+    at the path 0.3.0 folded the name to); the first's path, as the environment carries it."""
+    odd, folded = os.fsencode(str(tmp_path)) + b"/x\xfe", os.fsencode(str(tmp_path)) + "/x\ufffd".encode()
+    make(odd, b"0123456789abcdef0123456789abcdef\n")
+    make(folded, b"fedcba9876543210fedcba9876543210\n")
+    return os.fsdecode(odd), folded
+
+
+def test_a_machine_id_path_that_is_not_utf8_is_refused(cli, tmp_path):
+    """0.3.0 read the machine ID of the bystander at the folded path."""
+    def write(path, text):
+        with open(path, "wb") as f:
+            f.write(text)
+    odd, _ = odd_and_folded(tmp_path, write)
+    refused(run([cli, "--json", "machine-id", "raw"], env={"DEVICEID_MACHINE_ID_PATH": odd}), "DEVICEID_MACHINE_ID_PATH")
+
+
+def test_a_sysfs_root_that_is_not_utf8_is_refused(cli, tmp_path):
+    odd, _ = odd_and_folded(tmp_path, lambda path, _: os.makedirs(path + b"/class/net"))
+    refused(run([cli, "--json", "mac"], env={"DEVICEID_SYSFS_ROOT": odd}), "DEVICEID_SYSFS_ROOT")
+
+
+def test_a_runtime_directory_that_is_not_utf8_is_no_runtime_directory(cli, tmp_path):
+    """The file store's session lock and KeePassXC's write record live in $XDG_RUNTIME_DIR: one whose
+    name is not UTF-8 is none (0.3.0 made deviceid.lock in the bystander at the folded path), and
+    without DBUS_SESSION_BUS_ADDRESS the session bus it would name is refused with words."""
+    odd, folded = odd_and_folded(tmp_path, lambda path, _: os.mkdir(path, 0o700))
+    env = {"XDG_RUNTIME_DIR": odd, "DBUS_SESSION_BUS_ADDRESS": None, "DEVICEID_STORE_DIR": str(tmp_path / "store")}
+    got = run([cli, "--json", "--backend", "file", "get", "com.example.app"], env=env)
+    assert got.returncode == 0 and json.loads(got.stdout)["id"], got.stderr
+    assert names(os.fsdecode(folded)) == [] and names(odd) == [], "no lock made in either"
+    refused(run([cli, "--json", "--backend", "secret-service", "get", "com.example.app"], env=env), "XDG_RUNTIME_DIR")

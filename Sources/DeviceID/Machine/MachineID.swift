@@ -7,10 +7,11 @@ public enum MachineID {
     public static let defaultPaths = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
 
     private static let cache = Locked<[String: ID128]>([:])
+    private static let machineIDRemedy = "name a file whose path is UTF-8 in \(Environment.machineIDPath)"
 
     /// The raw machine ID. Cached per path: it does not change while the system runs.
     public static func raw() throws(DeviceIDError) -> ID128 {
-        if let path = Environment.value(Environment.machineIDPath) { return try raw(path: path) }
+        if let path = try Environment.path(Environment.machineIDPath, remedy: machineIDRemedy) { return try raw(path: path) }
         var firstError: DeviceIDError?
         for path in defaultPaths {
             do throws(DeviceIDError) {
@@ -24,7 +25,13 @@ public enum MachineID {
 
     /// The file `raw()` reads the machine ID from, or nil when none holds one.
     static func pathInUse() -> String? {
-        if let path = Environment.value(Environment.machineIDPath) { return (try? raw(path: path)) == nil ? nil : path }
+        do throws(DeviceIDError) {
+            if let path = try Environment.path(Environment.machineIDPath, remedy: machineIDRemedy) {
+                return (try? raw(path: path)) == nil ? nil : path
+            }
+        } catch {
+            return nil  // named, but not UTF-8: raw() refuses it, so none is in use
+        }
         return defaultPaths.first { (try? raw(path: $0)) != nil }
     }
 

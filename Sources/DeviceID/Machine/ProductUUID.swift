@@ -2,7 +2,7 @@
 /// by root only; absent on many VMs. Raw hardware identity: only the `raw` call returns it.
 public enum ProductUUID {
     public static func raw(sysfsRoot: String? = nil) throws(DeviceIDError) -> ID128 {
-        let root = sysfsRoot ?? Environment.value(Environment.sysfsRoot) ?? "/sys"
+        let root = try Environment.sysfs(sysfsRoot)
         let path = root + "/class/dmi/id/product_uuid"
         let bytes = try SystemFile.read(path, limit: 64)
         var text = String(decoding: bytes, as: UTF8.self)

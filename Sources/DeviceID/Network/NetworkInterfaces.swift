@@ -13,7 +13,7 @@ import CDeviceIDLibc
 /// The sysfs root is `/sys` unless `DEVICEID_SYSFS_ROOT` says otherwise (tests build one).
 public enum NetworkInterfaces {
     public static func primaryAddress(interface: String? = nil, sysfsRoot: String? = nil) throws(DeviceIDError) -> MACAddress {
-        let root = (sysfsRoot ?? Environment.value(Environment.sysfsRoot) ?? "/sys") + "/class/net"
+        let root = try Environment.sysfs(sysfsRoot) + "/class/net"
         if let interface {
             try validate(interface)
             guard SystemFile.exists(root + "/" + interface) else {

@@ -93,7 +93,7 @@ enum KeePassXCSaves {
         /// nil without a runtime directory of the user's own (then the process's record alone
         /// counts); `.timedOut` when another process's write still held it at `end`.
         static func open(until end: Int) throws(DeviceIDError) -> SharedRecord? {
-            guard let runtime = Environment.value("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"),
+            guard let runtime = try? Environment.path("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"),
                   case .success(let directory) = FileDescriptor.open(runtime, O_RDONLY | O_DIRECTORY | O_NOFOLLOW),
                   case .success(let st) = directory.status(), st.st_uid == geteuid(), st.st_mode & 0o077 == 0,
                   case .success(let file) = directory.open(KeePassXCSaves.fileName, O_RDWR | O_CREAT | O_NOFOLLOW,

@@ -14,7 +14,13 @@ enum SessionBus {
             }
             return .success(address)
         }
-        if let runtime = Environment.value("XDG_RUNTIME_DIR"), SystemFile.isSocket(runtime + "/bus") {
+        let runtime: String?
+        do throws(DeviceIDError) {
+            runtime = try Environment.path("XDG_RUNTIME_DIR", remedy: "set DBUS_SESSION_BUS_ADDRESS to the session bus")
+        } catch {
+            return .failure(error)
+        }
+        if let runtime, SystemFile.isSocket(runtime + "/bus") {
             return .success("unix:path=" + escaped(runtime + "/bus"))
         }
         return .failure(.noKeyringHere(

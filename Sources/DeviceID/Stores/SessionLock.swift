@@ -26,7 +26,8 @@ enum SessionLock {
     /// The locked file, or nil when there is no trusted runtime directory to keep it in, or the
     /// lock stayed taken for `milliseconds`.
     private static func open(waitingAtMost milliseconds: UInt32) -> FileDescriptor? {
-        guard let runtime = Environment.value("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"),
+        // A runtime directory whose name is not UTF-8 is none: read as a String it would be another path.
+        guard let runtime = try? Environment.path("XDG_RUNTIME_DIR"), runtime.hasPrefix("/"),
               let directory = try? TrustedPath.openDirectory(runtime, create: false),
               case .success(let st) = directory.status(), st.st_uid == geteuid(), st.st_mode & 0o077 == 0,
               case .success(let file) = directory.open("deviceid.lock", O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)

@@ -29,7 +29,7 @@ final class StoreDirectory {
         }
         // Root's legacy store is in root's home as the password database has it: `sudo -E` keeps
         // the caller's $HOME, which is not root's and not where root's IDs were kept.
-        if geteuid() == 0 { return (systemPath, passwordHome().map { $0 + "/.local/share/deviceid" }) }
+        if geteuid() == 0 { return (systemPath, try passwordHome().map { $0 + "/.local/share/deviceid" }) }
         if let inHome = try home().map({ $0 + "/.local/share/deviceid" }) { return (inHome, nil) }
         throw DeviceIDError(.unavailable, "no home directory to keep the file store in; " + remedy)
     }
@@ -51,15 +51,20 @@ final class StoreDirectory {
 
     private static func home() throws(DeviceIDError) -> String? {
         if let home = try Environment.path("HOME"), home.hasPrefix("/") { return home }
-        return passwordHome()
+        return try passwordHome()
     }
 
-    private static func passwordHome() -> String? {
-        if let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir {
-            let home = String(cString: dir)
-            if home.hasPrefix("/") { return home }
+    /// The effective user's home as the password database has it; refused with words when it is
+    /// not UTF-8, as an environment path is (never read as another path).
+    private static func passwordHome() throws(DeviceIDError) -> String? {
+        guard let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir else { return nil }
+        let bytes = UnsafeRawBufferPointer(start: dir, count: strlen(dir))
+        let home = String(decoding: bytes, as: UTF8.self)
+        guard home.utf8.elementsEqual(bytes) else {
+            throw DeviceIDError(.invalidArgument, "the home directory of uid \(geteuid()) in the password database is "
+                                + "not valid UTF-8: DeviceID uses only paths it can name exactly; " + remedy)
         }
-        return nil
+        return home.hasPrefix("/") ? home : nil
     }
 
     /// Opens the directory through `TrustedPath`, creating it (and missing parents, 0700) when

@@ -25,18 +25,26 @@ enum Environment {
         return value.isEmpty ? nil : value
     }
 
-    /// A path from the environment (a store's directory or one it is found under), or nil when
-    /// unset or empty. Bytes that are not UTF-8 are refused with words, as `--store-dir` refuses
-    /// them: read as a String they would become U+FFFD, and `…/x\xfe` and `…/x\xff` would share one
-    /// store at a third path beside both.
-    static func path(_ name: String) throws(DeviceIDError) -> String? {
+    /// A path from the environment (a store's directory or one it is found under, the runtime
+    /// directory, the machine ID's file), or nil when unset or empty. Every path the environment
+    /// gives is read here. Bytes that are not UTF-8 are refused with words, as `--store-dir`
+    /// refuses them: read as a String they would become U+FFFD, and `…/x\xfe` and `…/x\xff` would
+    /// share one store at a third path beside both. `remedy` says what to set instead.
+    static func path(_ name: String, remedy: String? = nil) throws(DeviceIDError) -> String? {
         guard let raw = dids_secure_getenv(name) else { return nil }
         let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
         let value = String(decoding: bytes, as: UTF8.self)
         guard value.utf8.elementsEqual(bytes) else {
-            throw DeviceIDError(.invalidArgument, "\(name) is not valid UTF-8: DeviceID keeps files only at paths it "
-                                + "can name exactly; set \(storeDirectory) to a directory whose name is UTF-8")
+            throw DeviceIDError(.invalidArgument, "\(name) is not valid UTF-8: DeviceID uses only paths it can name "
+                                + "exactly; " + (remedy ?? "set \(storeDirectory) to a directory whose name is UTF-8"))
         }
         return value.isEmpty ? nil : value
+    }
+
+    /// The sysfs root: `given`, else `DEVICEID_SYSFS_ROOT` (tests build one), else /sys.
+    static func sysfs(_ given: String?) throws(DeviceIDError) -> String {
+        if let given { return given }
+        return try path(sysfsRoot, remedy: "name a directory whose path is UTF-8 in \(sysfsRoot), or unset it for /sys")
+            ?? "/sys"
     }
 }
