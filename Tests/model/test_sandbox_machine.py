@@ -39,7 +39,7 @@ KEYS = ["com.example.one", "com.example.two"]
 # What the fake portal writes, per answering shape.
 SECRETS = {"healthy": bytes(range(64)), "late-response": bytes(range(64)), "other-secret": bytes(range(64, 128))}
 ANSWERS = list(SECRETS)
-FAILURES = ["failed-bytes", "cancelled", "oversize", "wrong-reply", "failed-open", "partial", "forged-response"]
+FAILURES = ["failed-bytes", "cancelled", "oversize", "short", "wrong-reply", "failed-open", "partial", "forged-response"]
 SHAPES = ANSWERS + FAILURES + ["absent"]
 
 

@@ -33,15 +33,21 @@ def failure(result):
     return result["error"]["error"]
 
 
-def test_a_healthy_answer_is_the_documented_derivation(cli, tmp_path):
-    got = answer(with_fake(cli, "healthy", [get()], tmp_path), "get")
+@pytest.mark.parametrize("mode", ["healthy", "whole-held"])
+def test_a_whole_answer_is_the_documented_derivation_at_once(cli, tmp_path, mode):
+    """Whole-held: a back end that keeps the pipe open after 64 bytes and Response 0 is answered at
+    once (a 65th byte is looked for without waiting)."""
+    result = with_fake(cli, mode, [get()], tmp_path)
+    got = answer(result, "get")
     assert (got["id"], got["source"]) == (derived_id(FAKE_SECRET, ID_NAME), "portal"), got
+    assert result["get"]["ms"] < DEADLINE_MS / 2, result["get"]
 
 
 @pytest.mark.parametrize("mode, words", [
     ("failed-bytes", "Secret portal's back end failed (Response 2)"),
     ("cancelled", "Secret portal cancelled the request (Response 1)"),
     ("oversize", "more than 64 bytes"),
+    ("short", "gave 32 of 64 bytes and ended"),
     ("wrong-reply", "reply of the wrong type"),
     ("failed-open", "Secret portal's back end failed (Response 2)"),
     # A peer's Response 0 (to everyone, and to the caller alone) before the portal's own Response 2:
@@ -59,13 +65,19 @@ def test_an_answer_that_is_not_response_0_with_64_bytes_is_refused_at_once(cli, 
     assert result["rc"] == _exit_code("KEYRING") and result["ms"] < DEADLINE_MS, result
 
 
-@pytest.mark.parametrize("mode", ["partial", "trickle"])
-def test_a_back_end_that_writes_slowly_or_stops_half_way_ends_at_the_deadline(cli, tmp_path, mode):
+@pytest.mark.parametrize("mode, words", [
+    ("partial", "Secret portal did not answer within 2000 ms"),
+    ("trickle", "Secret portal did not answer within 2000 ms"),
+    # Response 0 first, then half the secret and a pipe held open: the read itself under the deadline.
+    ("short-held", "did not finish its answer within 2000 ms (32 of 64 bytes)"),
+])
+def test_a_back_end_that_writes_slowly_or_stops_half_way_ends_at_the_deadline(cli, tmp_path, mode, words):
     """0.3.0: 32 bytes and a pipe held open blocked read(2) for good (633 s seen); a byte every
     100 ms succeeded after 6.5 s on a 2 s deadline."""
     result = with_fake(cli, mode, [get()], tmp_path)["get"]
     assert failure(result)["name"] == "TIMED_OUT", result
-    assert "Secret portal" in result["error"]["error"]["message"], result
+    message = result["error"]["error"]["message"]
+    assert "Secret portal" in message and words in message, result
     assert DEADLINE_MS <= result["ms"] < DEADLINE_MS + SLACK_MS, result
 
 

@@ -103,7 +103,9 @@ enum SecretPortal {
     private static func ask(_ transport: any SecretServiceTransport, sending writer: inout FileDescriptor?,
                             token: String, end: Int) throws(DeviceIDError) -> Outcome {
         let handle = requestPath(uniqueName: transport.uniqueName, token: token)
-        guard DBusSyntax.isObjectPath(handle) else { throw SecretService.malformed("this process's unique name") }
+        guard DBusSyntax.isObjectPath(handle) else {
+            throw SecretService.malformedByBus("unique name for this process (it makes no request path)")
+        }
         let call = MethodCall(destination: busName, path: path, interface: interface, member: "RetrieveSecret",
                               arguments: [.unixFD(writer!.rawValue),
                                           .dictionary(key: "s", value: "v", [(.string("handle_token"), .variant(.string(token)))])],

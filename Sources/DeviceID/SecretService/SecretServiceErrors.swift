@@ -57,6 +57,19 @@ extension SecretService {
         DeviceIDError(.keyring, "the Secret Service answered with a malformed reply (\(what))")
     }
 
+    /// The words for what the bus daemon (not the Secret Service or the portal behind it) gave
+    /// malformed: its reply to GetNameOwner, this connection's unique name.
+    static func malformedByBus(_ what: String) -> DeviceIDError {
+        DeviceIDError(.keyring, "the session bus gave a malformed \(what)")
+    }
+
+    /// The words for a signal that cannot be watched: a path or name this process made is not
+    /// valid D-Bus syntax, whichever service the signal is awaited from.
+    static func unwatchable(_ path: String) -> DeviceIDError {
+        DeviceIDError(.keyring, "cannot watch a signal at \(path): its path, interface, member or sender is not valid "
+                      + "D-Bus syntax")
+    }
+
     /// The words for a prompt still open at the deadline, from either transport.
     static func promptExpired(_ deadline: Deadline) -> DeviceIDError {
         DeviceIDError(.locked, "a confirmation or unlock is waiting for the user: the Secret Service's prompt "

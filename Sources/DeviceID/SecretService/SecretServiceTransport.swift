@@ -75,7 +75,7 @@ extension SecretServiceTransport {
             throw gone
         }
         guard let unique = reply[safe: 0]?.string, unique.hasPrefix(":"), DBusSyntax.isBusName(unique) else {
-            throw SecretService.malformed("GetNameOwner")
+            throw SecretService.malformedByBus("reply to GetNameOwner")
         }
         return unique
     }

@@ -223,7 +223,7 @@ final class GDBusTransport: SecretServiceTransport {
 
     func awaitSignal(path: String, interface: String, member: String, owner: String, end: Int,
                      gone: DeviceIDError, start: () throws(DeviceIDError) -> Void) throws(DeviceIDError) -> [DBusValue]? {
-        guard DBusSyntax.isObjectPath(path), DBusSyntax.isBusName(owner) else { throw SecretService.malformed("a signal's path") }
+        guard DBusSyntax.isObjectPath(path), DBusSyntax.isBusName(owner) else { throw SecretService.unwatchable(path) }
         let arrival = Arrival(owner: owner)
         guard let context = dids_g_main_context_new() else { throw DeviceIDError(.noMemory) }
         defer { dids_g_main_context_unref(context) }

@@ -172,7 +172,7 @@ final class LibDBusTransport: SecretServiceTransport {
         guard DBusSyntax.isObjectPath(path), DBusSyntax.isInterface(interface), DBusSyntax.isMember(member),
               DBusSyntax.isBusName(owner)
         else {
-            throw SecretService.malformed("a signal to watch")
+            throw SecretService.unwatchable(path)
         }
         // The names are checked, so the rules cannot be broken out of by a quote. The second
         // watches the provider's name: a provider that exits never sends the signal.
