@@ -36,9 +36,11 @@
  * the parent's. One exception: a child forked while another thread was loading an optional
  * library (GLib, libsecret, libcrypto, libdbus, tpm2-tss: at its first call of the kind) has
  * it half loaded, and calls that need a library it does not have whole fail with
- * DEVICEID_E_UNAVAILABLE and words, for the child's life. A deviceid_context made before the fork may be used in the child. Between fork()
- * and exec() in a multithreaded program, only async-signal-safe functions may be called, and
- * no DeviceID function is one.
+ * DEVICEID_E_UNAVAILABLE and words, for the child's life. A deviceid_context made before the
+ * fork may be used in the child. A child never holds the parent's TPM connection: the
+ * descriptors of a conversation under way at the fork are closed in the child, and the child's
+ * own calls open their own. Between fork() and exec() in a multithreaded program, only
+ * async-signal-safe functions may be called, and no DeviceID function is one.
  *
  * Link with: cc app.c $(pkg-config --cflags --libs deviceid)
  */

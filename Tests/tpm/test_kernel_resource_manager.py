@@ -5,8 +5,9 @@ first through its socket, so each answer from the guest is checked against the h
 hardware ID, the enrolment request, the Privacy CA's challenge activated in the guest, and the
 evidence the guest made, verified on the host. Also in the guest: the raw /dev/tpm0 refused by
 any name, a user outside the tss group refused with PERMISSION and the words, the same user let
-in once in the group, and eight processes at once, which only a resource manager serves (swtpm's
-socket takes one connection at a time; the kernel's has no three-object limit per caller)."""
+in once in the group, eight processes at once, which only a resource manager serves (swtpm's
+socket takes one connection at a time; the kernel's has no three-object limit per caller), and
+children forked during another thread's TPM calls (Tests/tpm/fork_during_tpm_calls.c)."""
 import base64
 import json
 import os
@@ -21,6 +22,7 @@ from test_deviceid_device import cli_path, deviceid, hardware_id
 ROOT = Path(__file__).resolve().parents[2]
 APP = "com.example.kernel-resource-manager"
 PARALLEL = 8
+FORK_SECONDS, FORK_DEADLINE_MS = 3, 3000
 
 # Each step prints NAME=RC:BASE64(OUTPUT) on a line of its own (busybox sh; the console is the
 # only way out of the guest).
@@ -38,6 +40,7 @@ step raw-by-link env DEVICEID_TPM_TCTI=device:/tmp/tpmrm0 deviceid hardware-id $
 step outsider su -s /bin/sh nobody -c "deviceid hardware-id $APP"
 sed -i 's/^tss:x:103:$/tss:x:103:nobody/' /etc/group
 step member su -s /bin/sh nobody -c "deviceid hardware-id $APP"
+step fork /in/fork_during_tpm_calls $APP {FORK_SECONDS} {FORK_DEADLINE_MS} /tmp/children.lock
 for k in $(seq {PARALLEL}); do deviceid attest certify $APP --nonce AAAA > /tmp/p$k 2>&1 & done
 wait
 step parallel sh -c 'for k in $(seq {PARALLEL}); do grep -c "\\"type\\":\\"deviceid.attestation\\"" /tmp/p$k; done'
@@ -61,8 +64,12 @@ def booted(machines, make_ca, tmp_path_factory):
     (work / "in" / "challenge.json").write_text(ca.challenge(request.stdout))
     (work / "in" / "nonce").write_text(base64.b64encode(nonce).decode())
     (work / "guest.sh").write_text(GUEST)
-    machine.tpm.halt()
     prefix = Path(cli_path()).resolve().parents[1]
+    built = subprocess.run(["cc", "-O2", "-o", str(work / "in" / "fork_during_tpm_calls"),
+                            str(ROOT / "Tests" / "tpm" / "fork_during_tpm_calls.c"), f"-I{prefix}/include",
+                            f"-L{prefix}/lib", "-ldeviceid", "-lpthread"], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    machine.tpm.halt()
     result = subprocess.run([str(ROOT / "scripts" / "with-qemu-tpm"), str(prefix), str(work / "guest.sh"),
                              str(work / "in")], env=dict(os.environ, QEMU_TPM_STATE=str(machine.tpm.state)),
                             capture_output=True, text=True, timeout=400)
@@ -127,3 +134,17 @@ def test_eight_processes_at_once_through_the_resource_manager(booted):
     gives each its own handles, where swtpm's socket serves one connection at a time."""
     rc, counts = booted[1]["parallel"]
     assert counts.split() == ["1"] * PARALLEL, counts
+
+
+def test_children_forked_during_tpm_calls_neither_hang_nor_block_the_parent(booted):
+    """Through /dev/tpmrm0: a child keeps the copy of a descriptor it inherited only until the
+    library's child handler closes it; no parent call outlives its deadline by more than 0.5 s,
+    and each child's own call answers the parent's ID (issue 35, case 6)."""
+    rc, out = booted[1]["fork"]
+    assert rc == 0, out
+    fields = dict(item.split("=") for item in out.split("\n")[-1].split())
+    figures = {key: int(value) for key, value in fields.items()}
+    assert figures["errors"] == 0 and figures["calls"] > 5, out
+    assert figures["slowest_ms"] < FORK_DEADLINE_MS + 500, out
+    assert figures["children"] > 10 and figures["agreed"] == figures["children"], out
+    assert figures["born_inside"] >= figures["children"] // 2, out
