@@ -521,6 +521,22 @@ def test_container_mount_table_is_read_whole(cli):
     assert got["location"] == "container", got
 
 
+@pytest.mark.parametrize("mount_point, store", [
+    (b"/var/lib/x\xfe", "/var/lib/x\ufffd"),           # 0.3.0 folded the mount point's 0xFE to U+FFFD
+    ("/var/lib/caf\u00e9".encode(), "/var/lib/cafe\u0301"),   # NFC and NFD: equal as Swift Strings
+])
+def test_container_mount_points_are_compared_byte_for_byte(cli, tmp_path, mount_point, store):
+    """Issue 35, case 3: a host directory bound at a mount point, and a store at a path that only
+    folding or canonical equivalence makes the same: the store is in the container's own layer.
+    0.3.0 said bind-mount ("survives docker rm") and wrote the ID on the container's disk."""
+    host_dir = tmp_path / "volume"
+    results = in_container(cli, [step("get", "--store-dir", store, "get", ID_NAME)],
+                           CT_BIND_RW=f"{host_dir}:{os.fsdecode(mount_point)}")
+    got = answer(results, "get")
+    assert got["location"] == "container", got
+    assert os.listdir(host_dir) == [], "nothing kept in the bound host directory"
+
+
 def test_container_bind_mount_of_a_chosen_host_directory(cli, tmp_path):
     host_dir = tmp_path / "srv-ids"
     first = answer(in_container(cli, [step("get", "get", ID_NAME)], CT_STORE="bind", CT_STORE_SRC=host_dir), "get")
