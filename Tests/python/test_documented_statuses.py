@@ -148,7 +148,11 @@ def test_statuses_against_injected_faults(tmp_path, mode):
         {FAKE} org.example.FakeSecrets '{mode}' >/dev/null 2>"{tmp_path}/fake.err" &
         gdbus wait --session --timeout 10 org.example.FakeSecrets
         export SECRET_SERVICE_BUS_NAME=org.example.FakeSecrets
-        python3 {PROBE} secret-service && python3 {PROBE} auto
+        # Side by side: in the slow and prompt modes each probe waits out hundreds of deadlines.
+        python3 {PROBE} secret-service > "{tmp_path}/secret-service.json" & service=$!
+        python3 {PROBE} auto > "{tmp_path}/auto.json" & auto=$!
+        wait $service && wait $auto
+        cat "{tmp_path}/secret-service.json" "{tmp_path}/auto.json"
     """
     result = run(["dbus-run-session", f"--config-file={BUS_CONFIG}", "--", "bash", "-c", body],
                  env={"DEVICEID_STORE_DIR": str(tmp_path / "store"), "PROBE_TIMEOUT_MS": "300"}, timeout=600)
