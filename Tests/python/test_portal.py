@@ -85,10 +85,10 @@ def test_a_failed_answer_never_replaces_the_anchored_id(cli, tmp_path):
     """Issue 35's sequence: good, then 64 zero bytes with Response 2, then no portal, then good:
     0.3.0 answered two different final IDs for one app key. Now one, throughout."""
     derived = derived_id(FAKE_SECRET, ID_NAME)
-    first = answer(with_fake(cli, "healthy", [get()], tmp_path), "get")
-    failed = answer(with_fake(cli, "failed-bytes", [get()], tmp_path), "get")
-    gone = answer(in_flatpak(cli, APP, [get()], tmp_path, portal=False), "get")
-    again = answer(with_fake(cli, "healthy", [get()], tmp_path), "get")
+    runs = [with_fake(cli, "healthy", [get()], tmp_path), with_fake(cli, "failed-bytes", [get()], tmp_path),
+            in_flatpak(cli, APP, [get()], tmp_path, portal=False), with_fake(cli, "healthy", [get()], tmp_path)]
+    first, failed, gone, again = (answer(run, "get") for run in runs)
+    assert all(run["get"]["ms"] < DEADLINE_MS for run in runs), [run["get"] for run in runs]
     assert [first["id"], failed["id"], gone["id"], again["id"]] == [derived] * 4, (first, failed, gone, again)
     assert (failed["mirrored"], gone["mirrored"], again["mirrored"]) == (True, True, False), (failed, gone, again)
 
@@ -104,6 +104,7 @@ def test_another_secret_from_the_portal_is_answered_with_anchor_changed(cli, tmp
             else with_fake(cli, mode, [get()], tmp_path)
         got = answer(run, "get")
         assert (got["id"], got["anchor_changed"], got["mirrored"]) == (expected, changed, mode is None), (mode, got)
+        assert run["get"]["ms"] < DEADLINE_MS, (mode, run["get"])
         assert got["source"] == "portal" and not got["provisional"], (mode, got)
 
 
