@@ -90,3 +90,25 @@ def test_a_runtime_directory_that_is_not_utf8_is_no_runtime_directory(cli, tmp_p
     assert got.returncode == 0 and json.loads(got.stdout)["id"], got.stderr
     assert names(os.fsdecode(folded)) == [] and names(odd) == [], "no lock made in either"
     refused(run([cli, "--json", "--backend", "secret-service", "get", "com.example.app"], env=env), "XDG_RUNTIME_DIR")
+
+
+def test_a_home_in_the_password_database_that_is_not_utf8_is_refused(cli, shared_tmp):
+    """Without HOME the store is under the password database's home: nobody's is …/x\\xfe here (a
+    copy of /etc/passwd bound over it in a mount namespace of this test's own)."""
+    odd = os.fsencode(shared_tmp) + b"/x\xfe"
+    passwd = os.path.join(shared_tmp, "passwd")
+    with open("/etc/passwd", "rb") as real, open(passwd, "wb") as fake:
+        for line in real.read().splitlines(keepends=True):
+            fields = line.split(b":")
+            if len(fields) == 7 and fields[2] == str(NOBODY).encode():
+                fields[5] = odd
+            fake.write(b":".join(fields))
+    script = (f"mount --bind {passwd} /etc/passwd && exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups "
+              f"{cli} --json get com.example.app")
+    env = {"HOME": None, "XDG_DATA_HOME": None, "STATE_DIRECTORY": None, "DEVICEID_STORE_DIR": None,
+           "DEVICEID_BACKEND": "file"}
+    result = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], env=env)
+    assert result.returncode == INVALID_ARGUMENT_EXIT, (result.returncode, result.stdout, result.stderr)
+    error = json.loads(result.stderr.strip().splitlines()[-1])["error"]
+    assert "in the password database is not valid UTF-8" in error["message"], error
+    assert names(shared_tmp) == [b"passwd"], "no home made, under any name"

@@ -58,9 +58,7 @@ final class StoreDirectory {
     /// not UTF-8, as an environment path is (never read as another path).
     private static func passwordHome() throws(DeviceIDError) -> String? {
         guard let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir else { return nil }
-        let bytes = UnsafeRawBufferPointer(start: dir, count: strlen(dir))
-        let home = String(decoding: bytes, as: UTF8.self)
-        guard home.utf8.elementsEqual(bytes) else {
+        guard let home = Environment.exactText(dir) else {
             throw DeviceIDError(.invalidArgument, "the home directory of uid \(geteuid()) in the password database is "
                                 + "not valid UTF-8: DeviceID uses only paths it can name exactly; " + remedy)
         }

@@ -32,13 +32,19 @@ enum Environment {
     /// share one store at a third path beside both. `remedy` says what to set instead.
     static func path(_ name: String, remedy: String? = nil) throws(DeviceIDError) -> String? {
         guard let raw = dids_secure_getenv(name) else { return nil }
-        let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
-        let value = String(decoding: bytes, as: UTF8.self)
-        guard value.utf8.elementsEqual(bytes) else {
+        guard let value = exactText(raw) else {
             throw DeviceIDError(.invalidArgument, "\(name) is not valid UTF-8: DeviceID uses only paths it can name "
                                 + "exactly; " + (remedy ?? "set \(storeDirectory) to a directory whose name is UTF-8"))
         }
         return value.isEmpty ? nil : value
+    }
+
+    /// The C string `raw` as a String whose UTF-8 is its bytes exactly, or nil when it is not
+    /// valid UTF-8 (`String(cString:)` would have made U+FFFD of those bytes: another path).
+    static func exactText(_ raw: UnsafePointer<CChar>) -> String? {
+        let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw))
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.utf8.elementsEqual(bytes) ? text : nil
     }
 
     /// The sysfs root: `given`, else `DEVICEID_SYSFS_ROOT` (tests build one), else /sys.
