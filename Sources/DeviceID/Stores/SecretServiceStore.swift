@@ -112,7 +112,16 @@ struct SecretServiceStore: Sendable {
             _ = try session.usableDefaultCollection()
             let paths = try session.searchPaths(Self.attributes(key))
             if !paths.locked.isEmpty { throw DeviceIDError(.locked, "a matching item is locked") }
-            for path in paths.unlocked { try session.deleteItem(path) }
+            for path in paths.unlocked {
+                do throws(DeviceIDError) {
+                    try session.deleteItem(path)
+                } catch where error.code == .unsupported {
+                    // Another process deleted it between the search and the Delete (the item's
+                    // object is gone: UnknownObject, which the error table calls unsupported): it
+                    // is deleted. Still there, the failure is real.
+                    if try session.searchPaths(Self.attributes(key)).unlocked.contains(path) { throw error }
+                }
+            }
             return !paths.unlocked.isEmpty
         }
     }
