@@ -14,9 +14,8 @@ final class GDBusTransport: SecretServiceTransport {
     private static let lock = PThreadMutex()
     // All guarded by `lock`: the session bus connection last seen; libsecret's service proxy on it,
     // which holds the encrypted transfer session; the "plain" session's path; the process that
-    // first started GLib's D-Bus machinery. That process is set before any of the others, so a
-    // forked child, in which `usableHere` is false from then on, never reaches objects whose GLib
-    // thread it lacks; the lock a child inherits is made free, as every `PThreadMutex` is, by
+    // first called GLib. That process is set before GLib's first call, so a forked child, in which
+    // `usableHere` is false from then on, never reaches GLib locks or objects whose thread it lacks; the lock a child inherits is made free, as every `PThreadMutex` is, by
     // fork_safe_mutex.c. (No fork handler: one registered lazily, from a Swift `static let`, held
     // `swift_once` across `pthread_atfork`, which a fork in another thread could leave in progress
     // for good in the child.)
@@ -51,8 +50,16 @@ final class GDBusTransport: SecretServiceTransport {
             let purpose = "a Secret Service conversation"
             try Headroom.requireDescriptors(Headroom.keyringDescriptors, for: purpose)
             try Headroom.requireAddressSpace(threads: Headroom.keyringThreads, for: purpose)
-            // GLib's own threads start with its first connection, and it cannot fail them.
-            if gdbusProcess == 0 { try Headroom.requireThreads(Headroom.keyringThreads, for: purpose) }
+            if gdbusProcess == 0 {
+                // GLib's own threads start with its first connection, and it cannot fail them.
+                try Headroom.requireThreads(Headroom.keyringThreads, for: purpose)
+                // Marked before GLib's first call, not after: a child forked while this thread is
+                // anywhere inside GLib (its type system's first classes, its slice allocator) finds
+                // GLib's locks held by a thread it does not have, and must not touch GLib at all
+                // (measured: 2 children in 320 forked during a first call waited in
+                // g_type_class_ref or g_slice_alloc for good when the mark came at the connection).
+                gdbusProcess = getpid()
+            }
             guard let cancellable = dids_g_cancellable_new() else { throw DeviceIDError(.noMemory) }
             defer { dids_g_object_unref(UnsafeMutableRawPointer(cancellable)) }
             let cancellableAddress = UInt(bitPattern: cancellable)
@@ -74,7 +81,6 @@ final class GDBusTransport: SecretServiceTransport {
     }
 
     private static func connect(_ cancellable: OpaquePointer) throws(DeviceIDError) -> OpaquePointer {
-        if gdbusProcess == 0 { gdbusProcess = getpid() }
         var error: UnsafeMutablePointer<GError>?
         guard var connection = dids_g_bus_get_sync(DIDS_G_BUS_TYPE_SESSION, cancellable, &error) else {
             throw failure(error, "cannot connect to the session bus", .connecting)
