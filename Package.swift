@@ -4,7 +4,7 @@
 // Layers (one folder each):
 //   CDeviceIDLibc            the C library's headers, for both builds (Embedded Swift has no Glibc)
 //   CDeviceIDSystem          C for the system calls Swift cannot make: the ethtool ioctl,
-//                            secure_getenv, C11 atomics (each file says why)
+//                            secure_getenv, C11 atomics, a fork-aware swift_once (each file says why)
 //   CDeviceIDPrimitives      SHA-256/HMAC, UUID text and a per-thread pool of randomness, in C so
 //                            that the C ABI's fast paths can use them without Swift
 //   CDeviceIDLibraries       every other library, loaded on first use (dlopen): libsecret with GLib,
@@ -56,7 +56,8 @@ let package = Package(
     targets: [
         .target(name: "CDeviceIDLibc"),
         .target(name: "CDeviceIDCLI"),
-        .target(name: "CDeviceIDSystem"),
+        // Its swift_once (fork_aware_once.c) replaces the Embedded standard library's weak one.
+        .target(name: "CDeviceIDSystem", cSettings: embedded ? [.define("DEVICEID_EMBEDDED")] : []),
         .target(name: "CDeviceIDPrimitives"),
         .target(name: "CDeviceIDLibraries"),
         .target(name: "CDeviceIDFastPaths", cSettings: [.headerSearchPath("../../include")]),

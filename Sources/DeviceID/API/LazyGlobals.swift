@@ -4,6 +4,8 @@
 /// spinning in swift_once for `Surroundings.detected`, forked during another thread's first seal;
 /// 1 run in 3 to 15 of Tests/python/test_fork.py's sealing case). The C entry points run this in
 /// a prepare handler (`dids_fork_settle`), beside `DeviceIdentity.shared`. Each is an empty lock.
+/// (The Embedded build's own `swift_once`, fork_aware_once.c, lets such a child take the making
+/// over; this is for the normal build, whose runtime's `swift_once` does not.)
 @_spi(CEntryPoints) public enum LazyGlobals {
     public static func settle() {
         MachineID.settleLazyGlobals()
