@@ -499,6 +499,7 @@ int deviceid_get_openudid_opt_out(deviceid_context *DEVICEID_NULLABLE ctx, const
 #define DEVICEID_LOCATION_CONTAINER  5  /* the container's own files or a tmpfs: removed with it */
 #define DEVICEID_LOCATION_VOLUME     6  /* a volume mounted into the container: outlives it */
 #define DEVICEID_LOCATION_BIND_MOUNT 7  /* a host directory bound into the container: outlives it */
+#define DEVICEID_LOCATION_UNDETERMINED 8 /* in a container whose mount table could not be read whole */
 
 #define DEVICEID_SURVIVES_APP_DATA_REMOVAL  1u  /* flatpak uninstall --delete-data, snap remove */
 #define DEVICEID_SURVIVES_CONTAINER_REMOVAL 2u  /* docker rm */
@@ -524,7 +525,8 @@ typedef struct deviceid_environment {
     int portal;
     /**
      * Where the file store's files live: a DEVICEID_LOCATION_* value (host, app data, container,
-     * volume or bind mount, from /proc/self/mountinfo), or a negative status when no store
+     * volume or bind mount, from /proc/self/mountinfo; undetermined in a container whose table
+     * could not be read whole, which promises nothing), or a negative status when no store
      * directory can be named (DEVICEID_E_PERMISSION: no home). `docker run -v
      * ids:/var/lib/deviceid` makes it a volume, which outlives the container (docs/ENVIRONMENTS.md
      * "Containers").
@@ -583,7 +585,7 @@ int deviceid_get_environment(deviceid_context *DEVICEID_NULLABLE ctx, deviceid_e
 const char *DEVICEID_NONNULL deviceid_environment_kind_name(int kind);
 /** The name of a DEVICEID_PORTAL_* value ("not-asked", "secret", "absent", "failed"); "unknown" otherwise. */
 const char *DEVICEID_NONNULL deviceid_portal_state_name(int state);
-/** The name of a DEVICEID_LOCATION_* value ("keyring", "portal", "app-data", "host", "container", "volume", "bind-mount"); "unknown" otherwise. */
+/** The name of a DEVICEID_LOCATION_* value ("keyring", "portal", "app-data", "host", "container", "volume", "bind-mount", "undetermined"); "unknown" otherwise. */
 const char *DEVICEID_NONNULL deviceid_location_name(int location);
 /** The DEVICEID_SURVIVES_* events an ID at `location` outlives; 0 for an unknown location. */
 unsigned int deviceid_location_survives(int location);

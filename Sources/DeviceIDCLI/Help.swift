@@ -15,7 +15,8 @@ enum Help {
             and mirrored in the file store; it survives restarts and reinstalls. With --json the
             answer says where it came from and how far to trust it (device_changed, weak, file_only,
             repaired, mirrored, provisional, app_data_only, anchor_changed) and where it lives
-            (location: keyring, portal, app-data, host, container, volume, bind-mount). In a
+            (location: keyring, portal, app-data, host, container, volume, bind-mount,
+            undetermined). In a
             Flatpak or Snap whose Secret portal answers, the ID is derived from the portal's
             secret for the app: it survives removal of the app's data, and reset is UNSUPPORTED.
             """),

@@ -491,6 +491,8 @@ static void test_environment(const char *dir) {
     CHECK_STATUS(deviceid_identifier_location(NULL, DEVICEID_SCOPE_APP, NULL), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_identifier_location(NULL, 42, "x"), DEVICEID_E_INVALID_ARGUMENT);
     CHECK(strcmp(deviceid_location_name(DEVICEID_LOCATION_BIND_MOUNT), "bind-mount") == 0);
+    CHECK(strcmp(deviceid_location_name(DEVICEID_LOCATION_UNDETERMINED), "undetermined") == 0);
+    CHECK(deviceid_location_survives(DEVICEID_LOCATION_UNDETERMINED) == DEVICEID_SURVIVES_APP_DATA_REMOVAL);
     CHECK(strcmp(deviceid_location_name(0), "unknown") == 0);
     CHECK(deviceid_location_survives(DEVICEID_LOCATION_PORTAL) ==
           (DEVICEID_SURVIVES_APP_DATA_REMOVAL | DEVICEID_SURVIVES_CONTAINER_REMOVAL));

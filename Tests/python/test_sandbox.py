@@ -10,7 +10,7 @@ reached through a read-only bind of its install prefix at the same path (it has 
 and links no libdeviceid: nothing else of the prefix is needed).
 
 The contract (deviceid --json):
-  get APP     "location": keyring | portal | app-data | host | container | volume | bind-mount,
+  get APP     "location": keyring | portal | app-data | host | container | volume | bind-mount | undetermined,
               "app_data_only": bool, and "source" "portal" for a portal-derived ID
   doctor      "environment": {kind, name, portal: {state, detail}, machine_id: {weak, detail},
               store: {path, location}, stable_id: {location, survives_app_data_removal,
@@ -38,7 +38,7 @@ OTHER_NAME = "com.example.other"
 APP128 = "0123456789abcdef0123456789abcdef"  # an app ID for machine-id app-specific / systemd-id128
 IMAGE_MACHINE_ID = "5eed0123456789abcdef0123456789ab"
 FRESH_MACHINE_ID = "f00dfeedf00dfeedf00dfeedf00dfeed"
-LOCATIONS = {"keyring", "portal", "app-data", "host", "container", "volume", "bind-mount"}
+LOCATIONS = {"keyring", "portal", "app-data", "host", "container", "volume", "bind-mount", "undetermined"}
 NEEDED_TOOLS = ["bwrap", "xdg-dbus-proxy", "/usr/libexec/xdg-desktop-portal", "gnome-keyring-daemon",
                 "dbus-run-session", "gdbus", "unshare", "mount", "systemd-id128", "systemd-detect-virt",
                 "/usr/bin/python3"]
@@ -519,6 +519,20 @@ def test_container_mount_table_is_read_whole(cli):
     assert int(results["size"]["out"].split()[0]) > 1 << 20, results["size"]
     got = answer(results, "get")
     assert got["location"] == "container", got
+
+
+def test_a_container_whose_mount_table_cannot_be_read_says_undetermined(cli):
+    """Issue 35, case 4: a table not read whole gives no label. In a mount namespace of the container
+    whose /proc is gone, the store (a volume, which would be "volume") is "undetermined", which
+    promises nothing about docker rm; the ID is still kept there and answered again."""
+    no_proc = ["/usr/bin/unshare", "--mount", "/bin/sh", "-c", 'umount -l /proc && exec "$0" --json get "$1"',
+               "CLI", ID_NAME]
+    steps = [{"tag": "get", "argv": no_proc}, {"tag": "again", "argv": no_proc}, step("with-proc", "get", ID_NAME)]
+    results = in_container(cli, steps, CT_STORE="volume")
+    got, again, with_proc = answer(results, "get"), answer(results, "again"), answer(results, "with-proc")
+    assert_identifier(got, source="created", location="undetermined")
+    assert again["id"] == got["id"] and again["location"] == "undetermined", again
+    assert with_proc["id"] == got["id"] and with_proc["location"] == "volume", with_proc
 
 
 @pytest.mark.parametrize("mount_point, store", [

@@ -24,7 +24,8 @@ anchor_changed: in a Flatpak or Snap, the Secret portal gave another secret for 
 one the mirrored ID was derived from (the host's keyring item replaced): this ID differs from the
 one answered before. Said once, by the call that saw the change.
 location: where the ID lives — "keyring", "portal" (derived from the Secret portal's secret for
-the sandboxed app), "app-data", "host", "container", "volume" or "bind-mount"
+the sandboxed app), "app-data", "host", "container", "volume", "bind-mount", or "undetermined" (in a
+container whose mount table could not be read whole: not promised to outlive it)
 (docs/ENVIRONMENTS.md "What survives what").
 """
 
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     #: Where an identifier came from.
     Source = Literal["keyring", "file", "created", "portal"]
     #: Where an identifier lives (docs/ENVIRONMENTS.md "What survives what").
-    Location = Literal["keyring", "portal", "app-data", "host", "container", "volume", "bind-mount"]
+    Location = Literal["keyring", "portal", "app-data", "host", "container", "volume", "bind-mount", "undetermined"]
     #: Where this process runs.
     EnvironmentKind = Literal["host", "flatpak", "snap", "container"]
     #: What the Secret portal said.

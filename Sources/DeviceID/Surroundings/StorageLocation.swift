@@ -17,6 +17,10 @@ public enum StorageLocation: Int32, Sendable, CaseIterable, CustomStringConverti
     case volume = 6
     /// Files in a directory of the host bound into the container: outlive the container.
     case bindMount = 7
+    /// Files in a container whose mount table could not be read whole (`/proc` not mounted, or a
+    /// table beyond `MountTable.readLimit`): which mount holds them, and so whether they outlive
+    /// the container, cannot be told. Not promised to outlive it.
+    case undetermined = 8
 
     public var description: String { staticName.description }
 
@@ -30,6 +34,7 @@ public enum StorageLocation: Int32, Sendable, CaseIterable, CustomStringConverti
         case .container: "container"
         case .volume: "volume"
         case .bindMount: "bind-mount"
+        case .undetermined: "undetermined"
         }
     }
 
@@ -38,7 +43,7 @@ public enum StorageLocation: Int32, Sendable, CaseIterable, CustomStringConverti
     public var survivesAppDataRemoval: Bool { self != .appData }
 
     /// Whether an ID here outlives removal of the container (`docker rm`).
-    public var survivesContainerRemoval: Bool { self != .container }
+    public var survivesContainerRemoval: Bool { self != .container && self != .undetermined }
 
     /// Where files in `directory` live, in these surroundings.
     static func ofFiles(in directory: String, _ surroundings: Surroundings, mounts: MountTable) -> StorageLocation {
@@ -49,9 +54,8 @@ public enum StorageLocation: Int32, Sendable, CaseIterable, CustomStringConverti
         }
         guard surroundings.container != nil else { return .host }
         // A table not read whole may list the mount that holds the path after where it was cut:
-        // then nothing says the files outlive the container, and the answer is the one that
-        // promises least.
-        guard mounts.complete else { return .container }
+        // then nothing can be said of where the files are, and no label is given.
+        guard mounts.complete else { return .undetermined }
         guard let mount = mounts.mount(holding: path), mount.mountPointBytes != MountTable.slash else { return .container }
         // A tmpfs or an overlay lives in memory or in the container's layers: the container's own
         // when the container has it whole (its root, its --tmpfs, or a directory of either bound

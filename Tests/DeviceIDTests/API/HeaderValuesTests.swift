@@ -44,6 +44,7 @@ final class HeaderValuesTests: XCTestCase {
             (.appData, DEVICEID_LOCATION_APP_DATA), (.host, DEVICEID_LOCATION_HOST),
             (.container, DEVICEID_LOCATION_CONTAINER), (.volume, DEVICEID_LOCATION_VOLUME),
             (.bindMount, DEVICEID_LOCATION_BIND_MOUNT),
+            (.undetermined, DEVICEID_LOCATION_UNDETERMINED),
         ]
         XCTAssertEqual(locations.count, StorageLocation.allCases.count)
         for (location, value) in locations { XCTAssertEqual(location.rawValue, value) }

@@ -49,8 +49,10 @@ final class SurroundingsTests: XCTestCase {
     func testATableNotReadWholeCannotLabelAStore() {
         let docker = Surroundings(kind: .container, sandbox: nil, container: Container(manager: "docker"))
         let cut = MountTable(parsing: Array(mountinfo.utf8), complete: false)
-        XCTAssertEqual(StorageLocation.ofFiles(in: "/var/lib/deviceid", docker, mounts: cut), .container,
-                       "a table cut short may hide the mount that holds the store: the label that promises least")
+        XCTAssertEqual(StorageLocation.ofFiles(in: "/var/lib/deviceid", docker, mounts: cut), .undetermined,
+                       "a table cut short may hide the mount that holds the store: no label")
+        XCTAssertFalse(StorageLocation.undetermined.survivesContainerRemoval, "nothing promised")
+        XCTAssertTrue(StorageLocation.undetermined.survivesAppDataRemoval)
         XCTAssertEqual(StorageLocation.ofFiles(in: "/var/lib/deviceid", docker, mounts: MountTable(parsing: mountinfo)), .volume)
     }
 
