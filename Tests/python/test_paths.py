@@ -75,6 +75,14 @@ def test_a_machine_id_path_that_is_not_utf8_is_refused(cli, tmp_path):
     refused(run([cli, "--json", "machine-id", "raw"], env={"DEVICEID_MACHINE_ID_PATH": odd}), "DEVICEID_MACHINE_ID_PATH")
 
 
+@pytest.mark.parametrize("driver", [b"swtpm:path=", b"device:"])
+def test_a_tpm_path_that_is_not_utf8_is_refused(cli, tmp_path, driver):
+    """0.3.0 asked the TPM at the folded path, where another program's socket would have answered."""
+    odd, _ = odd_and_folded(tmp_path, lambda path, _: open(path, "wb").close())
+    tcti = os.fsdecode(driver + os.fsencode(odd))
+    refused(run([cli, "--json", "hardware-id", "com.example.app"], env={"DEVICEID_TPM_TCTI": tcti}), "DEVICEID_TPM_TCTI")
+
+
 def test_a_sysfs_root_that_is_not_utf8_is_refused(cli, tmp_path):
     odd, _ = odd_and_folded(tmp_path, lambda path, _: os.makedirs(path + b"/class/net"))
     refused(run([cli, "--json", "mac"], env={"DEVICEID_SYSFS_ROOT": odd}), "DEVICEID_SYSFS_ROOT")

@@ -26,7 +26,7 @@ enum Environment {
     }
 
     /// A path from the environment (a store's directory or one it is found under, the runtime
-    /// directory, the machine ID's file), or nil when unset or empty. Every path the environment
+    /// directory, the machine ID's file, the TPM's), or nil when unset or empty. Every path the environment
     /// gives is read here. Bytes that are not UTF-8 are refused with words, as `--store-dir`
     /// refuses them: read as a String they would become U+FFFD, and `…/x\xfe` and `…/x\xff` would
     /// share one store at a third path beside both. `remedy` says what to set instead.
