@@ -654,9 +654,10 @@ int deviceid_secret_delete(deviceid_context *DEVICEID_NULLABLE ctx, const char *
  *
  * The TPM is the kernel's resource manager, /dev/tpmrm0, unless DEVICEID_TPM_TCTI names another
  * ("device:/dev/tpmrmN", or "swtpm:path=SOCKET" for a software TPM); /dev/tpm0 is never used.
- * tpm2-tss (libtss2-esys.so.0 and the TCTI module) is loaded on first use. Each call is bounded by
- * the deadline of deviceid_set_timeout_ms() of `ctx`, from the first byte (at least 60 s for
- * deviceid_attest_activate(), which creates an endorsement key). When a TPM command or
+ * tpm2-tss's ESAPI (libtss2-esys.so.0) is loaded on first use. Each call is bounded by the
+ * deadline of deviceid_set_timeout_ms() of `ctx`, from the first byte (at least 60 s for
+ * deviceid_attest_enrolment() and deviceid_attest_activate(), which may create an endorsement key
+ * or a platform AK). When a TPM command or
  * connection fails, tpm2-tss itself may write a warning line to stderr; DeviceID does not change
  * the environment to prevent it (TSS2_LOG=all+none does).
  *

@@ -20,7 +20,7 @@ static struct dids_loadable *loadable(dids_library library) {
 // One lock for every load (they are rare), made free again in a forked child: a thread of the
 // parent may have held it at the fork. A loaded or absent library is answered without it.
 //
-// A child forked while another thread was inside dlopen() (of a library or a TPM TCTI module)
+// A child forked while another thread was inside dlopen() of a library
 // holds that library half relocated and half initialised, and a dlopen() of it in the child
 // returns it as it is. So the loads DeviceID makes are counted, and such a child loads nothing
 // more: each library it did not have whole fails with words. (Not counted: what the libraries

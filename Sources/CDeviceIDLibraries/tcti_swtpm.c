@@ -12,10 +12,9 @@
 // (tpm_descriptors.c), shut down when its command ends, and every byte, connect() included, is
 // waited for only until the conversation's deadline. Like tpm2-tss's, it connects anew for each
 // command, so that other programs (tpm2-tools) take turns with it on the same swtpm.
-#include "tpm_internal.h"
+#include "tcti.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,69 +22,18 @@
 #include <sys/un.h>
 #include <time.h>
 
-#define TCTI_RC(base) ((TSS2_RC)(10u << 16) | (base))  // TSS2_TCTI_RC_LAYER
-#define RC_NOT_IMPLEMENTED TCTI_RC(2)
-#define RC_BAD_CONTEXT TCTI_RC(3)
-#define RC_BAD_REFERENCE TCTI_RC(5)
-#define RC_INSUFFICIENT_BUFFER TCTI_RC(6)
-#define RC_BAD_SEQUENCE TCTI_RC(7)
-#define RC_TRY_AGAIN TCTI_RC(9)
-#define RC_IO_ERROR TCTI_RC(10)
-#define RC_BAD_VALUE TCTI_RC(11)
-#define RC_MALFORMED_RESPONSE TCTI_RC(17)
-
 #define MAGIC 0x4465766963654944ull  // "DeviceID"
-#define HEADER 10                    // tag (2), size (4), code (4)
-#define LARGEST 4096                 // a TPM 2.0 command or response (MAX_COMMAND_SIZE)
 #define CMD_SET_LOCALITY 5u          // swtpm's control protocol (swtpm_ioctls.h), as tpm2-tss sends it
 
 struct swtpm_tcti {
-    // TSS2_TCTI_CONTEXT_COMMON_V1 (checked against tss2_tcti.h in Tests/c/check_tpm_layout.c)
-    uint64_t magic;
-    uint32_t version;
-    TSS2_RC (*transmit)(TSS2_TCTI_CONTEXT *, size_t, const uint8_t *);
-    TSS2_RC (*receive)(TSS2_TCTI_CONTEXT *, size_t *, uint8_t *, int32_t);
-    void (*finalize)(TSS2_TCTI_CONTEXT *);
-    TSS2_RC (*cancel)(TSS2_TCTI_CONTEXT *);
-    TSS2_RC (*get_poll_handles)(TSS2_TCTI_CONTEXT *, void *, size_t *);
-    TSS2_RC (*set_locality)(TSS2_TCTI_CONTEXT *, uint8_t);
+    DIDS_TCTI_COMMON_V1
     // DeviceID's
     struct sockaddr_un command_address, control_address;
     uint64_t deadline_ms;
     int connection;         // the command under way's connection, or -1
     size_t received;        // of its answer, so far
-    uint8_t answer[LARGEST];
+    uint8_t answer[DIDS_TCTI_LARGEST];
 };
-
-// Where tss2_tcti.h's V1 context has them (finalize's offset is checked against the real header
-// in Tests/c/check_tpm_layout.c; the six pointers follow one another).
-_Static_assert(offsetof(struct swtpm_tcti, transmit) == 16, "transmit");
-_Static_assert(offsetof(struct swtpm_tcti, finalize) == 16 + 2 * sizeof(void *), "finalize");
-_Static_assert(offsetof(struct swtpm_tcti, set_locality) == 16 + 5 * sizeof(void *), "setLocality");
-
-static uint64_t now_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-}
-
-// Waits for `events` on `fd` until `until_ms`: 1 ready, 0 the time is up, -1 an error (errno).
-// Waiting is not computing: a fork() meanwhile need not wait (dids_tpm_pause).
-static int wait_for(int fd, short events, uint64_t until_ms) {
-    struct pollfd ready = {.fd = fd, .events = events};
-    for (;;) {
-        uint64_t now = now_ms();
-        if (now >= until_ms) return 0;
-        uint64_t left = until_ms - now;
-        int paused = dids_tpm_pause();
-        int n = poll(&ready, 1, left > INT32_MAX ? INT32_MAX : (int)left);
-        int error = errno;
-        dids_tpm_resume(paused);
-        errno = error;
-        if (n > 0) return 1;
-        if (n < 0 && errno != EINTR) return -1;
-    }
-}
 
 // A connection to `address`, or -1 (errno; ETIMEDOUT at the deadline). A Unix socket connects at
 // once or, its listener's queue full, fails with EAGAIN: tried again every 10 ms.
@@ -95,12 +43,12 @@ static int connect_by(const struct sockaddr_un *address, uint64_t deadline_ms) {
     while (connect(fd, (const struct sockaddr *)address, sizeof *address) != 0) {
         int error = errno;
         if (error == EINTR) continue;
-        if (error != EAGAIN || now_ms() >= deadline_ms) {
+        if (error != EAGAIN || dids_tcti_now_ms() >= deadline_ms) {
             dids_tpm_close_socket(fd);
             errno = error == EAGAIN ? ETIMEDOUT : error;
             return -1;
         }
-        uint64_t now = now_ms(), left = now < deadline_ms ? deadline_ms - now : 0;
+        uint64_t now = dids_tcti_now_ms(), left = now < deadline_ms ? deadline_ms - now : 0;
         struct timespec a_while = {0, (long)(left < 10 ? left : 10) * 1000000L};
         int paused = dids_tpm_pause();
         nanosleep(&a_while, NULL);
@@ -116,7 +64,7 @@ static int send_all(int fd, const uint8_t *data, size_t size, uint64_t deadline_
         if (n > 0) { data += n; size -= (size_t)n; continue; }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno != EAGAIN) return -1;
-        int ready = wait_for(fd, POLLOUT, deadline_ms);
+        int ready = dids_tcti_wait(fd, POLLOUT, deadline_ms);
         if (ready <= 0) { if (ready == 0) errno = ETIMEDOUT; return -1; }
     }
     return 0;
@@ -131,14 +79,10 @@ static int receive_until(int fd, uint8_t *buffer, size_t *have, size_t want, uin
         if (n == 0) { errno = EPIPE; return -1; }
         if (errno == EINTR) continue;
         if (errno != EAGAIN) return -1;
-        int ready = wait_for(fd, POLLIN, until_ms);
+        int ready = dids_tcti_wait(fd, POLLIN, until_ms);
         if (ready <= 0) return ready;
     }
     return 1;
-}
-
-static uint32_t big_endian(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 static struct swtpm_tcti *cast(TSS2_TCTI_CONTEXT *context) {
@@ -164,7 +108,7 @@ static int control(struct swtpm_tcti *tcti, uint32_t code, const uint8_t *parame
     }
     int error = errno;
     dids_tpm_close_socket(fd);
-    if (outcome == 0 && big_endian(result) != 0) { error = EPROTO; outcome = -1; }
+    if (outcome == 0 && dids_tcti_be32(result) != 0) { error = EPROTO; outcome = -1; }
     errno = error;
     return outcome;
 }
@@ -174,15 +118,15 @@ static int control(struct swtpm_tcti *tcti, uint32_t code, const uint8_t *parame
 static TSS2_RC failed(struct swtpm_tcti *tcti) {
     dids_tpm_close_socket(tcti->connection);
     tcti->connection = -1;
-    return RC_IO_ERROR;
+    return DIDS_TCTI_RC_IO_ERROR;
 }
 
 static TSS2_RC transmit(TSS2_TCTI_CONTEXT *context, size_t size, const uint8_t *command) {
     struct swtpm_tcti *tcti = cast(context);
-    if (!tcti) return RC_BAD_CONTEXT;
-    if (!command) return RC_BAD_REFERENCE;
-    if (size < HEADER || size > LARGEST || big_endian(command + 2) != size) return RC_BAD_VALUE;
-    if (tcti->connection >= 0) return RC_BAD_SEQUENCE;  // the previous answer was not collected
+    if (!tcti) return DIDS_TCTI_RC_BAD_CONTEXT;
+    if (!command) return DIDS_TCTI_RC_BAD_REFERENCE;
+    if (size < DIDS_TCTI_HEADER || size > DIDS_TCTI_LARGEST || dids_tcti_be32(command + 2) != size) return DIDS_TCTI_RC_BAD_VALUE;
+    if (tcti->connection >= 0) return DIDS_TCTI_RC_BAD_SEQUENCE;  // the previous answer was not collected
     tcti->connection = connect_by(&tcti->command_address, tcti->deadline_ms);
     if (tcti->connection < 0) return failed(tcti);
     tcti->received = 0;
@@ -194,32 +138,29 @@ static TSS2_RC transmit(TSS2_TCTI_CONTEXT *context, size_t size, const uint8_t *
 // TRY_AGAIN, keeping what came, when the time is up. With `response` NULL, its size.
 static TSS2_RC receive(TSS2_TCTI_CONTEXT *context, size_t *size, uint8_t *response, int32_t timeout) {
     struct swtpm_tcti *tcti = cast(context);
-    if (!tcti) return RC_BAD_CONTEXT;
-    if (!size) return RC_BAD_REFERENCE;
-    if (tcti->connection < 0) return RC_BAD_SEQUENCE;
+    if (!tcti) return DIDS_TCTI_RC_BAD_CONTEXT;
+    if (!size) return DIDS_TCTI_RC_BAD_REFERENCE;
+    if (tcti->connection < 0) return DIDS_TCTI_RC_BAD_SEQUENCE;
     uint64_t until = tcti->deadline_ms;
-    if (timeout >= 0 && now_ms() + (uint64_t)timeout < until) until = now_ms() + (uint64_t)timeout;
-    int outcome = receive_until(tcti->connection, tcti->answer, &tcti->received, HEADER, until);
+    if (timeout >= 0 && dids_tcti_now_ms() + (uint64_t)timeout < until) until = dids_tcti_now_ms() + (uint64_t)timeout;
+    int outcome = receive_until(tcti->connection, tcti->answer, &tcti->received, DIDS_TCTI_HEADER, until);
     if (outcome == 1) {
-        uint32_t length = big_endian(tcti->answer + 2);
-        if (length < HEADER || length > LARGEST) {
+        uint32_t length = dids_tcti_be32(tcti->answer + 2);
+        if (length < DIDS_TCTI_HEADER || length > DIDS_TCTI_LARGEST) {
             dids_tpm_close_socket(tcti->connection);
             tcti->connection = -1;
-            return RC_MALFORMED_RESPONSE;
+            return DIDS_TCTI_RC_MALFORMED_RESPONSE;
         }
         outcome = receive_until(tcti->connection, tcti->answer, &tcti->received, length, until);
     }
-    // TRY_AGAIN only while the deadline is ahead: ESAPI's blocking forms (timeout -1) call again
-    // on TRY_AGAIN, and after the deadline would do so at once, for good.
-    if (outcome == 0 && now_ms() < tcti->deadline_ms) return RC_TRY_AGAIN;
+    if (outcome == 0 && dids_tcti_now_ms() < tcti->deadline_ms) return DIDS_TCTI_RC_TRY_AGAIN;  // tcti.h
     if (outcome <= 0) return failed(tcti);
-    if (!response) { *size = tcti->received; return 0; }  // asked for the size: kept for the next call
-    if (*size < tcti->received) { *size = tcti->received; return RC_INSUFFICIENT_BUFFER; }
-    *size = tcti->received;
-    memcpy(response, tcti->answer, tcti->received);
-    dids_tpm_close_socket(tcti->connection);
-    tcti->connection = -1;
-    return 0;
+    TSS2_RC rc;
+    if (dids_tcti_deliver(tcti->answer, tcti->received, size, response, &rc) == 0) {
+        dids_tpm_close_socket(tcti->connection);
+        tcti->connection = -1;
+    }
+    return rc;
 }
 
 static void finalize(TSS2_TCTI_CONTEXT *context) {
@@ -230,17 +171,11 @@ static void finalize(TSS2_TCTI_CONTEXT *context) {
     tcti->magic = 0;
 }
 
-static TSS2_RC not_implemented(TSS2_TCTI_CONTEXT *context) { return cast(context) ? RC_NOT_IMPLEMENTED : RC_BAD_CONTEXT; }
-static TSS2_RC no_poll_handles(TSS2_TCTI_CONTEXT *context, void *handles, size_t *count) {
-    (void)handles, (void)count;
-    return not_implemented(context);
-}
-
 static TSS2_RC set_locality(TSS2_TCTI_CONTEXT *context, uint8_t locality) {
     struct swtpm_tcti *tcti = cast(context);
-    if (!tcti) return RC_BAD_CONTEXT;
-    if (tcti->connection >= 0) return RC_BAD_SEQUENCE;
-    return control(tcti, CMD_SET_LOCALITY, &locality, 1) == 0 ? 0 : RC_IO_ERROR;
+    if (!tcti) return DIDS_TCTI_RC_BAD_CONTEXT;
+    if (tcti->connection >= 0) return DIDS_TCTI_RC_BAD_SEQUENCE;
+    return control(tcti, CMD_SET_LOCALITY, &locality, 1) == 0 ? 0 : DIDS_TCTI_RC_IO_ERROR;
 }
 
 static int address_of(struct sockaddr_un *address, const char *path, const char *suffix) {
@@ -258,12 +193,12 @@ TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, 
     if (!tcti) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM); return NULL; }
     *tcti = (struct swtpm_tcti){
         .magic = MAGIC, .version = 1, .transmit = transmit, .receive = receive, .finalize = finalize,
-        .cancel = not_implemented, .get_poll_handles = no_poll_handles, .set_locality = set_locality,
+        .cancel = dids_tcti_not_implemented, .get_poll_handles = dids_tcti_no_poll_handles, .set_locality = set_locality,
         .deadline_ms = deadline_ms, .connection = -1,
     };
     if (address_of(&tcti->command_address, path, "") != 0 || address_of(&tcti->control_address, path, ".ctrl") != 0) {
         free(tcti);
-        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, RC_BAD_VALUE, ENAMETOOLONG);
+        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, DIDS_TCTI_RC_BAD_VALUE, ENAMETOOLONG);
         return NULL;
     }
     // As tpm2-tss's TCTI opens: locality 0, which also says whether a swtpm answers there at all.
@@ -272,7 +207,7 @@ TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, 
         int error = errno;
         free(tcti);
         if (error == ETIMEDOUT) dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
-        else dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, RC_IO_ERROR, error);
+        else dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, DIDS_TCTI_RC_IO_ERROR, error);
         return NULL;
     }
     return (TSS2_TCTI_CONTEXT *)tcti;

@@ -1,8 +1,8 @@
 // The descriptors TPM conversations own, closed in a forked child: the child of a program that
 // forked while another thread talked to the TPM must not keep the parent's connection (swtpm
 // serves one connection at a time; /dev/tpmrm0 keeps a connection's objects until its last copy
-// is closed). A socket is made and registered, and unregistered and closed, under one lock that
-// fork()'s prepare handler takes: a child is never forked between the two steps.
+// is closed). A socket or a device is opened and registered, and unregistered and closed, under
+// one lock that fork()'s prepare handler takes: a child is never forked between the two steps.
 //
 // And ESAPI's computing, which is libcrypto's under its locks (and DeviceID's own libcrypto calls,
 // dids_crypto_begin): a child forked while another thread
@@ -14,6 +14,7 @@
 #include "tpm_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
@@ -111,6 +112,32 @@ int dids_tpm_socket(void) {
     }
     pthread_mutex_unlock(&births);
     return fd;
+}
+
+int dids_tpm_open_device(const char *path, int flags) {
+    pthread_mutex_lock(&births);
+    int fd = open(path, flags | O_CLOEXEC | O_NOCTTY);
+    int error = errno;
+    if (fd >= 0 && dids_tpm_track(fd) != 0) {  // one a child would keep: none
+        (void)close(fd);
+        fd = -1;
+        error = EMFILE;
+    }
+    pthread_mutex_unlock(&births);
+    errno = error;
+    return fd;
+}
+
+void dids_tpm_close_device(int fd, int busy) {
+    if (fd < 0) return;
+    pthread_mutex_lock(&births);
+    dids_tpm_untrack(fd);
+    // Closing a device whose command is still running waits in the kernel for the command
+    // (tpm_common_release flushes its work): not under the lock fork() takes. A child forked in
+    // between keeps a copy of a connection whose command was abandoned, until it exits or execs.
+    if (!busy) (void)close(fd);
+    pthread_mutex_unlock(&births);
+    if (busy) (void)close(fd);
 }
 
 void dids_tpm_close_socket(int fd) {

@@ -13,17 +13,20 @@ struct dids_tpm {
     ESYS_CONTEXT *esys;
     uint64_t deadline_ms;
     int stuck;  // a command was abandoned at the deadline: ESAPI accepts no other until finalised
-    int software;            // a swtpm, through tcti_swtpm.c; else a device, through libtss2-tcti-device
-    int descriptors[4];      // the device TCTI's descriptors, tracked for a fork; -1 where none
+    int software;            // a swtpm, through tcti_swtpm.c; else a device, through tcti_device.c
 };
 
 /// The descriptors conversations own, closed in a forked child (tpm_descriptors.c): tracking a
-/// descriptor (0, or -1 when the list is full), a Unix stream socket born non-blocking,
-/// close-on-exec and tracked (-1 and errno), and its end: shut down, untracked and closed.
+/// descriptor (0, or -1 when the list is full); a Unix stream socket born non-blocking,
+/// close-on-exec and tracked (-1 and errno), and its end: shut down, untracked and closed; a
+/// device opened close-on-exec with `flags` and tracked (-1 and errno), and its end (`busy`: a
+/// command is still running, whose end the close waits for in the kernel).
 int dids_tpm_track(int fd);
 void dids_tpm_untrack(int fd);
 int dids_tpm_socket(void);
 void dids_tpm_close_socket(int fd);
+int dids_tpm_open_device(const char *path, int flags);
+void dids_tpm_close_device(int fd, int busy);
 /// ESAPI's computing, which fork() waits for (tpm_descriptors.c): every ESAPI call is made between
 /// begin and end (they nest); a TCTI pauses it while it waits for the TPM (pause's answer goes to
 /// resume).
@@ -32,10 +35,6 @@ void dids_tpm_compute_end(void);
 int dids_tpm_pause(void);
 void dids_tpm_resume(int paused);
 
-/// DeviceID's TCTI for a swtpm at Unix socket `path` (tcti_swtpm.c), every byte by `deadline_ms`;
-/// NULL with `failure` set (TCTI_INIT with errno, or TIMED_OUT). Freed by dids_tcti_swtpm_free.
-TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure);
-void dids_tcti_swtpm_free(TSS2_TCTI_CONTEXT *tcti);
 
 /// Records a failure; returns 0 so that it can end a condition.
 int dids_tpm_fail(struct dids_tpm_failure *failure, int stage, uint32_t rc, int error_number);

@@ -110,7 +110,7 @@ _Static_assert((TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SEN
                "attributes");
 _Static_assert(TPM2_RC_INITIALIZE == DIDS_TPM2_RC_INITIALIZE && TPM2_RC_FAILURE == DIDS_TPM2_RC_FAILURE
                && TPM2_RC_LOCKOUT == DIDS_TPM2_RC_LOCKOUT && TPM2_RC_RETRY == DIDS_TPM2_RC_RETRY, "RCs");
-// The common context DeviceID's swtpm TCTI (tcti_swtpm.c) begins with, at the offsets it asserts.
+// The common context DeviceID's TCTIs (tcti.h) begin with, at the offsets it asserts.
 _Static_assert(offsetof(TSS2_TCTI_CONTEXT_COMMON_V1, transmit) == 16, "transmit");
 _Static_assert(offsetof(TSS2_TCTI_CONTEXT_COMMON_V1, finalize) == 16 + 2 * sizeof(void *), "finalize");
 _Static_assert(offsetof(TSS2_TCTI_CONTEXT_COMMON_V1, setLocality) == 16 + 5 * sizeof(void *), "setLocality");
@@ -118,12 +118,9 @@ _Static_assert(sizeof(TSS2_TCTI_CONTEXT_COMMON_V1) == 16 + 6 * sizeof(void *), "
 
 // Functions: the declared prototype is the real one (a pointer's initialisation is an error under
 // -Werror if the types differ). Linked (debian/rules), this file references exactly the functions
-// DeviceID resolves, and the device TCTI module's, for dpkg-shlibdeps.
-#include <tss2/tss2_tcti_device.h>
+// DeviceID resolves, for dpkg-shlibdeps.
 #define FUNCTION(ret, name, params, args) ret(*const probe_##name) params = name;
 #define FUNCTION_VOID(name, params, args) void(*const probe_##name) params = name;
 DIDS_TPM_FUNCTIONS(FUNCTION, FUNCTION_VOID)
-TSS2_RC (*const probe_device_init)(TSS2_TCTI_CONTEXT *, size_t *, const char *) = Tss2_Tcti_Device_Init;
-_Static_assert(__builtin_types_compatible_p(TSS2_TCTI_INFO_FUNC, const TSS2_TCTI_INFO *(*)(void)), "Tss2_Tcti_Info");
 
 int main(void) { return 0; }

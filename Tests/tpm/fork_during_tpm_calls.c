@@ -5,12 +5,15 @@
 // then asks once itself, one child at a time (a lock file: the guest is slow, and this is about
 // what the children inherited, not about a queue of them). Prints one line:
 //
-//   calls=N slowest_ms=MS errors=E children=C agreed=A born_inside=B
+//   calls=N slowest_ms=MS errors=E children=C agreed=A born_inside=B held=H
 //
 // where `agreed` counts the children whose own call answered the parent's ID within the
-// deadline, and `born_inside` the forks made while the thread was inside a call.
+// deadline, `born_inside` the forks made while the thread was inside a call, and `held` the
+// children that found, on their first instruction, a descriptor of the resource manager open:
+// a copy of the parent's connection, which the library's fork handler must have closed.
 //
 //   fork_during_tpm_calls APP_ID SECONDS DEADLINE_MS LOCK_FILE
+#define _GNU_SOURCE  // O_PATH
 #include <deviceid.h>
 
 #include <fcntl.h>
@@ -19,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +63,23 @@ static void *parent_calls(void *unused) {
     return NULL;
 }
 
+// Whether this process has the device `rdev` open (an O_PATH descriptor, which the library holds
+// while it asks what a path is, opens nothing).
+static int holds_device(dev_t rdev) {
+    DIR *fds = opendir("/proc/self/fd");
+    if (!fds) return -1;
+    int held = 0;
+    for (struct dirent *entry; (entry = readdir(fds)) != NULL;) {
+        struct stat status;
+        int fd = atoi(entry->d_name);
+        if (entry->d_name[0] != '.' && fstat(fd, &status) == 0 && S_ISCHR(status.st_mode) && status.st_rdev == rdev
+            && !(fcntl(fd, F_GETFL) & O_PATH))
+            held = 1;
+    }
+    closedir(fds);
+    return held;
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) {
         fprintf(stderr, "usage: fork_during_tpm_calls APP_ID SECONDS DEADLINE_MS LOCK_FILE\n");
@@ -73,6 +95,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "first call: %s: %s\n", deviceid_strerror(first), deviceid_last_error());
         return 1;
     }
+    struct stat device;
+    if (stat("/dev/tpmrm0", &device) != 0) { perror("/dev/tpmrm0"); return 1; }
     stop_at = now() + strtod(argv[2], NULL);
     int phase_two[2];
     if (pipe(phase_two) != 0) return 1;
@@ -84,6 +108,7 @@ int main(int argc, char **argv) {
         born_inside += atomic_load(&inside);
         pid_t pid = fork();
         if (pid == 0) {
+            if (holds_device(device.st_rdev) != 0) _exit(3);
             close(phase_two[1]);
             char byte;
             (void)!read(phase_two[0], &byte, 1);  // EOF when the parent's loop has ended
@@ -101,12 +126,14 @@ int main(int argc, char **argv) {
     }
     pthread_join(thread, NULL);
     close(phase_two[1]);
-    int agreed = 0;
+    int agreed = 0, held = 0;
     for (int i = 0; i < count; i++) {
         int status;
-        if (waitpid(children[i], &status, 0) == children[i] && WIFEXITED(status) && WEXITSTATUS(status) == 0) agreed++;
+        if (waitpid(children[i], &status, 0) != children[i] || !WIFEXITED(status)) continue;
+        agreed += WEXITSTATUS(status) == 0;
+        held += WEXITSTATUS(status) == 3;
     }
-    printf("calls=%d slowest_ms=%.0f errors=%d children=%d agreed=%d born_inside=%d\n", calls, slowest * 1000, errors,
-           count, agreed, born_inside);
+    printf("calls=%d slowest_ms=%.0f errors=%d children=%d agreed=%d born_inside=%d held=%d\n", calls, slowest * 1000,
+           errors, count, agreed, born_inside, held);
     return 0;
 }

@@ -1,8 +1,8 @@
 #ifndef DIDS_TPM_H
 #define DIDS_TPM_H
-// The TPM 2.0 through tpm2-tss's ESAPI (libtss2-esys.so.0) and a TCTI: the device module
-// (libtss2-tcti-device.so.0), loaded on first use as systemd loads it, or DeviceID's own for a
-// swtpm's sockets: docs/HARDWARE-ID.md. The structures are hand-declared with the sizes and offsets of
+// The TPM 2.0 through tpm2-tss's ESAPI (libtss2-esys.so.0), loaded on first use as systemd loads
+// it, over DeviceID's own TCTIs (the kernel's resource manager, a swtpm's sockets):
+// docs/HARDWARE-ID.md. The structures are hand-declared with the sizes and offsets of
 // tpm2-tss 3.2.1 (Debian 12) and 4.0.1 (Debian 13), which are the same; with
 // DIDS_CHECK_AGAINST_REAL_HEADERS, <tss2/tss2_esys.h> declares them and
 // Tests/c/check_tpm_layout.c asserts the layouts and prototypes are equal.
@@ -72,16 +72,6 @@ typedef struct TPMT_TK_CREATION TPMT_TK_CREATION;
 typedef struct TPM2B_TIMEOUT TPM2B_TIMEOUT;
 typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
 
-// tss2_tcti.h: a TCTI module's entry point and the common part of every TCTI context.
-typedef TSS2_RC (*TSS2_TCTI_INIT_FUNC)(TSS2_TCTI_CONTEXT *tctiContext, size_t *size, const char *config);
-typedef struct {
-    uint32_t version;
-    const char *name;
-    const char *description;
-    const char *config_help;
-    TSS2_TCTI_INIT_FUNC init;
-} TSS2_TCTI_INFO;
-typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 #endif
 
 // TPMT_PUBLIC offsets (in TPM2B_PUBLIC.publicArea, which starts 4 bytes into TPM2B_PUBLIC in the
@@ -289,8 +279,7 @@ typedef const TSS2_TCTI_INFO *(*TSS2_TCTI_INFO_FUNC)(void);
 /// Where a TPM conversation failed, for the status and its words.
 enum dids_tpm_stage {
     DIDS_TPM_STAGE_NONE = 0,
-    DIDS_TPM_STAGE_TCTI_LOAD,    // the TCTI module could not be loaded (EAGAIN: in a child forked
-                                 // while another thread of its parent was loading one)
+    DIDS_TPM_STAGE_TCTI_LOAD,    // no TCTI for the driver asked for
     DIDS_TPM_STAGE_TCTI_INIT,    // the TCTI could not open the TPM (no device, permission: error_number)
     DIDS_TPM_STAGE_ESYS,         // Esys_Initialize
     DIDS_TPM_STAGE_STARTUP,
@@ -339,7 +328,7 @@ struct dids_tpm_bytes {
     size_t size;
 };
 
-/// One conversation with the TPM behind TCTI module `driver` ("device" or "swtpm") with `config`
+/// One conversation with the TPM behind TCTI `driver` ("device" or "swtpm") with `config`
 /// ("/dev/tpmrm0", "path=/run/t/tpm.sock"), ending at CLOCK_MONOTONIC millisecond `deadline_ms`.
 /// Every function below flushes every transient object it made, on every path.
 typedef struct dids_tpm dids_tpm;

@@ -18,12 +18,15 @@ extension DeviceIdentity {
 
     /// The enrolment request for `appID`'s attestation key (docs/HARDWARE-ID.md, wire format v1):
     /// `{"v":1,"type":"deviceid.enrolment-request","app_id":…,"ek_kind":…,"ek_certificate":…,"ak_public":…}`,
-    /// with `ek_certificate_<kind>` for each further EK the TPM holds. Throws `.notFound` when the
-    /// TPM holds no EK certificate, `.unsupported` when only one whose EK is made from a template in NV.
+    /// with `ek_certificate_<kind>` for each further EK the TPM holds; where it holds none,
+    /// `ek_public` (the L-1 EK's public area), and the platform AK's certificate where there is one.
+    /// Throws `.unsupported` when the only EK certificates are of EKs made from a template in NV.
+    /// Bounded by at least 60 s: it may create an endorsement key or a platform AK.
     public func attestationEnrolment(for appID: String) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
-        return try TPMAttestation.enrolment(for: appID, address: try TPMAddress.resolved(),
-                                            milliseconds: try configuration().timeoutMilliseconds)
+        return try TPMAttestation.enrolment(
+            for: appID, address: try TPMAddress.resolved(),
+            milliseconds: TPMAttestation.endorsementMilliseconds(try configuration().timeoutMilliseconds))
     }
 
     /// The response to the attestation CA's challenge for `appID`'s attestation key
@@ -33,7 +36,7 @@ extension DeviceIdentity {
         try Names.validate(appID, "app id")
         return try TPMAttestation.activation(
             for: appID, challenge: challenge, address: try TPMAddress.resolved(),
-            milliseconds: TPMAttestation.activationMilliseconds(try configuration().timeoutMilliseconds))
+            milliseconds: TPMAttestation.endorsementMilliseconds(try configuration().timeoutMilliseconds))
     }
 
     /// Evidence for `appID`'s server: TPM2_Certify of the app key by the app's attestation key

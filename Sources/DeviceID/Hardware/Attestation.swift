@@ -20,9 +20,9 @@ import CDeviceIDLibraries
 enum TPMAttestation {
     static let wireVersion = 1
 
-    /// Milliseconds for conversations that create an EK: RSA key generation takes seconds on
-    /// some TPMs, so never less than a minute.
-    static func activationMilliseconds(_ configured: UInt32) -> UInt32 { max(configured, 60_000) }
+    /// Milliseconds for conversations that may create an EK or a platform AK (enrolment,
+    /// activation): RSA key generation takes seconds on some TPMs, so never less than a minute.
+    static func endorsementMilliseconds(_ configured: UInt32) -> UInt32 { max(configured, 60_000) }
 
     /// The DER certificate inside an EK certificate NV index: some TPMs store it after the TCG PC
     /// Client header (0x10 0x01, then a 16-bit length) or padded to the index's size.

@@ -7,7 +7,7 @@
 /// relies on) and `swtpm` (a software TPM reached by its Unix socket, for tests:
 /// `swtpm:path=/run/t/tpm.sock`).
 public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
-    /// The TCTI: tpm2-tss's `libtss2-tcti-device.so.0` for `device`, DeviceID's own for `swtpm`.
+    /// The TCTI, DeviceID's own for each: `device` (tcti_device.c), `swtpm` (tcti_swtpm.c).
     public let driver: String
     /// What the TCTI is given: a device path, or `path=SOCKET` for swtpm.
     public let configuration: String

@@ -4,7 +4,7 @@ import CDeviceIDLibc
 /// One conversation with the TPM (`dids_tpm_*` in CDeviceIDLibraries): opened, used, closed,
 /// within a deadline. Every failure becomes a status with words saying what to do:
 ///
-/// - no TPM (no `/dev/tpmrm0`, no TCTI module, a software TPM not listening): `.unavailable`;
+/// - no TPM (no `/dev/tpmrm0`, a software TPM not listening): `.unavailable`;
 /// - `/dev/tpmrm0` not accessible to this user: `.permission`, naming the `tss` group;
 /// - a hierarchy with a password DeviceID does not know: `.permission`;
 /// - dictionary-attack lockout: `.locked`; failure mode: `.unavailable`;
@@ -112,16 +112,8 @@ enum TPMConversation {
         let stage = failure.stage, rc = failure.rc, errorNumber = failure.error_number
         let at = address.description
         switch stage {
-        case Int32(DIDS_TPM_STAGE_TCTI_LOAD.rawValue) where errorNumber == EAGAIN:
-            return DeviceIDError(.unavailable,
-                                 "cannot load libtss2-tcti-\(address.driver).so.0 in this process: it was forked while "
-                                     + "another thread of its parent was loading a library, which the child has half "
-                                     + "loaded (a process started anew, or forked after the parent's first TPM call, "
-                                     + "loads as usual)")
         case Int32(DIDS_TPM_STAGE_TCTI_LOAD.rawValue):
-            return DeviceIDError(.unavailable,
-                                 "cannot load libtss2-tcti-\(address.driver).so.0 (install libtss2-tcti-\(address.driver)0, "
-                                     + "libtss2-tcti-\(address.driver)0t64 on Debian 13)")
+            return DeviceIDError(.unsupported, "no TCTI for \(at): only device: and swtpm: are")
         case Int32(DIDS_TPM_STAGE_TCTI_INIT.rawValue):
             switch errorNumber {
             case EACCES, EPERM:
@@ -137,10 +129,6 @@ enum TPMConversation {
                 return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
             case ENOMEM: return DeviceIDError(.noMemory, "out of memory opening the TPM at \(at)")
             case EMFILE, ENFILE: return DeviceIDError(.noMemory, "no file descriptor left to open the TPM at \(at)")
-            case 0 where address.driver == "device":
-                // The device TCTI opens with a probe command it waits about a second for.
-                return DeviceIDError(.timedOut, "the TPM at \(at) did not answer tpm2-tss's opening probe in time "
-                                         + "(busy with another program's command, or not working; TSS2 \(hex(rc)))")
             case 0: return DeviceIDError(.unavailable, "cannot reach the TPM at \(at) (TSS2 \(hex(rc)))")
             default: return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
             }

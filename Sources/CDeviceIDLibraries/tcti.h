@@ -1,0 +1,69 @@
+#ifndef DIDS_TCTI_H
+#define DIDS_TCTI_H
+// What DeviceID's two TCTIs share, the kernel resource manager's (tcti_device.c) and swtpm's
+// (tcti_swtpm.c): tss2_tcti.h's common context (version 1) and return codes, the TPM's message
+// header, and waiting on a descriptor by a deadline without holding up fork().
+#include "tpm_internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DIDS_TCTI_RC(base) ((TSS2_RC)(10u << 16) | (base))  // TSS2_TCTI_RC_LAYER
+#define DIDS_TCTI_RC_NOT_IMPLEMENTED DIDS_TCTI_RC(2)
+#define DIDS_TCTI_RC_BAD_CONTEXT DIDS_TCTI_RC(3)
+#define DIDS_TCTI_RC_BAD_REFERENCE DIDS_TCTI_RC(5)
+#define DIDS_TCTI_RC_INSUFFICIENT_BUFFER DIDS_TCTI_RC(6)
+#define DIDS_TCTI_RC_BAD_SEQUENCE DIDS_TCTI_RC(7)
+// A receive not complete by ESAPI's timeout: only while the deadline is ahead. ESAPI's blocking
+// forms call again on TRY_AGAIN, and after the deadline would do so at once, for good; past it a
+// TCTI answers IO_ERROR, which the caller words as TIMED_OUT (dids_tpm_fail_command).
+#define DIDS_TCTI_RC_TRY_AGAIN DIDS_TCTI_RC(9)
+#define DIDS_TCTI_RC_IO_ERROR DIDS_TCTI_RC(10)
+#define DIDS_TCTI_RC_BAD_VALUE DIDS_TCTI_RC(11)
+#define DIDS_TCTI_RC_MALFORMED_RESPONSE DIDS_TCTI_RC(17)
+
+#define DIDS_TCTI_HEADER 10     // a command's or response's tag (2), size (4), code (4)
+#define DIDS_TCTI_LARGEST 4096  // a TPM 2.0 command or response (MAX_COMMAND_SIZE)
+
+// TSS2_TCTI_CONTEXT_COMMON_V1, which each TCTI's context begins with (its offsets are checked
+// against tss2_tcti.h in Tests/c/check_tpm_layout.c).
+#define DIDS_TCTI_COMMON_V1                                                  \
+    uint64_t magic;                                                          \
+    uint32_t version;                                                        \
+    TSS2_RC (*transmit)(TSS2_TCTI_CONTEXT *, size_t, const uint8_t *);       \
+    TSS2_RC (*receive)(TSS2_TCTI_CONTEXT *, size_t *, uint8_t *, int32_t);   \
+    void (*finalize)(TSS2_TCTI_CONTEXT *);                                   \
+    TSS2_RC (*cancel)(TSS2_TCTI_CONTEXT *);                                  \
+    TSS2_RC (*get_poll_handles)(TSS2_TCTI_CONTEXT *, void *, size_t *);      \
+    TSS2_RC (*set_locality)(TSS2_TCTI_CONTEXT *, uint8_t);
+struct dids_tcti_common { DIDS_TCTI_COMMON_V1 };
+_Static_assert(offsetof(struct dids_tcti_common, transmit) == 16, "transmit");
+_Static_assert(offsetof(struct dids_tcti_common, finalize) == 16 + 2 * sizeof(void *), "finalize");
+_Static_assert(offsetof(struct dids_tcti_common, set_locality) == 16 + 5 * sizeof(void *), "setLocality");
+
+/// The monotonic clock in milliseconds, the clock of every deadline.
+uint64_t dids_tcti_now_ms(void);
+/// Waits for `events` on `fd` until `until_ms`: 1 ready, 0 the time is up, -1 an error (errno).
+/// Waiting is not computing: a fork() meanwhile need not wait (dids_tpm_pause).
+int dids_tcti_wait(int fd, short events, uint64_t until_ms);
+/// The 4-byte big-endian number at `p` (a header's size).
+uint32_t dids_tcti_be32(const uint8_t *p);
+/// Hands a complete answer (`answer`, `length` bytes) to ESAPI's receive: its size where
+/// `response` is NULL (the answer is kept: 1), else copied when it fits (0: delivered), or
+/// INSUFFICIENT_BUFFER (1: kept). `*rc` is what receive returns.
+int dids_tcti_deliver(const uint8_t *answer, size_t length, size_t *size, uint8_t *response, TSS2_RC *rc);
+/// cancel and getPollHandles, which neither TCTI implements.
+TSS2_RC dids_tcti_not_implemented(TSS2_TCTI_CONTEXT *context);
+TSS2_RC dids_tcti_no_poll_handles(TSS2_TCTI_CONTEXT *context, void *handles, size_t *count);
+
+/// DeviceID's TCTI for the TPM resource manager at `path` (tcti_device.c): refused at once
+/// (DEVICE_KIND) unless the kernel says it is one; every byte by `deadline_ms`; NULL with
+/// `failure` set (TCTI_INIT with errno, DEVICE_KIND, or TIMED_OUT). Freed by dids_tcti_device_free.
+TSS2_TCTI_CONTEXT *dids_tcti_device_open(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure);
+void dids_tcti_device_free(TSS2_TCTI_CONTEXT *tcti);
+/// DeviceID's TCTI for a swtpm at Unix socket `path` (tcti_swtpm.c), every byte by `deadline_ms`;
+/// NULL with `failure` set (TCTI_INIT with errno, or TIMED_OUT). Freed by dids_tcti_swtpm_free.
+TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure);
+void dids_tcti_swtpm_free(TSS2_TCTI_CONTEXT *tcti);
+
+#endif

@@ -1,0 +1,52 @@
+// What DeviceID's two TCTIs share (tcti.h).
+#include "tcti.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+uint64_t dids_tcti_now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
+int dids_tcti_wait(int fd, short events, uint64_t until_ms) {
+    struct pollfd ready = {.fd = fd, .events = events};
+    for (;;) {
+        uint64_t now = dids_tcti_now_ms();
+        if (now >= until_ms) return 0;
+        uint64_t left = until_ms - now;
+        int paused = dids_tpm_pause();
+        int n = poll(&ready, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+        int error = errno;
+        dids_tpm_resume(paused);
+        errno = error;
+        if (n > 0) return 1;
+        if (n < 0 && errno != EINTR) return -1;
+    }
+}
+
+uint32_t dids_tcti_be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int dids_tcti_deliver(const uint8_t *answer, size_t length, size_t *size, uint8_t *response, TSS2_RC *rc) {
+    *rc = 0;
+    if (!response) { *size = length; return 1; }  // asked for the size: kept for the next call
+    if (*size < length) { *size = length; *rc = DIDS_TCTI_RC_INSUFFICIENT_BUFFER; return 1; }
+    *size = length;
+    memcpy(response, answer, length);
+    return 0;
+}
+
+TSS2_RC dids_tcti_not_implemented(TSS2_TCTI_CONTEXT *context) {
+    const struct dids_tcti_common *common = (const struct dids_tcti_common *)context;
+    return common && common->magic ? DIDS_TCTI_RC_NOT_IMPLEMENTED : DIDS_TCTI_RC_BAD_CONTEXT;
+}
+
+TSS2_RC dids_tcti_no_poll_handles(TSS2_TCTI_CONTEXT *context, void *handles, size_t *count) {
+    (void)handles, (void)count;
+    return dids_tcti_not_implemented(context);
+}
