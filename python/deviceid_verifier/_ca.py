@@ -103,15 +103,20 @@ def parse_utc(text: str) -> datetime.datetime:
 
 
 def tpm_device_of(ek_certificate: x509.Certificate) -> Optional[x509.Name]:
-    """The TPM's directoryName in the EK certificate's subjectAltName: the first one that names
-    the TPM's manufacturer (tcg-at-tpmManufacturer); None when it has none."""
+    """The TPM's maker, model and firmware version, from the first directoryName of the EK's (or
+    a platform AK's) certificate's subjectAltName that names a manufacturer
+    (tcg-at-tpmManufacturer), as a directoryName of those three attributes only: nothing else of
+    that name reaches the AK certificates app servers see (a cloud's platform AK certificate may
+    name the instance there). None when there is none."""
     try:
         names = ek_certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except (x509.ExtensionNotFound, ValueError):
         return None
     for name in names.get_values_for_type(x509.DirectoryName):
         if isinstance(name, x509.Name) and name.get_attributes_for_oid(TCG_AT_TPM_MANUFACTURER):
-            return name
+            tcg = (TCG_AT_TPM_MANUFACTURER, TCG_AT_TPM_MODEL, TCG_AT_TPM_VERSION)
+            kept = ([attribute for attribute in rdn if attribute.oid in tcg] for rdn in name.rdns)
+            return x509.Name([x509.RelativeDistinguishedName(attributes) for attributes in kept if attributes])
     return None
 
 
@@ -287,8 +292,8 @@ class PrivacyCA:
 
     @staticmethod
     def _device_of(certificate: x509.Certificate) -> str:
-        """The TPM directoryName of `certificate` as the RFC 4514 text a pending challenge keeps,
-        or "" when it has none, or one whose text does not read back (an attribute of bytes that
+        """The TPM's maker, model and version from `certificate` (tpm_device_of) as the RFC 4514
+        text a pending challenge keeps, or "" when it has none, or one whose text does not read back (an attribute of bytes that
         are not UTF-8): the AK certificate then names no TPM, as 0.3's did, rather than failing
         the enrolment at its last step."""
         device = tpm_device_of(certificate)
