@@ -64,7 +64,8 @@ let package = Package(
         .systemLibrary(name: "CDeviceIDAPI"),
         .target(
             name: "DeviceID",
-            dependencies: ["CDeviceIDLibc", "CDeviceIDSystem", "CDeviceIDPrimitives", "CDeviceIDLibraries"],
+            // CDeviceIDAPI for the sizes the header owns (DEVICEID_NAME_MAX, DEVICEID_SECRET_MAX).
+            dependencies: ["CDeviceIDLibc", "CDeviceIDSystem", "CDeviceIDPrimitives", "CDeviceIDLibraries", "CDeviceIDAPI"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -373,7 +373,7 @@ def sizes():
              "libcrypto, libdbus loaded on first use"),
             ("libdeviceid.so.2, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_LIBRARY),
              needed(NORMAL_LIBRARY), "—"),
-            ("deviceid CLI, Embedded Swift", stripped(CLI), needed(CLI), "≤ 1 MB; NEEDED libc (and libm) only"),
+            ("deviceid CLI, Embedded Swift", stripped(CLI), needed(CLI), "≤ 640 KB; NEEDED libc (and libm) only"),
             ("deviceid CLI, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_CLI), needed(NORMAL_CLI), "—")]
 
 

@@ -19,9 +19,9 @@ public func deviceid_uuid_generate(_ out: UnsafeMutablePointer<CChar>?, _ outSiz
 public func deviceid_uuid_parse(_ text: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UInt8>?) -> Int32 {
     cStatus { () throws(DeviceIDError) in
         guard let text, let bytes else { throw DeviceIDError(.invalidArgument, "text or bytes is NULL") }
-        let length = strnlen(text, 37)
+        let length = strnlen(text, Int(DEVICEID_UUID_STRING_MAX))
         let utf8 = UnsafeRawBufferPointer(start: text, count: length)
-        guard length <= 36, let id = ID128(parsing: String(decoding: utf8, as: UTF8.self)) else {
+        guard length < Int(DEVICEID_UUID_STRING_MAX), let id = ID128(parsing: String(decoding: utf8, as: UTF8.self)) else {
             throw DeviceIDError(.invalidArgument, "not a UUID")
         }
         for (i, byte) in id.array.enumerated() { bytes[i] = byte }
@@ -36,7 +36,7 @@ public func deviceid_uuid_format(
     return cStatus { () throws(DeviceIDError) in
         guard let bytes else { throw DeviceIDError(.invalidArgument, "bytes is NULL") }
         let options = try CArguments.format(format)
-        let id = ID128(bytes: Array(UnsafeBufferPointer(start: bytes, count: 16)))!
+        let id = ID128(bytes: Array(UnsafeBufferPointer(start: bytes, count: ID128.byteCount)))!
         try CArguments.copy(id.format(uppercase: options.uppercase, dashes: !options.compact), to: out, size: outSize)
     }
 }

@@ -23,10 +23,10 @@ enum CArguments {
         return text
     }
 
-    /// An absolute path of at most PATH_MAX bytes.
+    /// An absolute path of fewer than DEVICEID_PATH_MAX bytes.
     static func path(_ pointer: UnsafePointer<CChar>, _ what: String) throws(DeviceIDError) -> String {
-        let length = strnlen(pointer, Int(PATH_MAX))
-        guard length < Int(PATH_MAX) else { throw DeviceIDError(.invalidArgument, "\(what) is too long") }
+        let length = strnlen(pointer, Int(DEVICEID_PATH_MAX))
+        guard length < Int(DEVICEID_PATH_MAX) else { throw DeviceIDError(.invalidArgument, "\(what) is too long") }
         let bytes = UnsafeRawBufferPointer(start: pointer, count: length).bindMemory(to: UInt8.self)
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw DeviceIDError(.invalidArgument, "\(what) is not valid UTF-8")
@@ -67,7 +67,7 @@ enum CArguments {
     /// a NUL for the compact form).
     static func checkUUIDBuffer(_ out: UnsafeMutablePointer<CChar>?, _ size: UInt, compact: Bool = false) throws(DeviceIDError) {
         guard out != nil else { throw DeviceIDError(.invalidArgument, "output buffer is NULL") }
-        let needed = compact ? UInt(32 + 1) : UInt(DEVICEID_UUID_STRING_MAX)
+        let needed = UInt(DEVICEID_UUID_STRING_MAX) - (compact ? 4 : 0)  // no dashes
         guard size >= needed else { throw DeviceIDError(.bufferTooSmall, "needs \(needed) bytes, got \(size)") }
     }
 

@@ -1,3 +1,4 @@
+import CDeviceIDAPI
 import CDeviceIDPrimitives
 import CDeviceIDLibc
 
@@ -9,14 +10,17 @@ public struct ID128: Hashable, Sendable, CustomStringConvertible {
     public let bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                        UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
 
-    /// The length of the canonical text form, without a terminator.
-    public static let stringLength = 36
+    /// The length of the canonical text form, without a terminator (the header's
+    /// `DEVICEID_UUID_STRING_MAX` less its NUL).
+    public static let stringLength = Int(DEVICEID_UUID_STRING_MAX) - 1
+    /// The number of bytes.
+    public static let byteCount = 16
     /// 00000000-0000-0000-0000-000000000000: what an opted-out identifier reads as.
-    public static let null = ID128(bytes: [UInt8](repeating: 0, count: 16))!
+    public static let null = ID128(bytes: [UInt8](repeating: 0, count: byteCount))!
 
     /// An identifier from exactly 16 bytes.
     public init?(bytes array: [UInt8]) {
-        guard array.count == 16 else { return nil }
+        guard array.count == Self.byteCount else { return nil }
         bytes = (array[0], array[1], array[2], array[3], array[4], array[5], array[6], array[7],
                  array[8], array[9], array[10], array[11], array[12], array[13], array[14], array[15])
     }
@@ -24,7 +28,7 @@ public struct ID128: Hashable, Sendable, CustomStringConvertible {
     /// A random version-4 UUID from the kernel's CSPRNG, through the same per-thread pool as the
     /// C ABI's `deviceid_uuid_generate` (one `getrandom` per 16 UUIDs; never shared with a fork).
     public static func random() throws(DeviceIDError) -> ID128 {
-        var raw = [UInt8](repeating: 0, count: 16)
+        var raw = [UInt8](repeating: 0, count: Self.byteCount)
         let status = raw.withUnsafeMutableBufferPointer { dids_uuid4_bytes($0.baseAddress!) }
         guard status == 0 else {
             throw DeviceIDError(.io, "getrandom failed: \(String(cString: strerror(-status)))")

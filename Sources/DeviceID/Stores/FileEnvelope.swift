@@ -1,3 +1,5 @@
+import CDeviceIDAPI
+
 /// The on-disk form of one file-store item: binary-safe, self-describing and checksummed.
 ///
 ///     offset  size  field
@@ -18,8 +20,8 @@ package enum FileEnvelope {
     static let version: UInt8 = 1
     static let headerSize = 20
     static let checksumSize = 32
-    /// The largest secret DeviceID accepts, in any store.
-    static let maximumSecretSize = 65536
+    /// The largest secret DeviceID accepts, in any store: the header's `DEVICEID_SECRET_MAX`.
+    static let maximumSecretSize = Int(DEVICEID_SECRET_MAX)
     /// The largest value the file store keeps: a secret, sealed (`Sealing.overhead`) in a sandbox.
     static let maximumValueSize = maximumSecretSize + 64
     static let maximumKeySize = 2 * 4096 + 1

@@ -1,7 +1,9 @@
+import CDeviceIDAPI
+
 /// Validation of the names callers pass: app ids, vendor ids, secret services and accounts.
 public enum Names {
-    /// The longest name accepted, in UTF-8 bytes (`DEVICEID_NAME_MAX` - 1 in C).
-    public static let maximumLength = 255
+    /// The longest name accepted, in UTF-8 bytes: the header's `DEVICEID_NAME_MAX` less its NUL.
+    public static let maximumLength = Int(DEVICEID_NAME_MAX) - 1
 
     /// Valid UTF-8 (guaranteed by `String`), 1 to 255 bytes, no control characters: neither C0
     /// (U+0000–U+001F), DEL (U+007F) nor C1 (U+0080–U+009F, the bytes C2 80–C2 9F in UTF-8).
