@@ -120,7 +120,7 @@ final class SurroundingsTests: XCTestCase {
 
     func testWhatSurvivesWhat() {
         XCTAssertEqual(StorageLocation.allCases.filter { !$0.survivesAppDataRemoval }, [.appData])
-        XCTAssertEqual(StorageLocation.allCases.filter { !$0.survivesContainerRemoval }, [.container])
+        XCTAssertEqual(StorageLocation.allCases.filter { !$0.survivesContainerRemoval }, [.container, .undetermined])
     }
 
     func testTheAppIDOfAFlatpakInfo() {
