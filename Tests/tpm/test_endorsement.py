@@ -257,19 +257,30 @@ def test_each_kind_from_its_certificate(unlocked, make_ca, manufacturer, tmp_pat
     assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == kind
 
 
-def test_a_low_range_nonce_is_honoured(unlocked, make_ca, manufacturer, tmp_path):
-    """An L-2 EK whose nonce index (0x01c0000b) holds 16 bytes: the EK is made with them in
-    unique.x (§2.2.1.5.1), and only that EK activates what the CA sealed to its certificate."""
+# (kind, certificate index, nonce index, template index) of the low range (EK Credential Profile
+# §2.2.1.4).
+LOW_RANGE = {"L-1": (0x01C00002, 0x01C00003, 0x01C00004), "L-2": (0x01C0000A, 0x01C0000B, 0x01C0000C)}
+
+
+@pytest.mark.parametrize("kind", sorted(LOW_RANGE))
+def test_a_low_range_nonce_is_honoured(unlocked, make_ca, manufacturer, tmp_path, kind):
+    """A low-range EK whose nonce index holds 16 bytes: the EK is made with them first in unique
+    (unique.rsa for L-1, unique.x for L-2; §2.2.1.5.1), and only that EK activates what the CA
+    sealed to its certificate. The TPM keeps that kind's certificate alone, and no persistent EK
+    (swtpm_setup's L-1 at 0x81010001 was made without the nonce: a persistent EK is taken as the
+    certified one, test_a_persistent_ek_is_used)."""
+    certificate_index, nonce_index, _ = LOW_RANGE[kind]
     machine = unlocked()
+    evict(machine, 0x81010001)
     nv_remove(machine, 0x01C00002)
     nv_remove(machine, 0x01C00016)
     nonce = bytes(range(1, 17))
-    key = make_ek(machine, "L-2", nonce)
-    assert key.public_numbers() != make_ek(machine, "L-2").public_numbers()
-    nv_store(machine, 0x01C0000B, nonce)
-    nv_store(machine, 0x01C0000A, ek_certificate(manufacturer, key))
-    ca = make_ca("deviceid nonce CA", ek_trust_anchors=[manufacturer[1]])
-    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == "L-2"
+    key = make_ek(machine, kind, nonce)
+    assert key.public_numbers() != make_ek(machine, kind).public_numbers()
+    nv_store(machine, nonce_index, nonce)
+    nv_store(machine, certificate_index, ek_certificate(manufacturer, key))
+    ca = make_ca(f"deviceid {kind} nonce CA", ek_trust_anchors=[manufacturer[1]])
+    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == kind
 
 
 def persistent_handles(machine: Machine) -> list:
@@ -353,24 +364,27 @@ def test_a_malformed_ek_chain_is_refused_with_its_reason(machine_a, make_ca):
         == "L-1", "an untrusted chain that is not needed does no harm"
 
 
-def test_an_ek_template_in_nv_makes_the_ek(unlocked, make_ca, manufacturer, tmp_path):
-    """The TPM keeps L-1's template at 0x01c00004 with attributes (noDA) and a unique of its own:
-    the certificate is for the key that template makes, which the profile's does not, so only an EK
-    made from the template in NV activates. Doctor says where the EK comes from."""
+@pytest.mark.parametrize("kind", sorted(LOW_RANGE))
+def test_an_ek_template_in_nv_makes_the_ek(unlocked, make_ca, manufacturer, tmp_path, kind):
+    """The TPM keeps the kind's template in NV (0x01c00004 for L-1, 0x01c0000c for L-2) with
+    attributes (noDA) and a unique of its own: the certificate is for the key that template makes,
+    which the profile's does not, so only an EK made from the template in NV activates. Doctor says
+    where the EK comes from."""
     from tpm2_pytss import TPMA_OBJECT
+    certificate_index, _, template_index = LOW_RANGE[kind]
     machine = unlocked()
     nv_remove(machine, 0x01C00016)
-    template = ek_template("L-1", b"the manufacturer's own unique")
+    nv_remove(machine, 0x01C00002)
+    template = ek_template(kind, b"the manufacturer's own unique")
     template.publicArea.objectAttributes |= TPMA_OBJECT.NODA
     key = make_ek(machine, template=template)
-    assert key.public_numbers() != make_ek(machine, "L-1").public_numbers()
-    nv_store(machine, 0x01C00004, template.publicArea.marshal())
-    nv_remove(machine, 0x01C00002)
-    nv_store(machine, 0x01C00002, ek_certificate(manufacturer, key))
-    assert offered(request_of(machine)) == ["L-1"]
-    ca = make_ca("deviceid NV template CA", ek_trust_anchors=[manufacturer[1]])
-    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == "L-1"
-    assert "; EK L-1 made from the template in NV index 0x01c00004" in doctor_tpm(machine)["detail"]
+    assert key.public_numbers() != make_ek(machine, kind).public_numbers()
+    nv_store(machine, template_index, template.publicArea.marshal())
+    nv_store(machine, certificate_index, ek_certificate(manufacturer, key))
+    assert offered(request_of(machine)) == [kind]
+    ca = make_ca(f"deviceid {kind} NV template CA", ek_trust_anchors=[manufacturer[1]])
+    assert enrol_and_attest(machine, ca, tmp_path)["ek_kind"] == kind
+    assert f"; EK {kind} made from the template in NV index {template_index:#010x}" in doctor_tpm(machine)["detail"]
 
 
 def test_an_ek_template_of_another_kind_of_key_rules_out_that_ek(unlocked):
