@@ -48,6 +48,9 @@ uint64_t dids_tcti_now_ms(void);
 int dids_tcti_wait(int fd, short events, uint64_t until_ms);
 /// The 4-byte big-endian number at `p` (a header's size).
 uint32_t dids_tcti_be32(const uint8_t *p);
+/// Why transmit refuses `command` (BAD_REFERENCE, BAD_VALUE: not a whole command of the size its
+/// header says), or 0.
+TSS2_RC dids_tcti_refused_command(const uint8_t *command, size_t size);
 /// Hands a complete answer (`answer`, `length` bytes) to ESAPI's receive: its size where
 /// `response` is NULL (the answer is kept: 1), else copied when it fits (0: delivered), or
 /// INSUFFICIENT_BUFFER (1: kept). `*rc` is what receive returns.

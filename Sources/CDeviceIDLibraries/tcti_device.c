@@ -103,8 +103,8 @@ static int open_checked(int handle, const char *path, const struct stat *status)
 static TSS2_RC transmit(TSS2_TCTI_CONTEXT *context, size_t size, const uint8_t *command) {
     struct device_tcti *tcti = cast(context);
     if (!tcti) return DIDS_TCTI_RC_BAD_CONTEXT;
-    if (!command) return DIDS_TCTI_RC_BAD_REFERENCE;
-    if (size < DIDS_TCTI_HEADER || size > DIDS_TCTI_LARGEST || dids_tcti_be32(command + 2) != size) return DIDS_TCTI_RC_BAD_VALUE;
+    TSS2_RC refused = dids_tcti_refused_command(command, size);
+    if (refused) return refused;
     if (tcti->pending || tcti->received) return DIDS_TCTI_RC_BAD_SEQUENCE;  // the previous answer was not collected
     // An older kernel runs the command within write(): waiting, not computing (dids_tpm_pause).
     int paused = dids_tpm_pause();

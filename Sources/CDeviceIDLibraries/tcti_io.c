@@ -32,6 +32,13 @@ uint32_t dids_tcti_be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+TSS2_RC dids_tcti_refused_command(const uint8_t *command, size_t size) {
+    if (!command) return DIDS_TCTI_RC_BAD_REFERENCE;
+    if (size < DIDS_TCTI_HEADER || size > DIDS_TCTI_LARGEST || dids_tcti_be32(command + 2) != size)
+        return DIDS_TCTI_RC_BAD_VALUE;
+    return 0;
+}
+
 int dids_tcti_deliver(const uint8_t *answer, size_t length, size_t *size, uint8_t *response, TSS2_RC *rc) {
     *rc = 0;
     if (!response) { *size = length; return 1; }  // asked for the size: kept for the next call

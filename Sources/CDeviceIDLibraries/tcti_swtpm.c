@@ -124,8 +124,8 @@ static TSS2_RC failed(struct swtpm_tcti *tcti) {
 static TSS2_RC transmit(TSS2_TCTI_CONTEXT *context, size_t size, const uint8_t *command) {
     struct swtpm_tcti *tcti = cast(context);
     if (!tcti) return DIDS_TCTI_RC_BAD_CONTEXT;
-    if (!command) return DIDS_TCTI_RC_BAD_REFERENCE;
-    if (size < DIDS_TCTI_HEADER || size > DIDS_TCTI_LARGEST || dids_tcti_be32(command + 2) != size) return DIDS_TCTI_RC_BAD_VALUE;
+    TSS2_RC refused = dids_tcti_refused_command(command, size);
+    if (refused) return refused;
     if (tcti->connection >= 0) return DIDS_TCTI_RC_BAD_SEQUENCE;  // the previous answer was not collected
     tcti->connection = connect_by(&tcti->command_address, tcti->deadline_ms);
     if (tcti->connection < 0) return failed(tcti);
