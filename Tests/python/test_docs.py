@@ -1,12 +1,14 @@
 """The README and docs/ hold to the code and to each other: the README stays short, every
 citation of a state-model rule or of a documented section names one that exists, docs/ARCHITECTURE.md
-lists the layers scripts/check-layers ranks, every relative link resolves, and docs/ENVIRONMENTS.md
-keeps what scripts/gen-man reads from it.
+lists the layers scripts/check-layers ranks, every relative link resolves, docs/ENVIRONMENTS.md
+keeps what scripts/gen-man reads from it, and docs/TESTING.md lists the stages scripts/test runs (each of
+which passes on or refuses its arguments).
 
 Only the standard library and the files of this checkout: no build, no keyring, no environment
 that scripts/test exports."""
 import pathlib
 import re
+import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -229,3 +231,46 @@ def test_environments_md_has_what_gen_man_reads():
     assert read <= documented, ("variables the library reads but deviceid(1)'s ENVIRONMENT (docs/ENVIRONMENTS.md, "
                                 'the table right under "### Environment") does not list: '
                                 f"{sorted(read - documented)}")
+
+
+# 7. docs/TESTING.md lists the stages scripts/test runs, each stage passes on its arguments, and
+#    the Swift test TESTING.md shows how to run alone exists.
+
+STAGES = ROOT / "scripts" / "stages"
+
+
+def test_testing_md_lists_every_stage_of_scripts_test():
+    listed = subprocess.run([ROOT / "scripts" / "test", "--list"], capture_output=True, text=True, check=True)
+    stages = listed.stdout.split()
+    assert stages, "scripts/test --list names no stage"
+    table = re.findall(r"^\| `([a-z-]+)` \|", (DOCS / "TESTING.md").read_text(), re.M)
+    assert table == stages, (f"docs/TESTING.md's stage table lists {table}; scripts/test --list names {stages} "
+                             "(the same, in the same order)")
+    files = sorted(p.name for p in STAGES.iterdir() if p.name != "common")
+    assert files == sorted(stages), f"scripts/stages holds {files}, scripts/test --list names {sorted(stages)}"
+
+
+def test_every_stage_passes_its_arguments_on():
+    """scripts/test gives the last stage the arguments after --: each stage passes them to what
+    it runs, or refuses them (no_arguments "$@" of scripts/stages/common); none drops them."""
+    dropping = []
+    for path in sorted(STAGES.iterdir()):
+        if path.name == "common":
+            continue
+        code = [line for line in path.read_text().splitlines() if not line.lstrip().startswith("#")]
+        if not any('"$@"' in line for line in code):
+            dropping.append(path.name)
+    assert not dropping, (f"stages that drop the arguments scripts/test gives them: {dropping} "
+                          '(pass "$@" to the stage\'s runner, or call no_arguments "$@")')
+
+
+def test_testing_md_runs_one_swift_test_that_exists():
+    text = (DOCS / "TESTING.md").read_text().replace("\n", " ")
+    shown = re.search(r"`scripts/test swift -- --filter (\w+)\.(\w+)/(\w+)`", text)
+    assert shown, "docs/TESTING.md no longer shows how to run one Swift test (scripts/test swift -- --filter T.C/m)"
+    target, case, method = shown.groups()
+    assert f'.testTarget(name: "{target}"' in (ROOT / "Package.swift").read_text(), f"no test target {target}"
+    sources = "\n".join(p.read_text() for p in (ROOT / "Tests" / target).rglob("*.swift"))
+    assert re.search(rf"\bclass {case}\b(.|\n)*?\bfunc {method}\(", sources), \
+        f"docs/TESTING.md runs {target}.{case}/{method}, which Tests/{target} does not define"
+
