@@ -11,7 +11,15 @@
  *   configuration (as every sd-bus call takes its bus, NULL the default one);
  * - every function returning int returns 0 (DEVICEID_OK) or a negative DEVICEID_E_* status, or
  *   where its doc says so a value of 0 or more;
- * - names are verb first: deviceid_get_backend(), deviceid_set_advertising_limited();
+ * - names go from the object to what is done to it, deviceid_OBJECT_VERB: deviceid_secret_store(),
+ *   deviceid_uuid_parse(), deviceid_context_free(); a call that answers a question is named for
+ *   its answer: deviceid_status_name(), deviceid_mac_address(), deviceid_version(). A verb leads
+ *   only in the bare verbs (get, reset, attest, assert, free), whose object is the device's own
+ *   identifier or key or, for free, any result; in attestation's other steps, deviceid_attest_STEP;
+ *   and in the configuration's accessors, deviceid_get_SETTING and deviceid_set_SETTING (and
+ *   deviceid_get_environment). The verbs: get, set, reset, free, new, store, lookup, delete,
+ *   generate, parse, format, survives, attest, assert (Tests/python/test_docs.py holds every
+ *   declared name to this rule);
  * - strings are NUL-terminated UTF-8; names (app ids, services, accounts) are 1 to
  *   DEVICEID_NAME_MAX - 1 bytes without control characters;
  * - results go to caller buffers of documented size, or are allocated by the library and released

@@ -1,8 +1,9 @@
 """The README and docs/ hold to the code and to each other: the README stays short, every
 citation of a state-model rule or of a documented section names one that exists, docs/ARCHITECTURE.md
 lists the layers scripts/check-layers ranks, every relative link resolves, docs/ENVIRONMENTS.md
-keeps what scripts/gen-man reads from it, and docs/TESTING.md lists the stages scripts/test runs (each of
-which passes on or refuses its arguments).
+keeps what scripts/gen-man reads from it, docs/TESTING.md lists the stages scripts/test runs (each of
+which passes on or refuses its arguments), and every function the headers declare follows their
+naming rule.
 
 Only the standard library and the files of this checkout: no build, no keyring, no environment
 that scripts/test exports."""
@@ -274,3 +275,63 @@ def test_testing_md_runs_one_swift_test_that_exists():
     assert re.search(rf"\bclass {case}\b(.|\n)*?\bfunc {method}\(", sources), \
         f"docs/TESTING.md runs {target}.{case}/{method}, which Tests/{target} does not define"
 
+
+# 8. Every function the headers declare is named as include/deviceid.h's conventions say.
+
+HEADERS = [ROOT / "include" / "deviceid.h", ROOT / "include" / "deviceid-techniques.h"]
+
+
+def naming_rule():
+    """The conventions' naming rule, as include/deviceid.h writes it: (the bare verbs, the verbs
+    that may lead a longer name, every verb)."""
+    preamble = re.match(r"/\*(.*?)\*/", HEADERS[0].read_text(), re.S).group(1)
+    rule = re.search(r"- names go from the object(.*?)(?=\n \* - )", preamble, re.S)
+    assert rule, 'include/deviceid.h\'s conventions have no "- names go from the object…": update this test'
+    text = re.sub(r"\s*\n \*\s*", " ", rule.group(1))
+    bare = re.search(r"the bare verbs \(([a-z, ]+)\)", text)
+    verbs = re.search(r"The verbs: ([a-z, ]+) \(", text)
+    assert bare and verbs, f"the naming rule no longer lists its bare verbs and its verbs: {text}"
+    leading = set(re.findall(r"\bdeviceid_([a-z]+)_[A-Z]+\b", text)) - {"OBJECT"}
+    return set(bare.group(1).split(", ")), leading, set(verbs.group(1).split(", ")), text
+
+
+def declared_functions():
+    return sorted({m.group(1) for header in HEADERS
+                   for m in re.finditer(r"^[a-z][^(\n]*?[ *](deviceid_\w+)\(", header.read_text(), re.M)})
+
+
+def misnamed(names, bare, leading, verbs):
+    """The names that follow no form of the rule: a verb before the last word (or alone, unless
+    a bare verb), outside the families a verb leads."""
+    bad = []
+    for name in names:
+        words = name.removeprefix("deviceid_").split("_")
+        if len(words) == 1:
+            if words[0] in verbs - bare:
+                bad.append(f"{name}: {words[0]} is no bare verb")
+        elif words[0] not in leading and verbs.intersection(words[:-1]):
+            bad.append(f"{name}: the verb {sorted(verbs.intersection(words[:-1]))[0]} is not last")
+    return bad
+
+
+def test_every_declared_function_follows_the_naming_rule():
+    bare, leading, verbs, text = naming_rule()
+    names = declared_functions()
+    assert len(names) > 40 and "deviceid_get" in names and "deviceid_uuid_parse" in names, names
+    assert bare <= verbs and leading <= verbs, f"the bare and leading verbs are verbs of the list: {text}"
+    bad = misnamed(names, bare, leading, verbs)
+    assert not bad, "names that break include/deviceid.h's naming rule (the exported ones are fixed; a new one " \
+        "follows the rule):\n  " + "\n  ".join(bad)
+    words = {w for name in names for w in name.removeprefix("deviceid_").split("_")}
+    assert verbs <= words, f"the rule lists verbs no name uses: {sorted(verbs - words)}"
+    assert all(f"deviceid_{verb}" in names for verb in bare), f"a bare verb is no function: {sorted(bare)}"
+    cited = set(re.findall(r"\b(deviceid_[a-z_]+)\(\)", text)) | set(re.findall(r"\b(deviceid_[a-z_]+)\)", text))
+    assert cited and cited <= set(names), f"the rule cites functions that are not declared: {sorted(cited - set(names))}"
+
+
+def test_the_naming_check_refuses_a_verb_first_name():
+    bare, leading, verbs, _ = naming_rule()
+    assert misnamed(["deviceid_store_secret", "deviceid_reset_identifier", "deviceid_lookup"], bare, leading, verbs) \
+        == ["deviceid_store_secret: the verb store is not last",
+            "deviceid_reset_identifier: the verb reset is not last",
+            "deviceid_lookup: lookup is no bare verb"]
