@@ -11,7 +11,7 @@ import stat
 
 import pytest
 
-from conftest import KEYRING_CONTROL, ROOT, UUID_V4_TEXT, in_fresh_keyring, run, tool
+from conftest import KEYRING_CONTROL, ROOT, UNDER_VALGRIND, UUID_V4_TEXT, in_fresh_keyring, run, tool
 
 SECRET = "hunter2-first-hour"
 
@@ -109,7 +109,7 @@ def test_a_plaintext_secret_from_before_is_read_with_a_note_and_can_move_to_the_
 
 def definitely_lost(args, env):
     result = run(["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite", "--error-exitcode=99",
-                  *args], env=env, timeout=300)
+                  *args], env={**env, **UNDER_VALGRIND}, timeout=300)
     assert "definitely lost" in result.stderr or "no leaks are possible" in result.stderr, result.stderr[-2000:]
     return result
 
@@ -133,7 +133,7 @@ def test_a_first_get_through_the_keyring_loses_nothing(cli, tmp_path):
                 --errors-for-leak-kinds=definite --error-exitcode=99 {cli} get com.example.fresh >/dev/null 2>"$HOME/$backend.log"
             echo "$backend $? $(grep -c 'definitely lost: 0 bytes' "$HOME/$backend.log")"
         done
-    """, timeout=300)
+    """, env=UNDER_VALGRIND, timeout=300)
     assert result.stdout.split("\n")[:2] == ["auto 0 1", "secret-service 0 1"], result.stdout + result.stderr[-2000:]
 
 

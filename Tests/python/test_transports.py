@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import NOBODY, ROOT, as_nobody, run
+from conftest import NOBODY, ROOT, UNDER_VALGRIND, as_nobody, run
 
 FAKE = str(ROOT / "Tests" / "fakes" / "fake-secret-service")
 
@@ -222,7 +222,7 @@ def leak_probe(tmp_path):
 
 def lost_bytes(binary, *args):
     result = run(["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect",
-                  "--child-silent-after-fork=no", str(binary), *args], timeout=300)
+                  "--child-silent-after-fork=no", str(binary), *args], env=UNDER_VALGRIND, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     lost = re.findall(r"(?:definitely|indirectly) lost: ([\d,]+) bytes", result.stderr)
     assert lost, result.stderr[-3000:]
