@@ -1,5 +1,6 @@
 # Builds and installs libdeviceid, its header and .pc file, the `deviceid` command and the Python
-# package. `make install PREFIX=/opt/x DESTDIR=/tmp/stage` stages elsewhere.
+# package. `make install PREFIX=/opt/x DESTDIR=/tmp/stage` stages elsewhere. The server side
+# (server/: deviceid-verifier, pure Python) has targets of its own: install-verifier, verifier-wheel.
 PREFIX ?= /usr/local
 override PREFIX := $(patsubst %/,%,$(PREFIX))
 DESTDIR ?=
@@ -43,12 +44,17 @@ VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 # The soname's number is the ABI generation, not the version's major: 0.x was .so.1, and 1.0's
 # context-first API (docs/MIGRATING.md) is .so.2, packaged as libdeviceid2 (Debian policy 8.1).
 SONAME := libdeviceid.so.2
+# The installed file is named for the soname, then the version's minor and patch (libtool's and
+# Debian's habit: libdeviceid.so.2.0.0 for 1.0.0, libdeviceid.so.2.1.0 for 1.1.0), never for the
+# version's major, which is not the ABI's.
+VERSION_PATCH := $(word 3,$(subst ., ,$(VERSION)))
+REALNAME := $(SONAME).$(VERSION_MINOR).$(VERSION_PATCH)
 # The library and the CLI are Embedded Swift (see Package.swift and scripts/swift-embedded): no
 # Swift runtime, no libstdc++.
 BUILD := .build/embedded/release
 SWIFT_BUILD := scripts/swift-embedded --build-path .build/embedded
 
-.PHONY: all build man install install-strip uninstall test clean deb wheel
+.PHONY: all build man install install-strip install-verifier uninstall test clean deb wheel verifier-wheel
 
 all: build man
 
@@ -76,10 +82,10 @@ pc_path = $(if $(filter $(PREFIX)/%,$(1)),$${prefix}/$(patsubst $(PREFIX)/%,%,$(
 
 install: build man
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid_verifier $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	install -m 0755 $(INSTALL_STRIP) $(BUILD)/libdeviceid.so $(DESTDIR)$(LIBDIR)/libdeviceid.so.$(VERSION)
-	ln -sfn libdeviceid.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	install -m 0755 $(INSTALL_STRIP) $(BUILD)/libdeviceid.so $(DESTDIR)$(LIBDIR)/$(REALNAME)
+	ln -sfn $(REALNAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libdeviceid.so
 	install -m 0644 include/deviceid.h include/deviceid-techniques.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PC_PREFIX)|' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|' \
@@ -94,26 +100,8 @@ install: build man
 	install -m 0644 completions/_deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid
 	install -m 0644 completions/deviceid.fish $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	install -m 0644 python/deviceid/*.py python/deviceid/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid/
-	install -m 0644 python/deviceid_verifier/*.py python/deviceid_verifier/py.typed $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/
-	for d in _store _service schemas; do install -d $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/$$d || exit 1; done
-	install -m 0644 python/deviceid_verifier/_store/*.py $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/_store/
-	install -m 0644 python/deviceid_verifier/_service/*.py $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/_service/
-	install -m 0644 python/deviceid_verifier/schemas/*.json $(DESTDIR)$(PYTHONDIR)/deviceid_verifier/schemas/
-# The package's metadata (deviceid_linux-VERSION.dist-info: the distribution is deviceid-linux), written by setuptools from pyproject.toml
-# (setuptools >= 61 and, before setuptools 70.1, wheel: python3-setuptools python3-wheel), so that
-# importlib.metadata.version("deviceid-linux") answers for this install as for a wheel's. INSTALLER
-# names who installed it (PEP 376): pip then refuses to uninstall it over the owner's head.
-	rm -rf $(BUILD)/dist-info $(DESTDIR)$(PYTHONDIR)/deviceid_linux-*.dist-info && mkdir -p $(BUILD)/dist-info
-	$(PYTHON) setup.py -q dist_info --output-dir $(abspath $(BUILD)/dist-info) >/dev/null 2>&1 \
-		|| $(PYTHON) setup.py -q dist_info --output-dir $(abspath $(BUILD)/dist-info)
-	cp -r $(BUILD)/dist-info/deviceid_linux-$(VERSION).dist-info $(DESTDIR)$(PYTHONDIR)/
-	echo $(PYTHON_INSTALLER) > $(DESTDIR)$(PYTHONDIR)/deviceid_linux-$(VERSION).dist-info/INSTALLER
-	chmod -R u=rwX,go=rX $(DESTDIR)$(PYTHONDIR)/deviceid_linux-$(VERSION).dist-info
-# Byte-compiled, as pip and dh_python3 do: without it every import compiles the modules again
-# wherever the directory is not writable or PYTHONDONTWRITEBYTECODE is set (6 ms of a 20 ms
-# `import deviceid; get()`). PYCOMPILE=no for packagers whose tools compile at install time.
-	if [ "$(PYCOMPILE)" != no ]; then for p in deviceid deviceid_verifier; do $(PYTHON) -m compileall -q \
-		-d $(PYTHONDIR)/$$p $(DESTDIR)$(PYTHONDIR)/$$p || exit 1; done; fi
+	$(call python_metadata,.,deviceid_linux)
+	$(call python_compile,deviceid)
 # The loader's cache, only when LIBDIR is one of its directories (a private prefix is not).
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null \
 		&& ldconfig -v -N -X 2>/dev/null | sed -n 's|^\(/[^:]*\):.*|\1|p' | xargs -r readlink -f \
@@ -122,17 +110,56 @@ install: build man
 install-strip:
 	$(MAKE) install INSTALL_STRIP=-s
 
+# The server's package (server/deviceid_verifier) and its metadata in PYTHONDIR, for installs that
+# are not its wheel (the Debian package python3-deviceid-verifier). `make install` leaves it out: a
+# device needs no verifier, and a server none of the client. Nothing is built.
+install-verifier:
+	cd server && find deviceid_verifier \( -name '*.py' -o -name py.typed -o -name '*.schema.json' \) \
+		-exec install -D -m 0644 {} $(abspath $(DESTDIR)$(PYTHONDIR))/{} \;
+	$(call python_metadata,server,deviceid_verifier)
+	$(call python_compile,deviceid_verifier)
+
+# $(call python_metadata,SOURCE,NAME): the metadata of the distribution in SOURCE (NAME-VERSION.dist-info),
+# written by setuptools from its pyproject.toml (setuptools >= 61 and, before setuptools 70.1,
+# wheel: python3-setuptools python3-wheel), so that importlib.metadata.version() answers for this
+# install as for a wheel's. INSTALLER names who installed it (PEP 376): pip then refuses to
+# uninstall it over the owner's head.
+define python_metadata
+	rm -rf .build/dist-info/$(2)-* $(DESTDIR)$(PYTHONDIR)/$(2)-*.dist-info && mkdir -p .build/dist-info
+	cd $(1) && { $(PYTHON) setup.py -q dist_info --output-dir $(abspath .build/dist-info) >/dev/null 2>&1 \
+		|| $(PYTHON) setup.py -q dist_info --output-dir $(abspath .build/dist-info); }
+	rm -rf $(1)/*.egg-info $(1)/python/*.egg-info
+	cp -r .build/dist-info/$(2)-$(VERSION).dist-info $(DESTDIR)$(PYTHONDIR)/
+	echo $(PYTHON_INSTALLER) > $(DESTDIR)$(PYTHONDIR)/$(2)-$(VERSION).dist-info/INSTALLER
+	chmod -R u=rwX,go=rX $(DESTDIR)$(PYTHONDIR)/$(2)-$(VERSION).dist-info
+endef
+# $(call python_compile,PACKAGE): byte-compiled, as pip and dh_python3 do: without it every import
+# compiles the modules again wherever the directory is not writable or PYTHONDONTWRITEBYTECODE is
+# set (6 ms of a 20 ms `import deviceid; get()`). PYCOMPILE=no for packagers whose tools compile
+# at install time.
+define python_compile
+	if [ "$(PYCOMPILE)" != no ]; then $(PYTHON) -m compileall -q -d $(PYTHONDIR)/$(1) $(DESTDIR)$(PYTHONDIR)/$(1); fi
+endef
+
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libdeviceid.so* $(DESTDIR)$(INCLUDEDIR)/deviceid.h $(DESTDIR)$(INCLUDEDIR)/deviceid-techniques.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/deviceid.pc $(DESTDIR)$(BINDIR)/deviceid \
 		$(DESTDIR)$(MANDIR)/man1/deviceid.1 $(DESTDIR)$(MANDIR)/man3/deviceid.3 $(DESTDIR)$(MANDIR)/man3/deviceid_*.3 \
 		$(DESTDIR)$(BASHCOMPDIR)/deviceid $(DESTDIR)$(ZSHCOMPDIR)/_deviceid $(DESTDIR)$(FISHCOMPDIR)/deviceid.fish
 	rm -rf $(DESTDIR)$(CMAKEDIR)
-	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid_verifier $(DESTDIR)$(PYTHONDIR)/deviceid_linux-*.dist-info
+	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid_linux-*.dist-info \
+		$(DESTDIR)$(PYTHONDIR)/deviceid_verifier $(DESTDIR)$(PYTHONDIR)/deviceid_verifier-*.dist-info
 
 # The release wheel, manylinux (built against Debian 11's glibc in a sysroot): dist/deviceid_linux-*.whl.
 wheel:
 	scripts/build-wheel dist
+
+# The server's wheel (server/), pure Python: DIST/deviceid_verifier-VERSION-py3-none-any.whl. Nothing
+# is compiled and no index is asked (Debian's python3-pip, -setuptools, -wheel).
+DIST ?= dist
+verifier-wheel:
+	$(PYTHON) -m pip wheel --no-deps --no-build-isolation --no-index -q ./server -w $(DIST)
+	rm -rf server/build server/*.egg-info
 
 test:
 	scripts/test
@@ -143,7 +170,8 @@ deb:
 	dpkg-buildpackage -b -us -uc
 	rm -rf dist/deb && mkdir -p dist/deb
 	mv ../deviceid_$(VERSION)_*.deb ../libdeviceid2_$(VERSION)_*.deb ../libdeviceid-dev_$(VERSION)_*.deb \
-		../python3-deviceid_$(VERSION)_all.deb ../deviceid-dbgsym_$(VERSION)_*.deb \
+		../python3-deviceid_$(VERSION)_all.deb ../python3-deviceid-verifier_$(VERSION)_all.deb \
+		../deviceid-dbgsym_$(VERSION)_*.deb \
 		../libdeviceid2-dbgsym_$(VERSION)_*.deb ../deviceid_$(VERSION)_*.changes \
 		../deviceid_$(VERSION)_*.buildinfo dist/deb/
 # Errors fail the build; warnings and information tags (-I) are shown, with their explanations.

@@ -112,4 +112,8 @@ if bdist_wheel is not None:
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "deviceid.h")) as header:
     VERSION = re.search(r'#define DEVICEID_VERSION_STRING "(.*)"', header.read()).group(1)
 
-setup(version=VERSION, cmdclass=commands, distclass=NativeDistribution)
+# deviceid-linux[verifier]: an alias of the server's own distribution (server/: deviceid-verifier,
+# pure Python, no part of this one) with its service and PostgreSQL extras, at this version.
+EXTRAS = {"verifier": [f"deviceid-verifier[service,postgresql] == {VERSION}"]}
+
+setup(version=VERSION, extras_require=EXTRAS, cmdclass=commands, distclass=NativeDistribution)

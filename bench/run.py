@@ -280,7 +280,7 @@ def activation_rows(tpm, scratch):
     challenge = os.path.join(scratch, "challenge.json")
     with open(challenge, "w") as f:
         f.write(subprocess.run(["/usr/bin/python3", "-c", CHALLENGE], input=request, text=True, check=True,
-                               capture_output=True, env=dict(ENV, PYTHONPATH=f"{ROOT}/python")).stdout)
+                               capture_output=True, env=dict(ENV, PYTHONPATH=f"{ROOT}/server")).stdout)
     activate = f"bash -c '{CLI} attest activate {APP} < {challenge} > /dev/null'"
     (kept,) = hyperfine([activate], runs=20, env=tpm)
     subprocess.run(["tpm2_evictcontrol", "-C", "o", "-c", "0x81010001"], check=True, capture_output=True)
@@ -289,7 +289,7 @@ def activation_rows(tpm, scratch):
         "deviceid attest activate, persistent EK", kept, "the same, the EK made from its template", made, "ms", "—")
 
 
-# A Privacy CA's challenge for the enrolment request on stdin (deviceid_verifier, from the tree).
+# A Privacy CA's challenge for the enrolment request on stdin (deviceid_verifier, from the tree's server/).
 CHALLENGE = """
 import datetime, sys
 from pathlib import Path

@@ -27,7 +27,7 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "Tests", "server"), os.path.join(ROOT, "Tests", "tpm")]
+sys.path[:0] = [os.path.join(ROOT, "server"), os.path.join(ROOT, "Tests", "server"), os.path.join(ROOT, "Tests", "tpm")]
 
 from cryptography import x509  # noqa: E402
 from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
@@ -240,7 +240,7 @@ def service(workers, database, ca_files, anchor, make_bodies):
         [sys.executable, "-m", "deviceid_verifier", "serve", "--database", database, "--ca-key", ca_files[0],
          "--ca-cert", ca_files[1], "--ek-anchor", anchor, "--bind", f"127.0.0.1:{port}", "--workers", str(workers)],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server")))
     try:
         deadline = time.monotonic() + 60
         while True:

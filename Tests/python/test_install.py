@@ -1,6 +1,7 @@
 """`make install` and `make uninstall`: a PREFIX install writes only under PREFIX (the Python
 package in PREFIX/lib/python3/dist-packages, for PYTHONPATH), and the default install puts the
-package where Debian's /usr/bin/python3 imports it."""
+package where Debian's /usr/bin/python3 imports it. `make install-verifier` installs the server's
+package alone (the Debian package's way), which `make install` leaves out."""
 import os
 import pathlib
 import re
@@ -38,6 +39,13 @@ def test_a_staged_prefix_install_writes_only_under_the_prefix(tmp_path):
     make("install", f"DESTDIR={stage}", f"PREFIX={prefix}")
     written = files(stage)
     assert any(path.endswith("/libdeviceid.so.2") for path in written), written
+    # The file is named for the soname and the version's minor and patch (1.0.0: .so.2.0.0), the
+    # soname and the development name link to it.
+    library = pathlib.Path(f"{stage}{prefix}/lib")
+    minor, patch = version().split(".")[1:]
+    assert [p.name for p in library.glob("libdeviceid.so*") if not p.is_symlink()] == [f"libdeviceid.so.2.{minor}.{patch}"]
+    assert os.readlink(library / "libdeviceid.so.2") == f"libdeviceid.so.2.{minor}.{patch}"
+    assert os.readlink(library / "libdeviceid.so") == "libdeviceid.so.2"
     outside = [path for path in written if not path.startswith(f"{stage}{prefix}/")]
     assert not outside, f"written outside PREFIX: {outside}"
 
@@ -73,6 +81,24 @@ def test_a_prefix_install_without_destdir_leaves_the_system_alone(tmp_path):
     assert (cache.stat().st_mtime_ns if cache.exists() else None) == before, "make install rebuilt /etc/ld.so.cache"
     make("uninstall", f"PREFIX={prefix}")
     assert files(prefix) == []
+
+
+def test_install_verifier_writes_the_server_package_alone_and_uninstall_removes_it(tmp_path):
+    stage, prefix = tmp_path / "stage", "/opt/deviceid-test"
+    assert "deviceid_verifier" not in make("install", f"DESTDIR={stage}", f"PREFIX={prefix}", dry_run=True)
+    make("install-verifier", f"DESTDIR={stage}", f"PREFIX={prefix}")
+    site = f"{stage}{prefix}/lib/python3/dist-packages"
+    assert sorted(os.listdir(site)) == ["deviceid_verifier", f"deviceid_verifier-{version()}.dist-info"]
+    ran = run([PYTHON, "-c", "import deviceid_verifier, importlib.metadata as m, importlib.util as u; "
+                             "print(deviceid_verifier.__file__, m.version('deviceid-verifier'), u.find_spec('deviceid'))"],
+              env={"PYTHONPATH": site})
+    assert ran.stdout == f"{site}/deviceid_verifier/__init__.py {version()} None\n", ran.stderr
+    make("uninstall", f"DESTDIR={stage}", f"PREFIX={prefix}")
+    assert files(stage) == []
+
+
+def version():
+    return re.search(r'#define DEVICEID_VERSION_STRING "(.*)"', (ROOT / "include/deviceid.h").read_text()).group(1)
 
 
 def test_the_default_install_puts_the_package_where_the_system_python_imports_it():

@@ -1,7 +1,8 @@
-"""Fixtures of the server tests: a PostgreSQL server these tests start on loopback (initdb as the
+"""Fixtures of the server tests, every test of the verifier (server/deviceid_verifier, imported from
+there: verifier_command.py): a PostgreSQL server these tests start on loopback (initdb as the
 `postgres` user, since PostgreSQL refuses root), SQLite files, stores of every kind, swtpm
-machines (Tests/tpm/machines.py) and verifier services run as users run them
-(`python3 -m deviceid_verifier serve`, under gunicorn). A missing component fails; nothing skips."""
+machines and Privacy CAs (Tests/tpm/machine_fixtures.py) and verifier services run as users run
+them (`python3 -m deviceid_verifier serve`, under gunicorn). A missing component fails; nothing skips."""
 import json
 import os
 import signal
@@ -16,11 +17,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-for path in (ROOT / "python", ROOT / "Tests" / "tpm"):
-    if str(path) not in sys.path:
-        sys.path.append(str(path))
+sys.path.append(str(ROOT / "Tests" / "tpm"))
 
-from machines import Machine, localca_files, make_ca_certificate, require_tools  # noqa: E402
+from verifier_command import environment  # noqa: E402  (first: the checkout's server/ on sys.path)
+from machine_fixtures import (  # noqa: E402,F401
+    ca, enrolled_a, machine_a, machine_b, machines, make_ca, new_ca_certificate, swtpm_localca,
+)
+from machines import localca_files, make_ca_certificate  # noqa: E402
 from postgres import Missing, PostgreSQL, free_port  # noqa: E402
 
 # tpm2-pytss 1.2 turns every TPM structure into an empty mock when unittest.mock was imported
@@ -69,27 +72,18 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("database_url", kinds, indirect=True)
 
 
+@pytest.fixture(scope="session")
+def verifier_wheel(tmp_path_factory) -> Path:
+    """The server's wheel, built as `make verifier-wheel` builds it (pure Python: nothing compiled)."""
+    dist = tmp_path_factory.mktemp("dist")
+    built = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "verifier-wheel", f"DIST={dist}"],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout + built.stderr
+    [wheel] = dist.glob("*.whl")
+    return wheel
+
+
 # -- machines and CAs ---------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def machines():
-    require_tools()
-    started = []
-
-    def make(label: str) -> Machine:
-        machine = Machine(label)
-        started.append(machine)
-        return machine
-
-    yield make
-    for machine in started:
-        machine.tpm.stop()
-
-
-@pytest.fixture(scope="module")
-def machine_a(machines):
-    return machines("a")
-
 
 @pytest.fixture(scope="module")
 def ek_anchors(machine_a, tmp_path_factory):
@@ -125,9 +119,7 @@ class Service:
                 "--workers", str(workers), *extra]
         for anchor in ek_anchors:
             argv += ["--ek-anchor", anchor]
-        env = dict(os.environ)
-        env.setdefault("PYTHONPATH", str(ROOT / "python"))  # scripts/test sets the installed copy
-        self.process = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=env,
+        self.process = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=environment(),
                                         start_new_session=True)
         deadline = time.monotonic() + TIMEOUT
         while True:

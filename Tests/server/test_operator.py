@@ -1,20 +1,12 @@
 """The operator's commands on a database: what they change, and that every bad operator input is
 a usage error (exit 2) with words, never a traceback."""
-import os
-import subprocess
-import sys
-
 import pytest
 
-from conftest import ROOT
 from postgres import free_port
+from verifier_command import cli
 
 
-def run(*argv):
-    env = dict(os.environ)
-    env.setdefault("PYTHONPATH", str(ROOT / "python"))
-    return subprocess.run([sys.executable, "-m", "deviceid_verifier", *argv], capture_output=True, text=True,
-                          timeout=60, env=env)
+run = cli
 
 
 def test_migrate_names_what_it_applied(database_url):

@@ -1,8 +1,8 @@
-"""The README's "Server" section runs as printed, in both modes: from the wheel (pip, with the
-[verifier] extra from PyPI) to a verified request and App Attest's registration and assertions,
-the device a swtpm reached through the installed `deviceid` command, on SQLite and again on
-PostgreSQL. scripts/stages/wheel runs it
-with the wheel it built (DEVICEID_TEST_WHEEL)."""
+"""The README's "Server" section runs as printed, in both modes: from the verifier's wheel (pip,
+with its service and postgresql extras from PyPI) to a verified request and App Attest's
+registration and assertions, the device a swtpm (DEVICEID_TPM_TCTI, as scripts/with-swtpm sets
+it) reached through the installed `deviceid` command, on SQLite and again on PostgreSQL; and it
+stops, rather than waits for ever, when `serve` exits."""
 import json
 import os
 import re
@@ -29,14 +29,6 @@ def block(marker: str, language: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def wheel():
-    path = os.environ.get("DEVICEID_TEST_WHEEL")
-    if not path or not Path(path).is_file():
-        pytest.fail("DEVICEID_TEST_WHEEL names no wheel: scripts/test wheel runs this test with the one it built")
-    return Path(path)
-
-
-@pytest.fixture(scope="module")
 def cli():
     path = os.environ.get("DEVICEID_TEST_CLI")
     if not path:
@@ -44,14 +36,20 @@ def cli():
     return Path(path)
 
 
-@pytest.mark.parametrize("mode", ["sqlite", "postgresql"])
-def test_the_readme_server_section_runs_as_printed(mode, wheel, cli, machine_a, postgresql, tmp_path):
+def readme_environment(cli, machine, tmp_path, verifier_wheel):
+    """What the block runs in: the device's `deviceid` and its TPM, the wheel in ./dist, no PYTHONPATH."""
     for tool in ("curl", "swtpm"):
         assert shutil.which(tool), f"{tool} is missing: run scripts/install-deps"
     (tmp_path / "dist").mkdir()
-    shutil.copy(wheel, tmp_path / "dist")
+    shutil.copy(verifier_wheel, tmp_path / "dist")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DATABASE")}
-    env.update(PATH=f"{cli.parent}:/usr/bin:/bin", DEVICEID_TPM_TCTI=machine_a.tpm.tcti, HOME=str(tmp_path))
+    env.update(PATH=f"{cli.parent}:/usr/bin:/bin", DEVICEID_TPM_TCTI=machine.tpm.tcti, HOME=str(tmp_path))
+    return env
+
+
+@pytest.mark.parametrize("mode", ["sqlite", "postgresql"])
+def test_the_readme_server_section_runs_as_printed(mode, verifier_wheel, cli, machine_a, postgresql, tmp_path):
+    env = readme_environment(cli, machine_a, tmp_path, verifier_wheel)
     if mode == "postgresql":
         env["DATABASE"] = postgresql.new_database()
     # the blocks as printed (the app server's Python in the venv the first made; a newline after
@@ -70,3 +68,13 @@ def test_the_readme_server_section_runs_as_printed(mode, wheel, cli, machine_a, 
     assert verification["type"] == "deviceid.verification"
     assert (verification["app_id"], verification["hardware_id"], verification["risk"]) == (
         "com.example.app", expected.stdout.strip(), 1)
+
+
+def test_the_readme_server_section_stops_when_serve_exits(verifier_wheel, cli, machine_a, tmp_path):
+    """A serve that cannot start (a database URL it refuses) ends the block, with serve's words."""
+    env = dict(readme_environment(cli, machine_a, tmp_path, verifier_wheel), DATABASE="nosuchdb://x")
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", block(MARKER, "sh")], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0 and result.stdout == "", result
+    assert "python3 -m deviceid_verifier: error: " in result.stderr and "No such process" in result.stderr, \
+        result.stderr

@@ -20,6 +20,7 @@ from deviceid_verifier import PrivacyCA, Rejected
 from deviceid_verifier._service._openapi import schema
 from machines import Machine, make_ca_certificate
 from test_deviceid_device import deviceid
+from verifier_command import cli, cli_rejection
 from test_endorsement import APP, doctor_tpm, enrol_and_attest, leaf_builder, nv_remove, nv_store, platform, request_of, unlocked  # noqa: F401
 
 AZURE_AK, AZURE_AK_CERTIFICATE = 0x81000003, 0x01C101D0
@@ -272,7 +273,6 @@ def test_doctor_names_a_platform_ak_made_from_its_template(unlocked, vtpm_root):
 def test_the_command_line_ca_takes_a_vtpm_root(unlocked, vtpm_root, swtpm_localca, tmp_path):
     """`python3 -m deviceid_verifier challenge --platform-ak-anchor` and `finish` (which needs no
     anchors) enrol an Azure-style vTPM; without the option the CLI refuses, naming it."""
-    from test_verifier import cli, cli_rejection
     machine = unlocked()
     azure_style(machine, vtpm_root)
     key, certificate = tmp_path / "ca.key", tmp_path / "ca.pem"

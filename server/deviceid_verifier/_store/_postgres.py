@@ -38,9 +38,9 @@ class PostgresStore(SQLStore):
         super().__init__()
         try:
             import psycopg  # noqa: F401
-        except ImportError as e:
-            raise RuntimeError("PostgreSQL needs psycopg 3 (Debian: apt-get install python3-psycopg; "
-                               "PyPI: pip install 'psycopg[binary]')") from e
+        except ImportError:  # a URL this install cannot open: the commands' usage error, with the install
+            raise ValueError("PostgreSQL needs psycopg 3 (Debian: apt install python3-psycopg; "
+                             "PyPI: pip install 'deviceid-verifier[postgresql]')") from None
         self.url = url
         self._connect_timeout = connect_timeout
 

@@ -7,12 +7,8 @@ import base64
 import datetime
 import itertools
 import json
-import os
 import random
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from cryptography import x509
@@ -20,8 +16,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from deviceid_verifier import Rejected, Verifier, WebAuthnVerifier
+from verifier_command import cli
 
-ROOT = Path(__file__).resolve().parents[2]
 APPS = (f"com.example.crl-{i}" for i in itertools.count())
 DER, PEM = serialization.Encoding.DER, serialization.Encoding.PEM
 
@@ -111,11 +107,6 @@ def test_a_crl_past_its_next_update_leaves_revocation_undecided(enrolled, ca):
 
 
 def test_the_command_line_verifies_with_a_crl(enrolled, ca, tmp_path):
-    def cli(*args, input=None):
-        path = os.pathsep.join(p for p in (str(ROOT / "python"), os.environ.get("PYTHONPATH")) if p)
-        return subprocess.run([sys.executable, "-m", "deviceid_verifier", *map(str, args)], input=input,
-                              capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=path))
-
     certificate, nonces, crl = tmp_path / "ca.pem", tmp_path / "nonces.json", tmp_path / "ca.crl"
     certificate.write_bytes(ca.certificate.public_bytes(PEM))
 

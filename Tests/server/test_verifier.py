@@ -8,7 +8,6 @@ import os
 import stat
 import struct
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -28,10 +27,10 @@ from deviceid_verifier import (
 from deviceid_verifier._credential import aes_cfb_encrypt
 from deviceid_verifier._tpm import parse_certify_attest
 from tools_device import DeviceError, b64, unb64
+from verifier_command import cli, cli_rejection
 
-APP_A = "com.example.a"  # both enrolled by the enrolled_a fixture (conftest.ENROLLED_APPS)
+APP_A = "com.example.a"  # both enrolled by the enrolled_a fixture (machine_fixtures.ENROLLED_APPS)
 APP_B = "com.example.b"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def rejected(reason, call, *args, **kwargs):
@@ -861,22 +860,6 @@ def test_swtpm_ek_certificate_chain(machine_a, swtpm_localca):
 
 
 # -- the command line (python3 -m deviceid_verifier) ---------------------------------------------
-
-def cli(*args, input=None):
-    """Run `python3 -m deviceid_verifier ARGS` with this checkout's package."""
-    path = os.pathsep.join(p for p in (str(ROOT / "python"), os.environ.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-m", "deviceid_verifier", *map(str, args)], input=input,
-                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=path))
-
-
-def cli_rejection(result) -> str:
-    assert result.returncode == 1, (result.returncode, result.stderr)
-    assert result.stdout == ""
-    report = json.loads(result.stderr)
-    assert set(report) == {"rejected", "message"} and report["message"]
-    assert report["rejected"] in REASONS
-    return report["rejected"]
-
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)

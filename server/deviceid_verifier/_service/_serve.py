@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> None:
     try:
         from gunicorn.app.base import BaseApplication  # type: ignore[import]  # gunicorn has no type hints
     except ImportError:
-        raise _inputs.Failure("serve needs gunicorn (Debian: apt-get install gunicorn; PyPI: pip install "
-                              "'deviceid[verifier]')") from None
+        raise _inputs.Failure("serve needs gunicorn (Debian: apt install gunicorn; PyPI: pip install "
+                              "'deviceid-verifier[service]')") from None
     application = _application(args)
     options: Dict[str, Any] = {
         "bind": args.bind, "workers": args.workers, "threads": args.threads,
