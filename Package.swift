@@ -4,12 +4,17 @@
 // Layers (one folder each):
 //   CDeviceIDLibc            the C library's headers, for both builds (Embedded Swift has no Glibc)
 //   CDeviceIDSystem          C for the system calls Swift cannot make: the ethtool ioctl,
-//                            secure_getenv, C11 atomics, a fork-aware swift_once (each file says why)
+//                            secure_getenv, C11 atomics, a fork-aware swift_once, what fork() waits
+//                            for and what a child closes (each file says why)
 //   CDeviceIDPrimitives      SHA-256/HMAC, UUID text and a per-thread pool of randomness, in C so
 //                            that the C ABI's fast paths can use them without Swift
-//   CDeviceIDLibraries       every other library, loaded on first use (dlopen): libsecret with GLib,
-//                            libcrypto, libdbus. Building needs none of their headers, and
-//                            libdeviceid.so.2 NEEDs libc and libm only
+//   CDeviceIDLibraries       the one loader of the libraries loaded on first use (dlopen), and the
+//                            keyring's and digests' ones: libsecret with GLib, libcrypto, libdbus.
+//                            Building needs none of their headers, and libdeviceid.so.2 NEEDs libc
+//                            and libm only
+//   CDeviceIDTPM             the TPM room: tpm2-tss's ABI and its loadable (tss2/), DeviceID's two
+//                            TCTIs (transports/), the conversation (session/); its public header
+//                            is the conversation API only
 //   CDeviceIDFastPaths       the C ABI's thread-local state (answer cache, last error)
 //   CDeviceIDAPI             include/deviceid.h and deviceid-techniques.h as a module, so that the
 //                            compiler holds every thunk to its declaration; statuses.tsv, the one
@@ -59,13 +64,15 @@ let package = Package(
         // Its swift_once (fork_aware_once.c) replaces the Embedded standard library's weak one.
         .target(name: "CDeviceIDSystem", cSettings: embedded ? [.define("DEVICEID_EMBEDDED")] : []),
         .target(name: "CDeviceIDPrimitives"),
-        .target(name: "CDeviceIDLibraries"),
+        .target(name: "CDeviceIDLibraries", dependencies: ["CDeviceIDSystem"]),
+        .target(name: "CDeviceIDTPM", dependencies: ["CDeviceIDLibraries", "CDeviceIDSystem"]),
         .target(name: "CDeviceIDFastPaths", cSettings: [.headerSearchPath("../../include")]),
         .systemLibrary(name: "CDeviceIDAPI"),
         .target(
             name: "DeviceID",
             // CDeviceIDAPI for the sizes the header owns (DEVICEID_NAME_MAX, DEVICEID_SECRET_MAX).
-            dependencies: ["CDeviceIDLibc", "CDeviceIDSystem", "CDeviceIDPrimitives", "CDeviceIDLibraries", "CDeviceIDAPI"],
+            dependencies: ["CDeviceIDLibc", "CDeviceIDSystem", "CDeviceIDPrimitives", "CDeviceIDLibraries", "CDeviceIDTPM",
+                           "CDeviceIDAPI"],
             swiftSettings: swiftSettings
         ),
         .target(

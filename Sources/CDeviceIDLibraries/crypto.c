@@ -1,5 +1,6 @@
 #include "CDeviceIDLibraries.h"
-#include "loader.h"
+#include "dids_loader.h"
+#include "CDeviceIDSystem.h"
 
 DIDS_STATIC_POINTERS(DIDS_CRYPTO_FUNCTIONS)
 DIDS_LOADABLE(dids_crypto_loadable, DIDS_CRYPTO_FUNCTIONS, "libcrypto.so.3",
@@ -76,9 +77,9 @@ static int digest(int algorithm, const void *data, size_t size, unsigned char *o
 // The fetch (a pthread_once a child forked during it would find in progress for good) and the
 // digest, under the lock fork() waits for.
 int dids_crypto_digest(int algorithm, const void *data, size_t size, unsigned char *out) {
-    dids_crypto_begin();
+    dids_computing_begin();
     int status = digest(algorithm, data, size, out);
-    dids_crypto_end();
+    dids_computing_end();
     return status;
 }
 

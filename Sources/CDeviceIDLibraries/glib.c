@@ -1,5 +1,5 @@
 #include "CDeviceIDLibraries.h"
-#include "loader.h"
+#include "dids_loader.h"
 
 DIDS_STATIC_POINTERS(DIDS_GLIB_FUNCTIONS)
 DIDS_LOADABLE(dids_glib_loadable, DIDS_GLIB_FUNCTIONS, "libgio-2.0.so.0",

@@ -1,18 +1,17 @@
 #include "CDeviceIDLibraries.h"
-#include "loader.h"
+#include "dids_loader.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-static struct dids_loadable *loadable(dids_library library) {
+dids_loadable *dids_library_loadable(dids_library library) {
     switch (library) {
     case DIDS_LIBRARY_GLIB: return &dids_glib_loadable;
     case DIDS_LIBRARY_SECRET: return &dids_secret_loadable;
     case DIDS_LIBRARY_CRYPTO: return &dids_crypto_loadable;
     case DIDS_LIBRARY_DBUS: return &dids_dbus_loadable;
-    case DIDS_LIBRARY_TPM: return &dids_tpm_loadable;
     }
     return NULL;
 }
@@ -98,8 +97,7 @@ static void load(struct dids_loadable *l) {
     __atomic_store_n(&l->status, DIDS_LIBRARY_LOADED, __ATOMIC_RELEASE);
 }
 
-int dids_library_load(dids_library library) {
-    struct dids_loadable *l = loadable(library);
+int dids_loadable_load(dids_loadable *l) {
     if (l == NULL) return DIDS_LIBRARY_ABSENT;
     int status = __atomic_load_n(&l->status, __ATOMIC_ACQUIRE);
     if (status == DIDS_LIBRARY_LOADED || status == DIDS_LIBRARY_ABSENT) return status;
@@ -110,16 +108,14 @@ int dids_library_load(dids_library library) {
     return status;
 }
 
-void dids_library_failure(dids_library library, char *out, size_t size) {
+void dids_loadable_failure(dids_loadable *l, char *out, size_t size) {
     if (size == 0) return;
-    struct dids_loadable *l = loadable(library);
     pthread_mutex_lock(&lock);
     snprintf(out, size, "%s", l == NULL ? "no such library"
              : __atomic_load_n(&l->status, __ATOMIC_ACQUIRE) == DIDS_LIBRARY_LOADED ? "" : l->failure);
     pthread_mutex_unlock(&lock);
 }
 
-int dids_library_is_loaded(dids_library library) {
-    struct dids_loadable *l = loadable(library);
+int dids_loadable_is_loaded(dids_loadable *l) {
     return l != NULL && __atomic_load_n(&l->status, __ATOMIC_ACQUIRE) == DIDS_LIBRARY_LOADED;
 }

@@ -1,5 +1,5 @@
 #include "CDeviceIDLibraries.h"
-#include "loader.h"
+#include "dids_loader.h"
 
 DIDS_STATIC_POINTERS(DIDS_SECRET_FUNCTIONS)
 DIDS_LOADABLE(dids_secret_loadable, DIDS_SECRET_FUNCTIONS, "libsecret-1.so.0",

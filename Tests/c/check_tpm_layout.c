@@ -1,8 +1,9 @@
-// DeviceID's stand-ins for tpm2-tss's structures (dids_tpm.h) against <tss2/tss2_esys.h>: same
+// DeviceID's stand-ins for tpm2-tss's structures (CDeviceIDTPM's tss2/tss2.h) against <tss2/tss2_esys.h>: same
 // sizes, alignments and offsets, and the same constants. Compiled (-fsyntax-only) where
 // libtss2-dev is installed, on Debian 12 (tpm2-tss 3.2.1) and 13 (4.0.1):
 //
-//   cc -std=c11 -Werror -fsyntax-only -I Sources/CDeviceIDLibraries/include Tests/c/check_tpm_layout.c
+//   cc -std=c11 -Werror -fsyntax-only -I Sources/CDeviceIDTPM/tss2 -I Sources/CDeviceIDTPM/include
+//      -I Sources/CDeviceIDLibraries/include Tests/c/check_tpm_layout.c
 #include <stddef.h>
 #include <tss2/tss2_esys.h>
 #include <tss2/tss2_mu.h>
@@ -10,7 +11,7 @@
 
 // The stand-ins, by their tags, next to the real typedefs.
 #define DIDS_CHECK_AGAINST_REAL_HEADERS 1
-#include "dids_tpm.h"
+#include "tss2.h"
 
 #define SAME(real, ours) _Static_assert(sizeof(real) == sizeof(struct ours) && _Alignof(real) == _Alignof(struct ours), #real)
 SAME(TPM2B_PUBLIC, dids_tpm2b_public);

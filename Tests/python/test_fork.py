@@ -118,7 +118,7 @@ def test_a_child_forked_while_another_thread_seals_seals_too(tmp_path, monkeypat
     """The file store seals secrets with AES-256-GCM in libcrypto, which takes locks of its own (an
     implicit fetch in every EVP_EncryptInit_ex): a child forked while another thread held one would
     wait for it for good in its own first seal. fork() waits for the sealing under way
-    (dids_crypto_begin). Every child, forked at a random moment of the parent's sealing, stores
+    (dids_computing_begin). Every child, forked at a random moment of the parent's sealing, stores
     and reads back a secret of its own within 5 s."""
     directory = tmp_path / "store"
     monkeypatch.setenv("DEVICEID_STORE_DIR", str(directory))

@@ -85,12 +85,8 @@ int dids_crypto_digest(int algorithm, const void *data, size_t size, unsigned ch
 /// As dids_crypto_digest, written as lowercase hex with a NUL (33 or 65 bytes).
 int dids_crypto_hex_digest(int algorithm, const void *data, size_t size, char *out);
 
-/// libcrypto's work is done between begin and end (they nest): under the lock fork() waits for
-/// (tpm_descriptors.c), beside ESAPI's, so that a child is never forked while another thread holds
-/// one of libcrypto's locks (an implicit fetch in EVP_EncryptInit_ex takes its store's lock),
-/// which the child's own first call would wait for for good. dids_crypto_digest takes it itself.
-void dids_crypto_begin(void);
-void dids_crypto_end(void);
+/// libcrypto's work is done between dids_computing_begin and _end (CDeviceIDSystem.h), which
+/// fork() waits for; dids_crypto_digest takes it itself.
 #endif
 
 #endif

@@ -7,7 +7,10 @@
 //   atomic_counter.c      C11 atomics: Embedded Swift on Linux has no Synchronization module;
 //   fork_safe_mutex.c     every mutex in one list a pthread_atfork child handler frees, with
 //                         prepare/parent handlers around it (three C function pointers), and
-//                         the prepare handler that settles Swift's lazy globals before a fork.
+//                         the prepare handler that settles Swift's lazy globals before a fork;
+//   fork_guard.c          what fork() waits for (libcrypto's computing) and the descriptors a
+//                         forked child closes, under one prepare handler that takes its two locks
+//                         in order.
 // Internal to libdeviceid: the dids_ prefix keeps them out of the exported deviceid_* set.
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +41,27 @@ int dids_mutex_lock_until(dids_mutex *m, const struct timespec *realtime_deadlin
 /// Swift lazy globals the entry points use) before every fork: none is then mid-initialisation in
 /// a child. The first caller's function is kept.
 void dids_fork_settle(void (*initialisers)(void));
+
+/// Computing that fork() waits for: libcrypto's work, DeviceID's own and tpm2-tss's ESAPI (whose
+/// computing is libcrypto's), is done between begin and end (they nest), under a lock fork()'s
+/// prepare handler takes for writing, so that a child is never forked while another thread holds
+/// one of libcrypto's locks (an implicit fetch in EVP_EncryptInit_ex takes its store's lock), which
+/// the child's own first call would wait for for good. Waiting is not computing: a thread that
+/// waits for a device pauses it (pause's answer goes to resume), and fork() need not wait for that.
+void dids_computing_begin(void);
+void dids_computing_end(void);
+int dids_computing_pause(void);
+void dids_computing_resume(int paused);
+
+/// Descriptors only the parent keeps: closed in every forked child (a child must not keep its
+/// parent's connection to a TPM). A Unix stream socket born non-blocking and close-on-exec (-1 and
+/// errno), and its end: shut down for every copy, then closed; a file opened close-on-exec with
+/// `flags` (-1 and errno), and its end (`busy`: a command is still running, whose end the close
+/// waits for in the kernel: then closed outside the lock fork() takes). EMFILE when 256 are open.
+int dids_parent_only_socket(void);
+void dids_parent_only_close_socket(int fd);
+int dids_parent_only_open(const char *path, int flags);
+void dids_parent_only_close(int fd, int busy);
 
 /// secure_getenv(3): NULL in a set-user-ID, set-group-ID or capability-raised process.
 const char *dids_secure_getenv(const char *name);

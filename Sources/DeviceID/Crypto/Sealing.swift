@@ -1,4 +1,5 @@
 import CDeviceIDLibraries
+import CDeviceIDSystem
 
 /// Authenticated encryption of a value kept in files (AES-256-GCM, through OpenSSL's libcrypto):
 /// how a secret stored in a sandboxed app's files is kept at rest, keyed from the Secret portal's
@@ -33,8 +34,8 @@ enum Sealing {
             throw DeviceIDError(.internal, "a sealing key is \(keySize) bytes and a nonce \(nonceSize)")
         }
         try OnDemandLibrary.crypto.require()
-        dids_crypto_begin()  // libcrypto's locks, which a child forked meanwhile must not inherit
-        defer { dids_crypto_end() }
+        dids_computing_begin()  // libcrypto's locks, which a child forked meanwhile must not inherit
+        defer { dids_computing_end() }
         guard let cipher = dids_EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
         defer { dids_EVP_CIPHER_CTX_free(cipher) }
         // Errors libcrypto queues here are dropped; the caller's own queued errors stay.
@@ -62,8 +63,8 @@ enum Sealing {
         let body = Array(sealed[(8 + nonceSize)..<(sealed.count - tagSize)])
         var tag = Array(sealed[(sealed.count - tagSize)...])
         try OnDemandLibrary.crypto.require()
-        dids_crypto_begin()  // libcrypto's locks, which a child forked meanwhile must not inherit
-        defer { dids_crypto_end() }
+        dids_computing_begin()  // libcrypto's locks, which a child forked meanwhile must not inherit
+        defer { dids_computing_end() }
         guard let cipher = dids_EVP_CIPHER_CTX_new() else { throw DeviceIDError(.noMemory) }
         defer { dids_EVP_CIPHER_CTX_free(cipher) }
         dids_ERR_set_mark()

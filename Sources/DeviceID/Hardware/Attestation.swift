@@ -1,4 +1,4 @@
-import CDeviceIDLibraries
+import CDeviceIDTPM
 
 /// The device's side of attestation (docs/HARDWARE-ID.md, "Attestation"), in wire format v1:
 /// JSON objects with base64 fields, each TPM structure in the TPM's own marshalled form.

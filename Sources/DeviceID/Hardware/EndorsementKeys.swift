@@ -1,4 +1,4 @@
-import CDeviceIDLibraries
+import CDeviceIDTPM
 
 /// The endorsement keys a TPM offers for attestation (docs/HARDWARE-ID.md, "Endorsement keys"):
 /// the TCG EK Credential Profile's templates DeviceID knows (`dids_tpm_ek`), found by the

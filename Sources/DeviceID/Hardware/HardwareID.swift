@@ -1,4 +1,4 @@
-import CDeviceIDLibraries
+import CDeviceIDTPM
 
 /// The hardware-bound, per-app ID (docs/HARDWARE-ID.md): the Name of a key the TPM derives from
 /// its storage primary seed and the app id, hashed into a UUID. Stored nowhere; the same on the

@@ -1,4 +1,4 @@
-import CDeviceIDLibraries
+import CDeviceIDTPM
 
 /// A platform attestation key (docs/HARDWARE-ID.md, "Platform attestation keys"): the AK a cloud's
 /// virtual TPM keeps, persistent (Azure) or made from a template in NV (GCE), with a certificate in

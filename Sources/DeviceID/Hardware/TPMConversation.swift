@@ -1,7 +1,7 @@
-import CDeviceIDLibraries
+import CDeviceIDTPM
 import CDeviceIDLibc
 
-/// One conversation with the TPM (`dids_tpm_*` in CDeviceIDLibraries): opened, used, closed,
+/// One conversation with the TPM (`dids_tpm_*`, the TPM room CDeviceIDTPM): opened, used, closed,
 /// within a deadline. Every failure becomes a status with words saying what to do:
 ///
 /// - no TPM (no `/dev/tpmrm0`, a software TPM not listening): `.unavailable`;

@@ -1,4 +1,4 @@
-import CDeviceIDLibraries
+import CDeviceIDTPM
 import CDeviceIDLibc
 
 /// The words for a `device:` path that is no TPM resource manager (`dids_tpm_device_kind`, decided

@@ -1,4 +1,4 @@
-import CDeviceIDLibraries
+import CDeviceIDTPM
 
 /// What `deviceid doctor` says of the TPM: who made it, its firmware, the EK certificates it holds
 /// and so how it can enrol with a Privacy CA (docs/HARDWARE-ID.md, "Endorsement keys").

@@ -1,4 +1,5 @@
 import CDeviceIDLibraries
+import CDeviceIDTPM
 
 /// The libraries DeviceID loads on first use rather than links (`CDeviceIDLibraries.h`): GLib,
 /// libsecret, libcrypto, libdbus, and tpm2-tss's ESAPI for the hardware-bound ID. A process that loads libdeviceid, or gets its answer from the
@@ -11,13 +12,14 @@ import CDeviceIDLibraries
 enum OnDemandLibrary {
     case glib, secret, crypto, dbus, tpm
 
-    private var id: dids_library {
+    /// The loader's record of it: the TPM room declares its own (`CDeviceIDTPM`'s tss2/esys.c).
+    private var id: OpaquePointer? {
         switch self {
-        case .glib: DIDS_LIBRARY_GLIB
-        case .secret: DIDS_LIBRARY_SECRET
-        case .crypto: DIDS_LIBRARY_CRYPTO
-        case .dbus: DIDS_LIBRARY_DBUS
-        case .tpm: DIDS_LIBRARY_TPM
+        case .glib: dids_library_loadable(DIDS_LIBRARY_GLIB)
+        case .secret: dids_library_loadable(DIDS_LIBRARY_SECRET)
+        case .crypto: dids_library_loadable(DIDS_LIBRARY_CRYPTO)
+        case .dbus: dids_library_loadable(DIDS_LIBRARY_DBUS)
+        case .tpm: dids_tpm_library()
         }
     }
 
@@ -32,7 +34,7 @@ enum OnDemandLibrary {
 
     /// Loads the library (once, or again after a passing failure) and says what came of it.
     func state() -> State {
-        switch dids_library_load(id) {
+        switch dids_loadable_load(id) {
         case Int32(DIDS_LIBRARY_LOADED): .loaded
         case Int32(DIDS_LIBRARY_ABSENT): .absent(DeviceIDError(.unavailable, failure))
         // Installed, and not to be done without: an error for every call that needs it.
@@ -52,10 +54,10 @@ enum OnDemandLibrary {
     /// Why loading failed ("" when it did not).
     var failure: String {
         var text = [CChar](repeating: 0, count: 512)
-        text.withUnsafeMutableBufferPointer { dids_library_failure(id, $0.baseAddress, $0.count) }
+        text.withUnsafeMutableBufferPointer { dids_loadable_failure(id, $0.baseAddress, $0.count) }
         return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     /// Whether this process has loaded it (does not load it).
-    var isLoaded: Bool { dids_library_is_loaded(id) != 0 }
+    var isLoaded: Bool { dids_loadable_is_loaded(id) != 0 }
 }

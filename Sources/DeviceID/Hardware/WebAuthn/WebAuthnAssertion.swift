@@ -1,4 +1,4 @@
-import CDeviceIDLibraries
+import CDeviceIDTPM
 
 /// App Attest for Linux, each request: a WebAuthn assertion by the app's credential key, whose
 /// signCount is the app's counter in the TPM (docs/HARDWARE-ID.md, "Assertions"). The server that

@@ -1,4 +1,4 @@
-import CDeviceIDLibraries
+import CDeviceIDTPM
 
 /// App Attest for Linux, registration: WebAuthn's "tpm" attestation of the app's credential key,
 /// certified by the app's attestation key (AK), whose certificate the Privacy CA issued in the

@@ -1,17 +1,14 @@
-// One conversation with the TPM: ESAPI comes through the loader (DIDS_LIBRARY_TPM), over one of
-// DeviceID's own TCTIs: the kernel's resource manager (tcti_device.c) or a swtpm (tcti_swtpm.c).
-// (tss2's TCTI loader would fall back to /dev/tpm0, which bypasses the resource manager.)
-#include "tcti.h"
-#include "loader.h"
+// One conversation with the TPM: ESAPI (tss2/esys.c, loaded by the caller first), over one of
+// DeviceID's own TCTIs: the kernel's resource manager (transports/tcti_device.c) or a swtpm
+// (transports/tcti_swtpm.c). (tss2's TCTI loader would fall back to /dev/tpm0, which bypasses the
+// resource manager.) A transport says what happened (errno, a TSS2_RC); this file says at which
+// stage of the conversation it failed.
+#include "session.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-DIDS_POINTERS(DIDS_TPM_FUNCTIONS)
-DIDS_LOADABLE(dids_tpm_loadable, DIDS_TPM_FUNCTIONS, "libtss2-esys.so.0",
-              "libtss2-esys-3.0.2-0, libtss2-esys-3.0.2-0t64 on Debian 13", "tpm2-tss 3.2.1");
 
 int dids_tpm_fail(struct dids_tpm_failure *failure, int stage, uint32_t rc, int error_number) {
     failure->stage = stage;
@@ -47,9 +44,9 @@ void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle) {
 
 void dids_tpm_forget(dids_tpm *tpm, ESYS_TR *handle) {
     if (*handle == DIDS_ESYS_TR_NONE) return;
-    dids_tpm_compute_begin();
+    dids_computing_begin();
     dids_p_Esys_TR_Close(tpm->esys, handle);  // an ESAPI handle only: nothing to flush in the TPM
-    dids_tpm_compute_end();
+    dids_computing_end();
     *handle = DIDS_ESYS_TR_NONE;
 }
 
@@ -59,6 +56,27 @@ int dids_tpm_put(struct dids_tpm_bytes *out, const void *data, size_t size, int 
     if (size > out->capacity) return dids_tpm_fail(failure, stage, 0, ENOBUFS);
     if (size) memcpy(out->data, data, size);
     return 1;
+}
+
+// The transports' failures as the conversation's stages.
+static TSS2_TCTI_CONTEXT *open_swtpm(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
+    TSS2_RC rc = 0;
+    TSS2_TCTI_CONTEXT *tcti = dids_tcti_swtpm_open(path, deadline_ms, &rc);
+    if (!tcti) {
+        if (errno == ETIMEDOUT) dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
+        else dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, rc, errno);
+    }
+    return tcti;
+}
+
+static TSS2_TCTI_CONTEXT *open_device(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
+    int kind = DIDS_TPM_DEVICE_RESOURCE_MANAGER;
+    TSS2_TCTI_CONTEXT *tcti = dids_tcti_device_open(path, deadline_ms, &kind);
+    if (!tcti) {
+        if (kind != DIDS_TPM_DEVICE_RESOURCE_MANAGER) dids_tpm_fail(failure, DIDS_TPM_STAGE_DEVICE_KIND, (uint32_t)kind, 0);
+        else dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, errno);
+    }
+    return tcti;
 }
 
 dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
@@ -73,12 +91,11 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
     if (!tpm) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM); return NULL; }
     tpm->software = software;
     tpm->deadline_ms = deadline_ms;
-    tpm->tcti = software ? dids_tcti_swtpm_open(config + 5, deadline_ms, failure)
-                         : dids_tcti_device_open(config, deadline_ms, failure);
+    tpm->tcti = software ? open_swtpm(config + 5, deadline_ms, failure) : open_device(config, deadline_ms, failure);
     if (!tpm->tcti) { free(tpm); return NULL; }
-    dids_tpm_compute_begin();
+    dids_computing_begin();
     TSS2_RC rc = dids_p_Esys_Initialize(&tpm->esys, tpm->tcti, NULL);
-    dids_tpm_compute_end();
+    dids_computing_end();
     if (rc != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_ESYS, rc, 0);
         dids_tpm_close(tpm);
@@ -104,9 +121,9 @@ int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure) {
 static void *finalize(void *argument) {
     dids_tpm *tpm = argument;
     if (tpm->esys) {
-        dids_tpm_compute_begin();
+        dids_computing_begin();
         dids_p_Esys_Finalize(&tpm->esys);
-        dids_tpm_compute_end();
+        dids_computing_end();
     }
     if (tpm->software) dids_tcti_swtpm_free(tpm->tcti);
     else dids_tcti_device_free(tpm->tcti);

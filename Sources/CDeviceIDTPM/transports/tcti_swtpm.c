@@ -9,7 +9,7 @@
 //   between its socket() and connect() kept the connection the parent then used: swtpm, serving
 //   one connection at a time, waited on the child's copy and served no one else (issue 35, case 6).
 // Here every socket is non-blocking, close-on-exec and known to the fork handler from birth
-// (tpm_descriptors.c), shut down when its command ends, and every byte, connect() included, is
+// (dids_parent_only_socket, CDeviceIDSystem), shut down when its command ends, and every byte, connect() included, is
 // waited for only until the conversation's deadline. Like tpm2-tss's, it connects anew for each
 // command, so that other programs (tpm2-tools) take turns with it on the same swtpm.
 #include "tcti.h"
@@ -38,21 +38,21 @@ struct swtpm_tcti {
 // A connection to `address`, or -1 (errno; ETIMEDOUT at the deadline). A Unix socket connects at
 // once or, its listener's queue full, fails with EAGAIN: tried again every 10 ms.
 static int connect_by(const struct sockaddr_un *address, uint64_t deadline_ms) {
-    int fd = dids_tpm_socket();
+    int fd = dids_parent_only_socket();
     if (fd < 0) return -1;
     while (connect(fd, (const struct sockaddr *)address, sizeof *address) != 0) {
         int error = errno;
         if (error == EINTR) continue;
         if (error != EAGAIN || dids_tcti_now_ms() >= deadline_ms) {
-            dids_tpm_close_socket(fd);
+            dids_parent_only_close_socket(fd);
             errno = error == EAGAIN ? ETIMEDOUT : error;
             return -1;
         }
         uint64_t now = dids_tcti_now_ms(), left = now < deadline_ms ? deadline_ms - now : 0;
         struct timespec a_while = {0, (long)(left < 10 ? left : 10) * 1000000L};
-        int paused = dids_tpm_pause();
+        int paused = dids_computing_pause();
         nanosleep(&a_while, NULL);
-        dids_tpm_resume(paused);
+        dids_computing_resume(paused);
     }
     return fd;
 }
@@ -107,16 +107,16 @@ static int control(struct swtpm_tcti *tcti, uint32_t code, const uint8_t *parame
         if (received == 0) errno = ETIMEDOUT;
     }
     int error = errno;
-    dids_tpm_close_socket(fd);
+    dids_parent_only_close_socket(fd);
     if (outcome == 0 && dids_tcti_be32(result) != 0) { error = EPROTO; outcome = -1; }
     errno = error;
     return outcome;
 }
 
 // A command that cannot go on: its connection closed. At the deadline the caller says TIMED_OUT
-// (dids_tpm_fail_command).
+// (the session words it so).
 static TSS2_RC failed(struct swtpm_tcti *tcti) {
-    dids_tpm_close_socket(tcti->connection);
+    dids_parent_only_close_socket(tcti->connection);
     tcti->connection = -1;
     return DIDS_TCTI_RC_IO_ERROR;
 }
@@ -147,7 +147,7 @@ static TSS2_RC receive(TSS2_TCTI_CONTEXT *context, size_t *size, uint8_t *respon
     if (outcome == 1) {
         uint32_t length = dids_tcti_be32(tcti->answer + 2);
         if (length < DIDS_TCTI_HEADER || length > DIDS_TCTI_LARGEST) {
-            dids_tpm_close_socket(tcti->connection);
+            dids_parent_only_close_socket(tcti->connection);
             tcti->connection = -1;
             return DIDS_TCTI_RC_MALFORMED_RESPONSE;
         }
@@ -157,7 +157,7 @@ static TSS2_RC receive(TSS2_TCTI_CONTEXT *context, size_t *size, uint8_t *respon
     if (outcome <= 0) return failed(tcti);
     TSS2_RC rc;
     if (dids_tcti_deliver(tcti->answer, tcti->received, size, response, &rc) == 0) {
-        dids_tpm_close_socket(tcti->connection);
+        dids_parent_only_close_socket(tcti->connection);
         tcti->connection = -1;
     }
     return rc;
@@ -166,7 +166,7 @@ static TSS2_RC receive(TSS2_TCTI_CONTEXT *context, size_t *size, uint8_t *respon
 static void finalize(TSS2_TCTI_CONTEXT *context) {
     struct swtpm_tcti *tcti = cast(context);
     if (!tcti) return;
-    dids_tpm_close_socket(tcti->connection);
+    dids_parent_only_close_socket(tcti->connection);
     tcti->connection = -1;
     tcti->magic = 0;
 }
@@ -188,9 +188,9 @@ static int address_of(struct sockaddr_un *address, const char *path, const char 
     return 0;
 }
 
-TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
+TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, TSS2_RC *rc) {
     struct swtpm_tcti *tcti = calloc(1, sizeof *tcti);
-    if (!tcti) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM); return NULL; }
+    if (!tcti) { *rc = 0; errno = ENOMEM; return NULL; }
     *tcti = (struct swtpm_tcti){
         .magic = MAGIC, .version = 1, .transmit = transmit, .receive = receive, .finalize = finalize,
         .cancel = dids_tcti_not_implemented, .get_poll_handles = dids_tcti_no_poll_handles, .set_locality = set_locality,
@@ -198,7 +198,8 @@ TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, 
     };
     if (address_of(&tcti->command_address, path, "") != 0 || address_of(&tcti->control_address, path, ".ctrl") != 0) {
         free(tcti);
-        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, DIDS_TCTI_RC_BAD_VALUE, ENAMETOOLONG);
+        *rc = DIDS_TCTI_RC_BAD_VALUE;
+        errno = ENAMETOOLONG;
         return NULL;
     }
     // As tpm2-tss's TCTI opens: locality 0, which also says whether a swtpm answers there at all.
@@ -206,8 +207,8 @@ TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, 
     if (control(tcti, CMD_SET_LOCALITY, &locality, 1) != 0) {
         int error = errno;
         free(tcti);
-        if (error == ETIMEDOUT) dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, 0, 0);
-        else dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, DIDS_TCTI_RC_IO_ERROR, error);
+        *rc = DIDS_TCTI_RC_IO_ERROR;
+        errno = error;
         return NULL;
     }
     return (TSS2_TCTI_CONTEXT *)tcti;

@@ -2,7 +2,7 @@
 // its tag (docs/HARDWARE-ID.md, "Assertions"). A counter only grows: the TPM initialises a newly
 // defined counter to at least the largest count any counter on it has had, so undefining and
 // defining one again never gives a count it gave before.
-#include "tpm_internal.h"
+#include "session.h"
 
 #include <errno.h>
 #include <string.h>

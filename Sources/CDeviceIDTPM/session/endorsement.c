@@ -3,7 +3,7 @@
 // certificates and nonces are, and TPM2_ActivateCredential with each. The templates are the
 // profile's, or the one the TPM keeps in a kind's template index: the EK they make is the one its
 // certificate certifies.
-#include "tpm_internal.h"
+#include "session.h"
 
 #include <errno.h>
 #include <string.h>

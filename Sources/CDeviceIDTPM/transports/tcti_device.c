@@ -10,7 +10,7 @@
 // Here the path is opened once, O_PATH (opening some devices acts: a watchdog armed, a tape
 // rewound), the kernel says what it is (fstat, /sys/dev/char), and only a resource manager is then
 // opened for reading and writing — that very file, through /proc/self/fd — non-blocking,
-// close-on-exec and known to the fork handler from birth (tpm_descriptors.c). A command is written
+// close-on-exec and known to the fork handler from birth (dids_parent_only_open, CDeviceIDSystem). A command is written
 // whole; the kernel runs it on its work queue (Linux 4.20 and later; an older kernel runs it within
 // write()) and poll() says when the answer is there, which is read whole. The connection lasts the
 // conversation: the resource manager keeps a connection's transient objects for it alone.
@@ -88,12 +88,12 @@ static int device_kind(const struct stat *status, const char *path) {
 static int open_checked(int handle, const char *path, const struct stat *status) {
     char self[32];
     snprintf(self, sizeof self, "/proc/self/fd/%d", handle);
-    int fd = dids_tpm_open_device(self, O_RDWR | O_NONBLOCK);
+    int fd = dids_parent_only_open(self, O_RDWR | O_NONBLOCK);
     if (fd >= 0 || errno != ENOENT || access("/proc/self/fd", F_OK) == 0) return fd;
-    fd = dids_tpm_open_device(path, O_RDWR | O_NONBLOCK);
+    fd = dids_parent_only_open(path, O_RDWR | O_NONBLOCK);
     struct stat opened;
     if (fd >= 0 && (fstat(fd, &opened) != 0 || !S_ISCHR(opened.st_mode) || opened.st_rdev != status->st_rdev)) {
-        dids_tpm_close_device(fd, 0);
+        dids_parent_only_close(fd, 0);
         errno = ENXIO;  // the path names another file than was checked a moment ago
         return -1;
     }
@@ -106,12 +106,12 @@ static TSS2_RC transmit(TSS2_TCTI_CONTEXT *context, size_t size, const uint8_t *
     TSS2_RC refused = dids_tcti_refused_command(command, size);
     if (refused) return refused;
     if (tcti->pending || tcti->received) return DIDS_TCTI_RC_BAD_SEQUENCE;  // the previous answer was not collected
-    // An older kernel runs the command within write(): waiting, not computing (dids_tpm_pause).
-    int paused = dids_tpm_pause();
+    // An older kernel runs the command within write(): waiting, not computing (dids_computing_pause).
+    int paused = dids_computing_pause();
     ssize_t n;
     do n = write(tcti->fd, command, size);
     while (n < 0 && errno == EINTR);
-    dids_tpm_resume(paused);
+    dids_computing_resume(paused);
     if (n != (ssize_t)size) return DIDS_TCTI_RC_IO_ERROR;
     tcti->pending = 1;
     return 0;
@@ -147,7 +147,7 @@ static TSS2_RC receive(TSS2_TCTI_CONTEXT *context, size_t *size, uint8_t *respon
 static void finalize(TSS2_TCTI_CONTEXT *context) {
     struct device_tcti *tcti = cast(context);
     if (!tcti) return;
-    dids_tpm_close_device(tcti->fd, tcti->pending);
+    dids_parent_only_close(tcti->fd, tcti->pending);
     tcti->fd = -1;
     tcti->magic = 0;
 }
@@ -157,14 +157,14 @@ static TSS2_RC set_locality(TSS2_TCTI_CONTEXT *context, uint8_t locality) {
     return dids_tcti_not_implemented(context);
 }
 
-TSS2_TCTI_CONTEXT *dids_tcti_device_open(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure) {
+TSS2_TCTI_CONTEXT *dids_tcti_device_open(const char *path, uint64_t deadline_ms, int *kind) {
     int handle = open(path, O_PATH | O_CLOEXEC);
-    if (handle < 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, errno); return NULL; }
+    if (handle < 0) return NULL;
     struct stat status;
-    int kind = fstat(handle, &status) == 0 ? device_kind(&status, path) : DIDS_TPM_DEVICE_NOT_CHARACTER;
-    if (kind != DIDS_TPM_DEVICE_RESOURCE_MANAGER) {
+    *kind = fstat(handle, &status) == 0 ? device_kind(&status, path) : DIDS_TPM_DEVICE_NOT_CHARACTER;
+    if (*kind != DIDS_TPM_DEVICE_RESOURCE_MANAGER) {
         close(handle);
-        dids_tpm_fail(failure, DIDS_TPM_STAGE_DEVICE_KIND, (uint32_t)kind, 0);
+        errno = ENODEV;
         return NULL;
     }
     struct device_tcti *tcti = calloc(1, sizeof *tcti);
@@ -173,7 +173,7 @@ TSS2_TCTI_CONTEXT *dids_tcti_device_open(const char *path, uint64_t deadline_ms,
     close(handle);
     if (fd < 0) {
         free(tcti);
-        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, error);
+        errno = error;
         return NULL;
     }
     *tcti = (struct device_tcti){

@@ -1,6 +1,6 @@
 // The primaries DeviceID asks the TPM for, and the marshalled form of their public areas. The
 // templates are frozen (docs/HARDWARE-ID.md): a change in any field changes every ID or credential.
-#include "tpm_internal.h"
+#include "session.h"
 
 #include <errno.h>
 #include <string.h>

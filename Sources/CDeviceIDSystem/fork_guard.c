@@ -1,17 +1,19 @@
-// The descriptors TPM conversations own, closed in a forked child: the child of a program that
+// What fork() must not split, in one file because one prepare handler takes both locks, in order.
+//
+// The descriptors only the parent keeps (the TPM room's connections), closed in a forked child: the child of a program that
 // forked while another thread talked to the TPM must not keep the parent's connection (swtpm
 // serves one connection at a time; /dev/tpmrm0 keeps a connection's objects until its last copy
 // is closed). A socket or a device is opened and registered, and unregistered and closed, under
 // one lock that fork()'s prepare handler takes: a child is never forked between the two steps.
 //
 // And ESAPI's computing, which is libcrypto's under its locks (and DeviceID's own libcrypto calls,
-// dids_crypto_begin): a child forked while another thread
+// dids_computing_begin): a child forked while another thread
 // held one of them (tpm2-tss frees an OSSL_LIB_CTX in Esys_CreatePrimary_Finish) waited for it for
 // good in its own first TPM call (1 run in 40 of Tests/tpm/test_tpm_changes.py's fork test under
 // load). ESAPI is called under a read lock that the prepare handler takes for writing, so fork()
-// waits for the computing under way, never for the TPM: a TCTI's waits release it (dids_tpm_pause).
+// waits for the computing under way, never for the TPM: a TCTI's waits release it (dids_computing_pause).
 #define _GNU_SOURCE
-#include "tpm_internal.h"
+#include "CDeviceIDSystem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +27,7 @@ static _Atomic int tracked[TRACKED];  // fd + 1, 0 where free
 static pthread_mutex_t births = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_rwlock_t computing;
-static _Thread_local int computing_here;  // this thread's depth of dids_tpm_compute_begin
+static _Thread_local int computing_here;  // this thread's depth of dids_computing_begin
 // Whether this thread holds the read lock: pthread_rwlock_rdlock may refuse (EAGAIN past glibc's
 // reader count), and unlocking a lock not held is undefined. Refused, the computing goes on
 // unlocked: a fork then may not wait for it, as before the lock existed.
@@ -40,24 +42,22 @@ static void make_computing_lock(void) {
     pthread_rwlockattr_destroy(&attr);
 }
 
-void dids_tpm_compute_begin(void) {
+void dids_computing_begin(void) {
     if (computing_here++ == 0) computing_held = pthread_rwlock_rdlock(&computing) == 0;
 }
-void dids_tpm_compute_end(void) {
+void dids_computing_end(void) {
     if (--computing_here == 0 && computing_held) {
         computing_held = 0;
         pthread_rwlock_unlock(&computing);
     }
 }
-void dids_crypto_begin(void) { dids_tpm_compute_begin(); }
-void dids_crypto_end(void) { dids_tpm_compute_end(); }
-int dids_tpm_pause(void) {
+int dids_computing_pause(void) {
     if (computing_here == 0 || !computing_held) return 0;
     computing_held = 0;
     pthread_rwlock_unlock(&computing);
     return 1;
 }
-void dids_tpm_resume(int paused) {
+void dids_computing_resume(int paused) {
     if (paused) computing_held = pthread_rwlock_rdlock(&computing) == 0;
 }
 
@@ -87,7 +87,7 @@ __attribute__((constructor)) static void install_fork_handler(void) {
     (void)pthread_atfork(before_fork, in_parent, in_child);
 }
 
-int dids_tpm_track(int fd) {
+static int track(int fd) {
     for (size_t i = 0; i < TRACKED; i++) {
         int free_slot = 0;
         if (atomic_compare_exchange_strong(&tracked[i], &free_slot, fd + 1)) return 0;
@@ -95,17 +95,17 @@ int dids_tpm_track(int fd) {
     return -1;
 }
 
-void dids_tpm_untrack(int fd) {
+static void untrack(int fd) {
     for (size_t i = 0; i < TRACKED; i++) {
         int slot = fd + 1;
         if (atomic_compare_exchange_strong(&tracked[i], &slot, 0)) return;
     }
 }
 
-int dids_tpm_socket(void) {
+int dids_parent_only_socket(void) {
     pthread_mutex_lock(&births);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd >= 0 && dids_tpm_track(fd) != 0) {  // one a child would keep: none
+    if (fd >= 0 && track(fd) != 0) {  // one a child would keep: none
         (void)close(fd);
         fd = -1;
         errno = EMFILE;
@@ -114,11 +114,11 @@ int dids_tpm_socket(void) {
     return fd;
 }
 
-int dids_tpm_open_device(const char *path, int flags) {
+int dids_parent_only_open(const char *path, int flags) {
     pthread_mutex_lock(&births);
     int fd = open(path, flags | O_CLOEXEC | O_NOCTTY);
     int error = errno;
-    if (fd >= 0 && dids_tpm_track(fd) != 0) {  // one a child would keep: none
+    if (fd >= 0 && track(fd) != 0) {  // one a child would keep: none
         (void)close(fd);
         fd = -1;
         error = EMFILE;
@@ -128,10 +128,10 @@ int dids_tpm_open_device(const char *path, int flags) {
     return fd;
 }
 
-void dids_tpm_close_device(int fd, int busy) {
+void dids_parent_only_close(int fd, int busy) {
     if (fd < 0) return;
     pthread_mutex_lock(&births);
-    dids_tpm_untrack(fd);
+    untrack(fd);
     // Closing a device whose command is still running waits in the kernel for the command
     // (tpm_common_release flushes its work): not under the lock fork() takes. A child forked in
     // between keeps a copy of a connection whose command was abandoned, until it exits or execs.
@@ -140,11 +140,11 @@ void dids_tpm_close_device(int fd, int busy) {
     if (busy) (void)close(fd);
 }
 
-void dids_tpm_close_socket(int fd) {
+void dids_parent_only_close_socket(int fd) {
     if (fd < 0) return;
     pthread_mutex_lock(&births);
     (void)shutdown(fd, SHUT_RDWR);  // the connection ends for every copy, wherever one is left
-    dids_tpm_untrack(fd);
+    untrack(fd);
     (void)close(fd);
     pthread_mutex_unlock(&births);
 }

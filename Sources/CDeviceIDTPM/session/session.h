@@ -1,8 +1,9 @@
-#ifndef DIDS_TPM_INTERNAL_H
-#define DIDS_TPM_INTERNAL_H
-// What the tpm_*.c files share: the resolved ESAPI functions, one conversation's state, and the
-// command runner that keeps every command within the caller's deadline.
-#include "CDeviceIDLibraries.h"
+#ifndef DIDS_TPM_SESSION_H
+#define DIDS_TPM_SESSION_H
+// What the session's files share: the resolved ESAPI functions (tss2/esys.c), one conversation's
+// state, and the command runner that keeps every command within the caller's deadline.
+#include "../transports/tcti.h"
+#include "CDeviceIDSystem.h"
 
 #define DIDS_TPM_EXTERN(ret, name, params, args) extern ret(*dids_p_##name) params;
 #define DIDS_TPM_EXTERN_VOID(name, params, args) extern void(*dids_p_##name) params;
@@ -13,27 +14,8 @@ struct dids_tpm {
     ESYS_CONTEXT *esys;
     uint64_t deadline_ms;
     int stuck;  // a command was abandoned at the deadline: ESAPI accepts no other until finalised
-    int software;            // a swtpm, through tcti_swtpm.c; else a device, through tcti_device.c
+    int software;            // a swtpm, through transports/tcti_swtpm.c; else a device, through tcti_device.c
 };
-
-/// The descriptors conversations own, closed in a forked child (tpm_descriptors.c): tracking a
-/// descriptor (0, or -1 when the list is full); a Unix stream socket born non-blocking,
-/// close-on-exec and tracked (-1 and errno), and its end: shut down, untracked and closed; a
-/// device opened close-on-exec with `flags` and tracked (-1 and errno), and its end (`busy`: a
-/// command is still running, whose end the close waits for in the kernel).
-int dids_tpm_track(int fd);
-void dids_tpm_untrack(int fd);
-int dids_tpm_socket(void);
-void dids_tpm_close_socket(int fd);
-int dids_tpm_open_device(const char *path, int flags);
-void dids_tpm_close_device(int fd, int busy);
-/// ESAPI's computing, which fork() waits for (tpm_descriptors.c): every ESAPI call is made between
-/// begin and end (they nest); a TCTI pauses it while it waits for the TPM (pause's answer goes to
-/// resume).
-void dids_tpm_compute_begin(void);
-void dids_tpm_compute_end(void);
-int dids_tpm_pause(void);
-void dids_tpm_resume(int paused);
 
 
 /// Records a failure; returns 0 so that it can end a condition.
@@ -54,14 +36,14 @@ int dids_tpm_arm(dids_tpm *tpm);
         TSS2_RC rc_ = 0; \
         if ((tpm)->stuck || dids_tpm_arm(tpm) < 0) { \
             dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); \
-        } else if ((dids_tpm_compute_begin(), rc_ = (send), dids_tpm_compute_end(), rc_) != 0) { \
+        } else if ((dids_computing_begin(), rc_ = (send), dids_computing_end(), rc_) != 0) { \
             dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
         } else { \
             for (;;) { \
                 if (dids_tpm_arm(tpm) < 0) { dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); break; } \
-                dids_tpm_compute_begin(); \
+                dids_computing_begin(); \
                 rc_ = (collect); \
-                dids_tpm_compute_end(); \
+                dids_computing_end(); \
                 if ((rc_ & 0xffffu) == DIDS_TSS2_BASE_RC_TRY_AGAIN) continue; \
                 ok_ = rc_ == 0 ? 1 : dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
                 break; \

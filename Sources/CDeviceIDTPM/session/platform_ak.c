@@ -2,7 +2,7 @@
 // virtual TPM keeps, persistent (Azure) or made from a template in NV (GCE), with its certificate
 // in NV, which certifies the app's AK where the TPM holds no EK certificate. A persistent key is
 // the TPM's, never flushed (only ESAPI's handle is closed); one made from its template is flushed.
-#include "tpm_internal.h"
+#include "session.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,9 +1,12 @@
 #ifndef DIDS_TCTI_H
 #define DIDS_TCTI_H
-// What DeviceID's two TCTIs share, the kernel resource manager's (tcti_device.c) and swtpm's
-// (tcti_swtpm.c): tss2_tcti.h's common context (version 1) and return codes, the TPM's message
-// header, and waiting on a descriptor by a deadline without holding up fork().
-#include "tpm_internal.h"
+// The TPM room's transports: DeviceID's two TCTIs, the kernel resource manager's (tcti_device.c)
+// and swtpm's (tcti_swtpm.c), and what they share: tss2_tcti.h's common context (version 1) and
+// return codes, the TPM's message header, and waiting on a descriptor by a deadline without holding
+// up fork(). A transport moves bytes and says what happened (errno, a TSS2_RC); it knows nothing
+// of the conversation above it (session/), which decides what a failure means.
+#include "../tss2/tss2.h"
+#include "CDeviceIDSystem.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +19,7 @@
 #define DIDS_TCTI_RC_BAD_SEQUENCE DIDS_TCTI_RC(7)
 // A receive not complete by ESAPI's timeout: only while the deadline is ahead. ESAPI's blocking
 // forms call again on TRY_AGAIN, and after the deadline would do so at once, for good; past it a
-// TCTI answers IO_ERROR, which the caller words as TIMED_OUT (dids_tpm_fail_command).
+// TCTI answers IO_ERROR, which the session words as TIMED_OUT.
 #define DIDS_TCTI_RC_TRY_AGAIN DIDS_TCTI_RC(9)
 #define DIDS_TCTI_RC_IO_ERROR DIDS_TCTI_RC(10)
 #define DIDS_TCTI_RC_BAD_VALUE DIDS_TCTI_RC(11)
@@ -44,7 +47,7 @@ _Static_assert(offsetof(struct dids_tcti_common, set_locality) == 16 + 5 * sizeo
 /// The monotonic clock in milliseconds, the clock of every deadline.
 uint64_t dids_tcti_now_ms(void);
 /// Waits for `events` on `fd` until `until_ms`: 1 ready, 0 the time is up, -1 an error (errno).
-/// Waiting is not computing: a fork() meanwhile need not wait (dids_tpm_pause).
+/// Waiting is not computing: a fork() meanwhile need not wait (dids_computing_pause, CDeviceIDSystem.h).
 int dids_tcti_wait(int fd, short events, uint64_t until_ms);
 /// The 4-byte big-endian number at `p` (a header's size).
 uint32_t dids_tcti_be32(const uint8_t *p);
@@ -59,14 +62,18 @@ int dids_tcti_deliver(const uint8_t *answer, size_t length, size_t *size, uint8_
 TSS2_RC dids_tcti_not_implemented(TSS2_TCTI_CONTEXT *context);
 TSS2_RC dids_tcti_no_poll_handles(TSS2_TCTI_CONTEXT *context, void *handles, size_t *count);
 
-/// DeviceID's TCTI for the TPM resource manager at `path` (tcti_device.c): refused at once
-/// (DEVICE_KIND) unless the kernel says it is one; every byte by `deadline_ms`; NULL with
-/// `failure` set (TCTI_INIT with errno, DEVICE_KIND, or TIMED_OUT). Freed by dids_tcti_device_free.
-TSS2_TCTI_CONTEXT *dids_tcti_device_open(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure);
+/// DeviceID's TCTI for the TPM resource manager at `path` (tcti_device.c): refused at once unless
+/// the kernel says it is one; every byte by `deadline_ms`. NULL when it cannot be had: `*kind` is
+/// what the file is (a dids_tpm_device_kind other than DIDS_TPM_DEVICE_RESOURCE_MANAGER), or stays
+/// DIDS_TPM_DEVICE_RESOURCE_MANAGER where the path could not be opened, and errno says why. Freed
+/// by dids_tcti_device_free.
+TSS2_TCTI_CONTEXT *dids_tcti_device_open(const char *path, uint64_t deadline_ms, int *kind);
 void dids_tcti_device_free(TSS2_TCTI_CONTEXT *tcti);
-/// DeviceID's TCTI for a swtpm at Unix socket `path` (tcti_swtpm.c), every byte by `deadline_ms`;
-/// NULL with `failure` set (TCTI_INIT with errno, or TIMED_OUT). Freed by dids_tcti_swtpm_free.
-TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, struct dids_tpm_failure *failure);
+/// DeviceID's TCTI for a swtpm at Unix socket `path` (tcti_swtpm.c), every byte by `deadline_ms`.
+/// NULL when it cannot be had, with errno (ETIMEDOUT: the deadline passed; ENAMETOOLONG: no socket
+/// address holds the path; ENOMEM) and `*rc`, the TSS2_RC the failure is (0 for ENOMEM). Freed by
+/// dids_tcti_swtpm_free.
+TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, TSS2_RC *rc);
 void dids_tcti_swtpm_free(TSS2_TCTI_CONTEXT *tcti);
 
 #endif

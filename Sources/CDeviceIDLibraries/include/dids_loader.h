@@ -1,7 +1,8 @@
 #ifndef DIDS_LOADER_H
 #define DIDS_LOADER_H
-// The one loader behind dids_library_load: a library is a file, the package that ships it, and a
-// table of the functions resolved from it (the dids_*.c files define one each).
+// The one loader behind dids_loadable_load: a library is a file, the package that ships it, and a
+// table of the functions resolved from it (each room defines its own: glib.c, secret.c, crypto.c,
+// dbus.c here, CDeviceIDTPM's tss2/esys.c). For C only: not part of the module Swift imports.
 #include <stddef.h>
 
 struct dids_loadable {
@@ -64,6 +65,5 @@ extern struct dids_loadable dids_glib_loadable;
 extern struct dids_loadable dids_secret_loadable;
 extern struct dids_loadable dids_crypto_loadable;
 extern struct dids_loadable dids_dbus_loadable;
-extern struct dids_loadable dids_tpm_loadable;
 
 #endif

@@ -18,10 +18,10 @@ int dids_tcti_wait(int fd, short events, uint64_t until_ms) {
         uint64_t now = dids_tcti_now_ms();
         if (now >= until_ms) return 0;
         uint64_t left = until_ms - now;
-        int paused = dids_tpm_pause();
+        int paused = dids_computing_pause();
         int n = poll(&ready, 1, left > INT32_MAX ? INT32_MAX : (int)left);
         int error = errno;
-        dids_tpm_resume(paused);
+        dids_computing_resume(paused);
         errno = error;
         if (n > 0) return 1;
         if (n < 0 && errno != EINTR) return -1;

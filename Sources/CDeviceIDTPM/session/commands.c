@@ -1,7 +1,7 @@
 // What DeviceID asks of the TPM (docs/HARDWARE-ID.md): the app key's and credential key's Names,
 // the attestation key's public area, Certify and Sign (the EK's commands are tpm_endorsement.c's). Each
 // makes its primaries, uses them, and flushes them on every path.
-#include "tpm_internal.h"
+#include "session.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -21,9 +21,9 @@ int dids_tpm_key_name(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char
         return 0;
     }
     TPM2B_NAME *key_name = NULL;
-    dids_tpm_compute_begin();
+    dids_computing_begin();
     TSS2_RC rc = dids_p_Esys_TR_GetName(tpm->esys, key, &key_name);
-    dids_tpm_compute_end();
+    dids_computing_end();
     int ok = rc == 0 ? dids_tpm_put(name, key_name->name, key_name->size, DIDS_TPM_STAGE_NAME, failure)
                      : dids_tpm_fail(failure, DIDS_TPM_STAGE_NAME, rc, 0);
     dids_p_Esys_Free(key_name);
