@@ -32,14 +32,10 @@
 // under -Werror if the types differ), which ignores what is only an attribute (G_GNUC_CONST).
 #define FUNCTION(ret, name, params, args) ret(*const probe_##name) params = name;
 #define FUNCTION_VOID(name, params, args) void(*const probe_##name) params = name;
-#if !defined(DIDS_PROBE) || DIDS_PROBE == 1
 DIDS_GLIB_FUNCTIONS(FUNCTION, FUNCTION_VOID)
 DIDS_SECRET_FUNCTIONS(FUNCTION, FUNCTION_VOID)
 DIDS_CRYPTO_FUNCTIONS(FUNCTION, FUNCTION_VOID)
-#endif
-#if !defined(DIDS_PROBE) || DIDS_PROBE == 2
 DIDS_DBUS_FUNCTIONS(FUNCTION, FUNCTION_VOID)
-#endif
 
 // Scalars: each typedef is what the declarations say (enums: the same size as int).
 #define SCALAR(name, type) _Static_assert(sizeof(name) == sizeof(type) && _Alignof(name) == _Alignof(type) \
@@ -86,9 +82,9 @@ _Static_assert(DIDS_EVP_CTRL_GCM_GET_TAG == EVP_CTRL_GCM_GET_TAG, "EVP_CTRL_GCM_
 _Static_assert(DIDS_EVP_CTRL_GCM_SET_TAG == EVP_CTRL_GCM_SET_TAG, "EVP_CTRL_GCM_SET_TAG");
 _Static_assert(DIDS_EVP_MAX_MD_SIZE == EVP_MAX_MD_SIZE, "EVP_MAX_MD_SIZE");
 
-// Linked (-DDIDS_PROBE=1: GLib, libsecret, libcrypto; 2: libdbus), the program references exactly
-// the functions DeviceID resolves at run time: debian/rules gives it to dpkg-shlibdeps, which
-// cannot see dlopen, to compute the packages (and oldest versions) the Debian packages depend on.
+// Linked (-DDIDS_PROBE), the program references exactly the functions DeviceID resolves at run
+// time in GLib, libsecret, libcrypto and libdbus: debian/rules gives it to dpkg-shlibdeps, which
+// cannot see dlopen, to compute the packages (and oldest versions) the Debian packages recommend.
 #ifdef DIDS_PROBE
 int main(void) { return 0; }
 #endif
