@@ -11,10 +11,18 @@ public struct Diagnosis: Sendable {
         /// (no Secret Service on a server in auto mode).
         public let essential: Bool
 
-        init(_ name: String, ok: Bool, _ detail: String, essential: Bool = true) {
+        init(_ name: String, ok: Bool, _ detail: Words, essential: Bool = true) {
             self.name = name
             self.ok = ok
-            self.detail = detail
+            self.detail = detail.text
+            self.essential = essential
+        }
+
+        @_disfavoredOverload
+        init<Detail: StringProtocol>(_ name: String, ok: Bool, _ detail: Detail, essential: Bool = true) {
+            self.name = name
+            self.ok = ok
+            self.detail = String(detail)
             self.essential = essential
         }
     }
@@ -49,11 +57,10 @@ extension DeviceIdentity {
             return Diagnosis(backend: .auto, checks: [.init("configuration", ok: false, error.description)],
                              answeringStores: "none")
         }
-        checks.append(.init("configuration", ok: true,
-                            "backend \(configuration.backend), timeout \(configuration.timeoutMilliseconds) ms"
-                                + (configuration.interactive ? ", interactive" : "")
-                                + (configuration.backend == .auto
-                                    ? ", mirror re-check \(configuration.mirrorRecheckSeconds) s" : "")))
+        var settings: Words = "backend \(configuration.backend), timeout \(configuration.timeoutMilliseconds) ms"
+        if configuration.interactive { settings += ", interactive" }
+        if configuration.backend == .auto { settings += ", mirror re-check \(configuration.mirrorRecheckSeconds) s" }
+        checks.append(.init("configuration", ok: true, settings))
         var answering = [String]()
         let stores: Stores
         do {
@@ -110,10 +117,10 @@ extension DeviceIdentity {
     /// writable layer only with the container (notes).
     private static func check(_ environment: EnvironmentReport) -> Diagnosis.Check {
         let surroundings = environment.surroundings
-        var words = surroundings.kind == .host ? "host" : "\(surroundings.kind) \(surroundings.name)"
+        var words: Words = surroundings.kind == .host ? "host" : "\(surroundings.kind) \(surroundings.name)"
         words += "; the stable ID lives in \(environment.stableIDLocation)"
-        words += environment.stableIDLocation.survivesAppDataRemoval ? "" : " (removed with the app's data)"
-        words += environment.stableIDLocation.survivesContainerRemoval ? "" : " (removed with the container)"
+        if !environment.stableIDLocation.survivesAppDataRemoval { words += " (removed with the app's data)" }
+        if !environment.stableIDLocation.survivesContainerRemoval { words += " (removed with the container)" }
         if surroundings.machineID.weak { words += "; machine ID weak: \(surroundings.machineID.detail)" }
         if environment.portal != .notAsked { words += "; Secret portal: \(environment.portal) (\(environment.portalDetail))" }
         if !environment.stableIDLocation.survivesContainerRemoval {

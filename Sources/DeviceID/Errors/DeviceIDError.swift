@@ -18,11 +18,21 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
     enum Subject: Hashable, Sendable { case stores, tpm }
     let subject: Subject
 
-    public init(_ code: Code, _ detail: String = "") {
-        self.code = code
-        self.detail = detail
-        keyringAbsent = false
-        subject = .stores
+    public init(_ code: Code) {
+        self.init(code: code, detail: "", keyringAbsent: false)
+    }
+
+    /// Generic and disfavoured so that a message written in place is `Words` (the init below): a
+    /// literal would otherwise be a `String`, whose interpolation is inlined at every site.
+    @_disfavoredOverload
+    public init<Detail: StringProtocol>(_ code: Code, _ detail: Detail) {
+        self.init(code: code, detail: String(detail), keyringAbsent: false)
+    }
+
+    /// The library's and the command's own errors: the detail written in place, as `Words`
+    /// (Support/Words.swift).
+    package init(_ code: Code, _ detail: Words) {
+        self.init(code: code, detail: detail.text, keyringAbsent: false)
     }
 
     /// The same failure, about `subject`.
@@ -31,8 +41,8 @@ public struct DeviceIDError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// `.unavailable`, saying that no Secret Service is there in this context.
-    static func noKeyringHere(_ detail: String) -> DeviceIDError {
-        DeviceIDError(code: .unavailable, detail: detail, keyringAbsent: true)
+    static func noKeyringHere(_ detail: Words) -> DeviceIDError {
+        DeviceIDError(code: .unavailable, detail: detail.text, keyringAbsent: true)
     }
 
     private init(code: Code, detail: String, keyringAbsent: Bool, subject: Subject = .stores) {

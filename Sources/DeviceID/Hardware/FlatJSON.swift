@@ -33,27 +33,13 @@ struct FlatJSON {
         var out = "{"
         for (i, (key, value)) in fields.enumerated() {
             if i > 0 { out += "," }
-            out += Self.quoted(key) + ":"
+            out += JSONString.quoted(key) + ":"
             switch value {
-            case .string(let s): out += Self.quoted(s)
+            case .string(let s): out += JSONString.quoted(s)
             case .integer(let n): out += String(n)
             }
         }
         return out + "}"
-    }
-
-    static func quoted(_ s: String) -> String {
-        var out = [UInt8(ascii: "\"")]
-        let digits = Array("0123456789abcdef".utf8)
-        for c in s.utf8 {
-            switch c {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), c]
-            case 0..<0x20: out += Array("\\u00".utf8) + [digits[Int(c >> 4)], digits[Int(c & 15)]]
-            default: out.append(c)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses one object of string and integer values (whitespace allowed between tokens); nil

@@ -34,29 +34,31 @@ struct TPMSurvey {
     /// "IBM, firmware 0x20191023.0x00163636; EK certificates L-1, H-3; attestation with a Privacy CA
     /// through EK L-1 (or H-3, as the CA chooses)", or why attestation cannot work.
     func words(at address: TPMAddress) -> (usable: Bool, text: String) {
-        var text = "\(address): \(manufacturer), firmware \(TPMConversation.hex(firmware.0)).\(TPMConversation.hex(firmware.1))"
+        var text: Words = "\(address): \(manufacturer), firmware \(TPMConversation.hex(firmware.0)).\(TPMConversation.hex(firmware.1))"
         let certified = endorsement.certified.map { $0.name }
-        text += "; EK certificates: " + (certified.isEmpty ? "none" : certified.joined(separator: ", "))
+        text += "; EK certificates: \(certified.isEmpty ? "none" : certified.joined(separator: ", "))"
         if endorsement.certificateOnline, let platform {
-            return (true, text + "; attestation: with a Privacy CA through the platform AK \(platform.described), or "
-                        + "given EK \(EndorsementSurvey.online.name)'s certificate out of band")
+            return (true, (text + "; attestation: with a Privacy CA through the platform AK \(platform.described), or "
+                        + "given EK \(EndorsementSurvey.online.name)'s certificate out of band").text)
         }
         if endorsement.certificateOnline {
-            return (true, text + "; attestation: with a Privacy CA given EK \(EndorsementSurvey.online.name)'s certificate "
-                        + "out of band: " + EndorsementSurvey.onlineWords)
+            return (true, (text + "; attestation: with a Privacy CA given EK \(EndorsementSurvey.online.name)'s certificate "
+                        + "out of band: \(EndorsementSurvey.onlineWords)").text)
         }
         guard let first = endorsement.usable.first else {
-            return (false, text + "; attestation: " + endorsement.noneUsable(at: address.description).detail)
+            return (false, (text + "; attestation: \(endorsement.noneUsable(at: address.description).detail)").text)
         }
         let others = endorsement.usable.dropFirst().map { $0.name }
         text += "; attestation: with a Privacy CA through EK \(first.name)"
-            + (others.isEmpty ? "" : " (or \(others.joined(separator: ", ")), as the CA chooses)")
+        if !others.isEmpty { text += " (or \(others.joined(separator: ", ")), as the CA chooses)" }
         for kind in endorsement.templated {
             let index = EndorsementKind.hex(kind.templateIndex)
-            text += endorsement.unfit.contains(kind)
-                ? "; EK \(kind.name) not used: its template in NV index \(index) is one \(EndorsementSurvey.unfitWords)"
-                : "; EK \(kind.name) made from the template in NV index \(index)"
+            if endorsement.unfit.contains(kind) {
+                text += "; EK \(kind.name) not used: its template in NV index \(index) is one \(EndorsementSurvey.unfitWords)"
+            } else {
+                text += "; EK \(kind.name) made from the template in NV index \(index)"
+            }
         }
-        return (true, text)
+        return (true, text.text)
     }
 }

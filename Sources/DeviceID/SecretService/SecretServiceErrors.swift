@@ -15,7 +15,7 @@ extension SecretService {
     /// specification's name for a local condition such as a timeout). `message` is the
     /// transport's text; it never carries secret material and is redacted besides.
     static func error(name: String?, message: String, context: String, phase: Phase) -> DeviceIDError {
-        let detail = "\(context): \(Redaction.redacted(message))"
+        let detail: Words = "\(context): \(Redaction.redacted(message))"
         switch name {
         // No bus, or no Secret Service on it: nothing here can hold the ID (docs/STATE.md).
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",

@@ -5,7 +5,7 @@ extension FileStore {
     /// same checks as a call and be writable; a missing one must be creatable (its nearest
     /// existing ancestor writable by this user).
     /// Whether the store can be used, and what `doctor` says of it.
-    func diagnose() -> (ok: Bool, detail: String) {
+    func diagnose() -> (ok: Bool, detail: Words) {
         do {
             if let directory = try StoreDirectory.open(path: path, create: false) {
                 guard case .success(let st) = directory.descriptor.status() else {
@@ -29,7 +29,7 @@ extension FileStore {
             }
             return (true, "\(path) (not created yet; \(existing) is writable)")
         } catch {
-            return (false, error.description)
+            return (false, Words(error.description))
         }
     }
 }

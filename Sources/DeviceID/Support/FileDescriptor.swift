@@ -21,8 +21,13 @@ final class FileDescriptor {
         static let exists = Errno(rawValue: EEXIST)
 
         /// The DeviceIDError for `operation` on `path` that failed with this errno.
-        func error(_ operation: String, _ path: String) -> DeviceIDError {
+        func error(_ operation: String, _ path: Words) -> DeviceIDError {
             SystemCall.error(operation, path, errno: rawValue)
+        }
+
+        @_disfavoredOverload
+        func error<Path: StringProtocol>(_ operation: String, _ path: Path) -> DeviceIDError {
+            SystemCall.error(operation, Words(String(path)), errno: rawValue)
         }
     }
 

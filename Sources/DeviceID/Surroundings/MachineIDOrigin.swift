@@ -12,6 +12,11 @@ public struct MachineIDOrigin: Sendable, Equatable {
     /// Why, in words (with the file and the dates compared).
     public let detail: String
 
+    init(weak: Bool, detail: Words) {
+        self.weak = weak
+        self.detail = detail.text
+    }
+
     static func assess(container: Container?, mounts: () -> MountTable) -> MachineIDOrigin {
         let path = MachineID.pathInUse()
         // On a host the mounts are not needed: read only in a container.
@@ -26,7 +31,7 @@ public struct MachineIDOrigin: Sendable, Equatable {
             return MachineIDOrigin(weak: true, detail: "no machine ID can be read: IDs cannot be bound to this machine")
         }
         guard let container else { return MachineIDOrigin(weak: false, detail: "\(path), this machine's own") }
-        let kind = "a \(container.manager) container"
+        let kind: Words = "a \(container.manager) container"
         if let mount = mounts.mount(at: path) {
             if mount.fileSystem == "tmpfs" {
                 return MachineIDOrigin(weak: false, detail: "\(path) is a transient file made when \(kind) started")
