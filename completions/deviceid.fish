@@ -13,6 +13,7 @@ complete -c deviceid -l compact -d 'no dashes or colons'
 complete -c deviceid -l nonce -x -d "the server's nonce (base64)"
 complete -c deviceid -l ak-certificate -r -F -d "the CA's AK certificate message"
 complete -c deviceid -l client-data-hash -x -d "SHA-256 of the client data (base64url)"
+complete -c deviceid -l allow-empty -d 'secret store: an empty secret is meant'
 complete -c deviceid -s h -l help -d 'help'
 complete -c deviceid -l version -d 'print the version'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a get -d "print this device's stable ID for APP_ID"

@@ -26,7 +26,7 @@ struct Commands {
                 output.done([("app_id", Output.quote(operands[0])), ("reset", "true")])
                 return ExitCode.success
             case "secret":
-                return try secret(operands)
+                return try secret(operands, allowEmpty: invocation.allowEmpty)
             case "vendor": return try vendor(operands)
             case "advertising": return try advertising(operands)
             case "openudid": return try openUDID(operands)
@@ -57,7 +57,7 @@ struct Commands {
     }
 
     /// A usage error of the command being run (its help is the hint).
-    func usageError(_ message: String, command: String?) -> Int32 {
+    func usageError(_ message: Words, command: String?) -> Int32 {
         output.usageError(message, hint: Help.hint(command))
     }
 
@@ -80,7 +80,7 @@ struct Commands {
         return ExitCode.success
     }
 
-    private func secret(_ operands: [String]) throws(DeviceIDError) -> Int32 {
+    private func secret(_ operands: [String], allowEmpty: Bool) throws(DeviceIDError) -> Int32 {
         guard operands.count == 3, ["store", "lookup", "delete"].contains(operands[0]) else {
             return usageError("secret takes store|lookup|delete SERVICE ACCOUNT", command: "secret")
         }
@@ -89,6 +89,12 @@ struct Commands {
         case "store":
             var bytes = try SecretInput.read()
             defer { SecretMemory.wipe(&bytes) }
+            // An empty standard input is most often a mistake upstream (an unset variable, a
+            // command that failed before the pipe): it would replace the secret with nothing.
+            guard !bytes.isEmpty || allowEmpty else {
+                throw DeviceIDError(.invalidArgument, "the secret read from standard input is empty; nothing was stored "
+                                        + "(--allow-empty stores an empty secret)")
+            }
             let location = try identity.storeSecret(bytes, service: service, account: account)
             if case .plaintextFile(let path) = location {
                 output.write("deviceid: note: kept in plain text in \(path), as the file backend was chosen\n",

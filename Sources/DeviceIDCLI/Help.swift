@@ -25,7 +25,7 @@ enum Help {
             removed (exit 14), so the old ID cannot come back from the store that kept it.
             """),
         Entry(command: "secret", forms: [
-            ("secret store SERVICE ACCOUNT", "store the secret read from standard input"),
+            ("secret store SERVICE ACCOUNT", "store the secret read from standard input (--allow-empty)"),
             ("secret lookup SERVICE ACCOUNT", "write the secret to standard output"),
             ("secret delete SERVICE ACCOUNT", "delete the secret"),
         ], details: """
@@ -34,7 +34,9 @@ enum Help {
             (NO_KEYRING) and writes nothing: a secret goes to a file in plain text only with
             --backend file chosen, which says so (--json: "location", "path"). The secret never
             travels through argv or the environment: store reads standard input (prompting without
-            echo on a terminal). lookup and delete exit 1 when there is no such secret.
+            echo on a terminal); an empty one is refused (exit 11) unless --allow-empty says it is
+            meant, as an unset variable or a failed command before the pipe gives one. lookup and
+            delete exit 1 when there is no such secret.
             """),
         Entry(command: "vendor", forms: [("vendor get|reset VENDOR_ID", "identifierForVendor: one ID per vendor")],
               details: "Every app that passes the same VENDOR_ID gets the same ID; reset re-mints it."),
@@ -127,6 +129,7 @@ enum Help {
           --interface IF, --bundle ID, --uppercase, --compact   for the techniques above
           --nonce BASE64, --ak-certificate FILE                for attest certify
           --client-data-hash B64URL, --ak-certificate FILE     for attest webauthn, assert
+          --allow-empty                         secret store: an empty secret is meant
           -h, --help                            this text; after a command, that command's
           --version                             the version
 

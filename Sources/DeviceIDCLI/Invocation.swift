@@ -15,10 +15,12 @@ struct Invocation {
     var nonce: String?
     var akCertificate: String?
     var clientDataHash: String?
+    /// `secret store` may store an empty secret (an empty standard input is refused otherwise).
+    var allowEmpty = false
     var words: [String] = []
 
     struct UsageError: Error {
-        let message: String
+        let message: Words
     }
 
     /// Whether `--json` is among the options, for reporting a usage error found before it.
@@ -76,6 +78,7 @@ struct Invocation {
                 }
             case "--uppercase": uppercase = true
             case "--compact": compact = true
+            case "--allow-empty": allowEmpty = true
             case "--interface": interface = try value()
             case "--bundle": bundleID = try value()
             case "--nonce": nonce = try value()

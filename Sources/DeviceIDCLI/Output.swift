@@ -17,7 +17,12 @@ enum ExitCode {
 struct Output {
     let json: Bool
 
-    func write(_ text: String, to fd: Int32 = STDOUT_FILENO) {
+    func write(_ text: Words, to fd: Int32 = STDOUT_FILENO) {
+        Self.write(Array(text.text.utf8), to: fd)
+    }
+
+    @_disfavoredOverload
+    func write<Text: StringProtocol>(_ text: Text, to fd: Int32 = STDOUT_FILENO) {
         Self.write(Array(text.utf8), to: fd)
     }
 
@@ -37,29 +42,13 @@ struct Output {
         "{" + pairs.map { "\(quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    static func quote(_ text: String) -> String { JSONString.quoted(text) }
 
     /// A usage error: one line and where to read more, on stderr (an object under --json).
-    func usageError(_ message: String, hint: String) -> Int32 {
+    func usageError(_ message: Words, hint: String) -> Int32 {
         if json {
             write(Self.object([("error", Self.object([
-                ("name", Self.quote("USAGE")), ("message", Self.quote(message)), ("help", Self.quote(hint)),
+                ("name", Self.quote("USAGE")), ("message", Self.quote(message.text)), ("help", Self.quote(hint)),
             ]))]) + "\n", to: STDERR_FILENO)
         } else {
             write("deviceid: \(message)\nTry '\(hint)'.\n", to: STDERR_FILENO)

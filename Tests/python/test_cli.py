@@ -210,4 +210,20 @@ def test_unreadable_standard_input_is_an_io_error_not_a_crash(cli, store):
     assert result.stderr.startswith("deviceid: ") and "Is a directory" in result.stderr
     closed = subprocess.run([cli, "--backend", "file", "secret", "store", "s", "a"], stdin=subprocess.DEVNULL,
                             capture_output=True, text=True)
-    assert closed.returncode == 0, "an empty secret from an empty stdin is allowed"
+    assert closed.returncode == 11, closed.stderr
+
+
+def test_an_empty_standard_input_stores_nothing_unless_an_empty_secret_is_meant(cli, store):
+    before = run([cli, "--backend", "file", "secret", "store", "s", "a"], input="kept")
+    assert before.returncode == 0, before.stderr
+    empty = run([cli, "--backend", "file", "secret", "store", "s", "a"], input="")
+    assert empty.returncode == 11
+    assert empty.stderr == ("deviceid: invalid argument: the secret read from standard input is empty; nothing was "
+                            "stored (--allow-empty stores an empty secret)\n")
+    assert run([cli, "--backend", "file", "secret", "lookup", "s", "a"]).stdout == "kept"
+    as_json = run([cli, "--json", "--backend", "file", "secret", "store", "s", "a"], input="")
+    assert json.loads(as_json.stderr)["error"]["name"] == "INVALID_ARGUMENT"
+    meant = run([cli, "--backend", "file", "secret", "store", "s", "a", "--allow-empty"], input="")
+    assert meant.returncode == 0, meant.stderr
+    looked = run([cli, "--backend", "file", "secret", "lookup", "s", "a"])
+    assert (looked.returncode, looked.stdout) == (0, "")
