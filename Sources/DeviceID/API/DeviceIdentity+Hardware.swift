@@ -9,6 +9,7 @@ extension DeviceIdentity {
     /// names another. Throws `.unavailable` without a TPM, `.permission` when this user may not
     /// use it (the `tss` group), `.locked` in dictionary-attack lockout, `.timedOut` past the
     /// configured deadline.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.hardwareID(for:)'")
     public func hardwareID(for appID: String) throws(DeviceIDError) -> ID128 {
         try Names.validate(appID, "app id")
         let address = try TPMAddress.resolved()
@@ -22,6 +23,7 @@ extension DeviceIdentity {
     /// `ek_public` (the L-1 EK's public area), and the platform AK's certificate where there is one.
     /// Throws `.unsupported` when the only EK certificates are of EKs made from a template in NV.
     /// Bounded by at least 60 s: it may create an endorsement key or a platform AK.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.attestationEnrolment(for:)'")
     public func attestationEnrolment(for appID: String) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try TPMAttestation.enrolment(
@@ -32,6 +34,7 @@ extension DeviceIdentity {
     /// The response to the attestation CA's challenge for `appID`'s attestation key
     /// (TPM2_ActivateCredential with the EK the challenge's `ek_kind` names). Bounded by at least
     /// 60 s: it creates that endorsement key.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.attestationActivation(for:challenge:)'")
     public func attestationActivation(for appID: String, challenge: String) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try TPMAttestation.activation(
@@ -42,6 +45,7 @@ extension DeviceIdentity {
     /// Evidence for `appID`'s server: TPM2_Certify of the app key by the app's attestation key
     /// over `nonce` (1 to 64 bytes the server chose), with the CA's AK certificate message when
     /// given. Its `hardware_id` is `hardwareID(for: appID)`.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.attestation(for:nonce:akCertificate:)'")
     public func attestation(for appID: String, nonce: [UInt8], akCertificate: String? = nil) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try TPMAttestation.evidence(for: appID, nonce: nonce, akCertificate: akCertificate,

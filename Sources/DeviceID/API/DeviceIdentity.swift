@@ -117,12 +117,14 @@ public final class DeviceIdentity: Sendable {
 
     /// This device's identifier for `appID`: the same for every call, process, language and
     /// reinstall of the app, until reset. Minted (UUID v4) only when every store said "none".
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.stableID(for:)'")
     public func stableID(for appID: String) throws(DeviceIDError) -> StableID {
         try Names.validate(appID, "app id")
         return try identifier(StoreKey.identifier(scope: "app", name: appID))
     }
 
     /// Removes the app's identifier from every store; the next `stableID(for:)` mints a new one.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.reset(appID:)'")
     public func reset(appID: String) throws(DeviceIDError) {
         try Names.validate(appID, "app id")
         try resetIdentifier(StoreKey.identifier(scope: "app", name: appID))
@@ -247,6 +249,7 @@ public final class DeviceIdentity: Sendable {
     /// `.unavailable` or `.noCollection`): a secret lands in a file in the clear only where the file
     /// backend was chosen. Never copied out of the keyring.
     @discardableResult
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.storeSecret(_:service:account:)'")
     public func storeSecret(_ secret: [UInt8], service: String, account: String) throws(DeviceIDError) -> SecretLocation {
         try Names.validateSecret(service: service, account: account)
         guard secret.count <= Self.maximumSecretSize else {
@@ -256,6 +259,7 @@ public final class DeviceIdentity: Sendable {
     }
 
     /// The secret stored under service and account, or nil when no store has it.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.lookupSecret(service:account:)'")
     public func lookupSecret(service: String, account: String) throws(DeviceIDError) -> [UInt8]? {
         try lookupSecretAndLocation(service: service, account: account)?.value
     }
@@ -270,6 +274,7 @@ public final class DeviceIdentity: Sendable {
 
     /// Deletes the secret from every store of the backend; false when none had it.
     @discardableResult
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.deleteSecret(service:account:)'")
     public func deleteSecret(service: String, account: String) throws(DeviceIDError) -> Bool {
         try Names.validateSecret(service: service, account: account)
         return try secretKeeper().delete(StoreKey.secret(service: service, account: account))

@@ -42,6 +42,7 @@ public struct EnvironmentReport: Sendable {
 extension DeviceIdentity {
     /// Detects the surroundings, asks the Secret portal (in a sandbox, auto backend) and the
     /// keyring whether they answer, and says where the stores live. Asks, never writes.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.environment()'")
     public func environment() throws(DeviceIDError) -> EnvironmentReport {
         let configuration = try self.configuration()
         let stores = try configuration.stores()

@@ -29,12 +29,14 @@ extension DeviceIdentity {
 
     /// The ID shared by every app that passes the same `vendorID` (the keychain access-group
     /// idea); unrelated across vendors and to the machine ID: each is an independent random UUID.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.vendorID(for:)'")
     public func vendorID(for vendorID: String) throws(DeviceIDError) -> StableID {
         try Names.validate(vendorID, "vendor id")
         return try identifier(Scope.vendor.key(vendorID))
     }
 
     /// "All the vendor's apps were removed": the next `vendorID(for:)` mints a new one.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.resetVendorID(for:)'")
     public func resetVendorID(for vendorID: String) throws(DeviceIDError) {
         try Names.validate(vendorID, "vendor id")
         try resetIdentifier(Scope.vendor.key(vendorID))
@@ -46,6 +48,7 @@ extension DeviceIdentity {
 
     /// The user's advertising ID; all zeros, flagged `.limited`, while tracking is limited (the
     /// real one is kept for when it is turned off).
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.advertisingID()'")
     public func advertisingID() throws(DeviceIDError) -> StableID {
         let limited = try settings().read(Self.limitTracking)
         let real = try identifier(Scope.advertising.key(""))
@@ -56,16 +59,19 @@ extension DeviceIdentity {
     }
 
     /// A new random advertising ID. While tracking is limited it stays hidden until turned off.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.resetAdvertisingID()'")
     public func resetAdvertisingID() throws(DeviceIDError) {
         try resetIdentifier(Scope.advertising.key(""))
         _ = try identifier(Scope.advertising.key(""))
     }
 
     /// Turns "limit ad tracking" on or off; persistent.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.setAdvertisingTrackingLimited(_:)'")
     public func setAdvertisingTrackingLimited(_ limited: Bool) throws(DeviceIDError) {
         try settings().write(Self.limitTracking, limited)
     }
 
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.isAdvertisingTrackingLimited()'")
     public func isAdvertisingTrackingLimited() throws(DeviceIDError) -> Bool {
         try settings().read(Self.limitTracking)
     }
@@ -76,6 +82,7 @@ extension DeviceIdentity {
 
     /// The one ID every app of this user shares. The first app to ask creates it. An app that
     /// opted out gets `.optedOut` (C callers also get zeros in their buffer).
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.openUDID(for:)'")
     public func openUDID(for appID: String) throws(DeviceIDError) -> StableID {
         try Names.validate(appID, "app id")
         if try settings().read(Self.optOut(appID)) {
@@ -84,23 +91,27 @@ extension DeviceIdentity {
         return try identifier(Scope.openUDID.key(""))
     }
 
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.setOpenUDIDOptOut(_:for:)'")
     public func setOpenUDIDOptOut(_ optedOut: Bool, for appID: String) throws(DeviceIDError) {
         try Names.validate(appID, "app id")
         try settings().write(Self.optOut(appID), optedOut)
     }
 
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.isOpenUDIDOptedOut(_:)'")
     public func isOpenUDIDOptedOut(_ appID: String) throws(DeviceIDError) -> Bool {
         try Names.validate(appID, "app id")
         return try settings().read(Self.optOut(appID))
     }
 
     /// Forgets the shared OpenUDID: every app gets a new one.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.resetOpenUDID()'")
     public func resetOpenUDID() throws(DeviceIDError) {
         try resetIdentifier(Scope.openUDID.key(""))
     }
 
     /// The identifier of a scope by number, for the C ABI: `name` is the app id (app, OpenUDID),
     /// the vendor id (vendor), or ignored (advertising).
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.identifier(scope:name:)'")
     public func identifier(scope: Scope, name: String?) throws(DeviceIDError) -> StableID {
         switch scope {
         case .app: return try stableID(for: name ?? "")
@@ -110,6 +121,7 @@ extension DeviceIdentity {
         }
     }
 
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.resetIdentifier(scope:name:)'")
     public func resetIdentifier(scope: Scope, name: String?) throws(DeviceIDError) {
         switch scope {
         case .app: try reset(appID: name ?? "")

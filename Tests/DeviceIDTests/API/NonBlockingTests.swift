@@ -52,7 +52,7 @@ final class NonBlockingTests: XCTestCase {
         XCTAssertEqual(try synchronously { () throws(DeviceIDError) in try identity.stableID(for: "com.example.async") }.id,
                        first.id)
         let vendor = try await identity.nonblocking.vendorID(for: "com.example").id
-        XCTAssertEqual(vendor, try identity.vendorID(for: "com.example").id)
+        XCTAssertEqual(vendor, try synchronously { () throws(DeviceIDError) in try identity.vendorID(for: "com.example") }.id)
         try await identity.nonblocking.storeSecret(Array("s".utf8), service: "svc", account: "acc")
         let secret = try await identity.nonblocking.lookupSecret(service: "svc", account: "acc")
         XCTAssertEqual(secret, Array("s".utf8))
@@ -62,7 +62,7 @@ final class NonBlockingTests: XCTestCase {
         let minted = try await identity.nonblocking.stableID(for: "com.example.async").id
         XCTAssertNotEqual(minted, first.id)
         let environment = try await identity.nonblocking.environment()
-        let blocking = try identity.environment()
+        let blocking = try synchronously { () throws(DeviceIDError) in try identity.environment() }
         XCTAssertEqual(environment.storePath, tmp.path)
         XCTAssertEqual(environment.storeLocation, blocking.storeLocation)
         XCTAssertEqual(environment.stableIDLocation, blocking.storeLocation, "the file backend keeps IDs in the store")

@@ -6,7 +6,7 @@ import Glibc
 
 do {
     let id = try await DeviceIdentity.shared.nonblocking.stableID(for: Settings.appID)
-    let blocking = try DeviceIdentity.shared.stableID(for: Settings.appID)
+    let blocking = try Report.blockingID()
     precondition(id.id == blocking.id, "the async and blocking calls disagree")
     print(Report.line(for: id))
 } catch let error as DeviceIDError {
