@@ -96,6 +96,13 @@ const char *DEVICEID_NONNULL deviceid_version(void);
 #define DEVICEID_PATH_MAX 4096U
 /** Bytes for a reason in words with its NUL: deviceid_environment's texts (longer ones are cut). */
 #define DEVICEID_REASON_MAX 512U
+/** The largest attestation message the library reads (a CA's challenge or AK certificate
+ *  message, without the NUL), in bytes: deviceid_attest_activate, _certify, _webauthn. */
+#define DEVICEID_MESSAGE_MAX 65536U
+/** The nonce deviceid_attest_certify signs: DEVICEID_NONCE_MIN to DEVICEID_NONCE_MAX bytes the
+ *  server chose (32 random bytes are usual). */
+#define DEVICEID_NONCE_MIN 1U
+#define DEVICEID_NONCE_MAX 64U
 
 /* ---- Status codes (stable; the same names in Swift and Python) ---------------------------- */
 

@@ -58,8 +58,8 @@ public func deviceid_attest(
     return cStatus { () throws(DeviceIDError) in
         guard let evidence else { throw DeviceIDError(.invalidArgument, "evidence is NULL") }
         let app = try CArguments.name(appID, "app id")
-        guard let nonce, (1...64).contains(nonceSize) else {
-            throw DeviceIDError(.invalidArgument, "the nonce must be 1 to 64 bytes (32 random bytes are usual)")
+        guard let nonce, TPMAttestation.nonceSizes.contains(nonceSize) else {
+            throw DeviceIDError(.invalidArgument, TPMAttestation.nonceWords)
         }
         let bytes = Array(UnsafeRawBufferPointer(start: nonce, count: Int(nonceSize)).bindMemory(to: UInt8.self))
         let certificate = try akCertificate.map { (p) throws(DeviceIDError) in try CArguments.text(p, "AK certificate") }

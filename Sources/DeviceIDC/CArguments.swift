@@ -35,7 +35,8 @@ enum CArguments {
     }
 
     /// A NUL-terminated UTF-8 message of at most `limit` bytes (an attestation wire message).
-    static func text(_ pointer: UnsafePointer<CChar>?, _ what: String, limit: Int = 65536) throws(DeviceIDError) -> String {
+    static func text(_ pointer: UnsafePointer<CChar>?, _ what: String, limit: Int = Int(DEVICEID_MESSAGE_MAX))
+        throws(DeviceIDError) -> String {
         guard let pointer else { throw DeviceIDError(.invalidArgument, "\(what) is NULL") }
         let length = strnlen(pointer, limit + 1)
         guard length <= limit else { throw DeviceIDError(.invalidArgument, "\(what) is longer than \(limit) bytes") }

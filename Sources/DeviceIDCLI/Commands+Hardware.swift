@@ -81,7 +81,7 @@ extension Commands {
             throw DeviceIDError(.io, "cannot open \(what) \(path): \(String(cString: strerror(errno)))")
         }
         defer { if fd != STDIN_FILENO { close(fd) } }
-        let limit = 65536
+        let limit = TPMAttestation.maximumMessageSize
         var bytes = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {

@@ -335,3 +335,34 @@ def test_the_naming_check_refuses_a_verb_first_name():
         == ["deviceid_store_secret: the verb store is not last",
             "deviceid_reset_identifier: the verb reset is not last",
             "deviceid_lookup: lookup is no bare verb"]
+
+
+def schema_message_types():
+    """Each wire message's type, as its schema (docs/schemas) owns it: the "type" property's one value."""
+    import json
+
+    types = {}
+    for path in sorted((ROOT / "docs/schemas").glob("*.schema.json")):
+        values = json.loads(path.read_text()).get("properties", {}).get("type", {}).get("enum", [])
+        if len(values) == 1 and str(values[0]).startswith("deviceid."):
+            types[path.name] = values[0]
+    return types
+
+
+def test_the_device_and_the_verifier_name_wire_messages_as_their_schemas_do():
+    owned = set(schema_message_types().values())
+    assert len(owned) >= 7, owned
+    swift = dict(re.findall(r'static let (\w+) = "(deviceid\.[a-z-]+)"',
+                            (ROOT / "Sources/DeviceID/Hardware/WireMessage.swift").read_text()))
+    python = dict(re.findall(r'^([A-Z_]+) = "(deviceid\.[a-z-]+)"$',
+                             (ROOT / "server/deviceid_verifier/_wire.py").read_text(), re.M))
+    assert swift and set(swift.values()) <= owned, f"Swift names messages no schema has: {set(swift.values()) - owned}"
+    assert python and set(python.values()) <= owned, f"_wire.py names messages no schema has: {set(python.values()) - owned}"
+    # Every message the device writes or reads is written once, in WireMessage.swift.
+    for path in (ROOT / "Sources").rglob("*.swift"):
+        if path.name == "WireMessage.swift":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.lstrip().startswith("///"):
+                assert not re.search(r'"deviceid\.[a-z]+-?[a-z-]*"', line) or "deviceid.lock" in line or \
+                    '"deviceid."' in line, f"{path.relative_to(ROOT)}:{number} names a wire message: use WireMessage"

@@ -1,3 +1,4 @@
+import CDeviceIDAPI
 import CDeviceIDTPM
 
 /// The device's side of attestation (docs/HARDWARE-ID.md, "Attestation"), in wire format v1:
@@ -17,8 +18,17 @@ import CDeviceIDTPM
 /// common to two apps' servers (only the CA sees every enrolment and the EK), and TPM2_Certify by
 /// an owner-hierarchy key has the TPM's reset and restart counts and firmware version obfuscated.
 /// The TPM's clock stays visible in what it certifies.
-enum TPMAttestation {
+package enum TPMAttestation {
     static let wireVersion = 1
+
+    /// The largest message read (a challenge, an AK certificate message): DEVICEID_MESSAGE_MAX.
+    package static var maximumMessageSize: Int { Int(DEVICEID_MESSAGE_MAX) }
+
+    /// The nonce a server may choose, in bytes: the header's DEVICEID_NONCE_MIN to _MAX.
+    package static var nonceSizes: ClosedRange<Int> { Int(DEVICEID_NONCE_MIN)...Int(DEVICEID_NONCE_MAX) }
+    package static var nonceWords: Words {
+        "the nonce must be \(DEVICEID_NONCE_MIN) to \(DEVICEID_NONCE_MAX) bytes (32 random bytes are usual)"
+    }
 
     /// Milliseconds for conversations that may create an EK or a platform AK (enrolment,
     /// activation): RSA key generation takes seconds on some TPMs, so never less than a minute.
@@ -134,7 +144,7 @@ enum TPMAttestation {
             found.akPublic = ak
             return ok != 0 ? found : nil
         }
-        var json = Self.message("deviceid.enrolment-request")
+        var json = Self.message(WireMessage.enrolmentRequest)
         json.set("app_id", appID)
         if let ekPublic = found.ekPublic {
             json.set("ek_kind", EndorsementSurvey.online.name)
@@ -177,7 +187,7 @@ enum TPMAttestation {
     /// is answered by `PlatformAK.response`.
     static func activation(for appID: String, challenge: String, address: TPMAddress,
                            milliseconds: UInt32) throws(DeviceIDError) -> String {
-        let json = try Self.parse(challenge, type: "deviceid.enrolment-challenge")
+        let json = try Self.parse(challenge, type: WireMessage.enrolmentChallenge)
         guard let id = json.string("id") else { throw DeviceIDError(.invalidArgument, "the challenge has no \"id\"") }
         if let route = json.string("route") {
             guard route == "platform-ak" else {
@@ -213,7 +223,7 @@ enum TPMAttestation {
             }
             return ok != 0 ? credential : nil
         }
-        var response = Self.message("deviceid.enrolment-response")
+        var response = Self.message(WireMessage.enrolmentResponse)
         response.set("id", id)
         response.set("credential", Base64.encode(credential))
         return response.text
@@ -225,18 +235,16 @@ enum TPMAttestation {
     /// `hardwareID(for: appID)`.
     static func evidence(for appID: String, nonce: [UInt8], akCertificate: String?, address: TPMAddress,
                          milliseconds: UInt32) throws(DeviceIDError) -> String {
-        guard (1...64).contains(nonce.count) else {
-            throw DeviceIDError(.invalidArgument, "the nonce must be 1 to 64 bytes (32 random bytes are usual)")
-        }
+        guard nonceSizes.contains(nonce.count) else { throw DeviceIDError(.invalidArgument, nonceWords) }
         let certificate = try akCertificate.map { (text) throws(DeviceIDError) -> [UInt8] in
-            try Self.bytes(try Self.parse(text, type: "deviceid.ak-certificate"), "certificate")
+            try Self.bytes(try Self.parse(text, type: WireMessage.akCertificate), "certificate")
         }
         let akUnique = HardwareIdentity.attestationKeyUnique(appID: appID), appUnique = HardwareIdentity.unique(appID: appID)
         let certified = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             TPMConversation.certify(tpm, &failure, ak: akUnique, DIDS_TPM_APP_KEY, appUnique, over: nonce)
         }
         let name = [0x00, 0x0b] + SHA256.hash(certified.certifiedPublic)
-        var json = Self.message("deviceid.attestation")
+        var json = Self.message(WireMessage.attestation)
         json.set("app_id", appID)
         json.set("hardware_id", HardwareIdentity.id(fromName: name).uuidString)
         json.set("nonce", Base64.encode(nonce))

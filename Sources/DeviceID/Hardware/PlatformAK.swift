@@ -67,8 +67,8 @@ struct PlatformAK {
     func response(to challenge: FlatJSON, id: String, appID: String, address: TPMAddress,
                   milliseconds: UInt32) throws(DeviceIDError) -> String {
         let nonce = try TPMAttestation.bytes(challenge, "nonce")
-        guard (1...64).contains(nonce.count) else {
-            throw DeviceIDError(.invalidArgument, "the challenge's nonce must be 1 to 64 bytes")
+        guard TPMAttestation.nonceSizes.contains(nonce.count) else {
+            throw DeviceIDError(.invalidArgument, "the challenge's \(TPMAttestation.nonceWords)")
         }
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
         let raw = self.raw
@@ -98,7 +98,7 @@ struct PlatformAK {
             throw DeviceIDError(.notFound, "the TPM at \(address) no longer holds platform AK \(described), which the "
                                     + "challenge is for: enrol again").about(.tpm)
         }
-        var response = TPMAttestation.message("deviceid.enrolment-response")
+        var response = TPMAttestation.message(WireMessage.enrolmentResponse)
         response.set("id", id)
         response.set("certify_attest", Base64.encode(attest))
         response.set("certify_signature", Base64.encode(signature))
