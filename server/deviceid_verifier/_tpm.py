@@ -13,30 +13,26 @@ import struct
 from dataclasses import dataclass
 
 from ._errors import Rejected
-
-TPM_ALG_RSA = 0x0001
-TPM_ALG_SHA256 = 0x000B
-TPM_ALG_NULL = 0x0010
-TPM_ALG_ECDSA = 0x0018
-TPM_ALG_ECC = 0x0023
-TPM_ECC_NIST_P256 = 0x0003
-
-TPM_GENERATED_VALUE = 0xFF544347
-TPM_ST_ATTEST_CERTIFY = 0x8017
-
-TPM_RH_OWNER = 0x40000001
-TPM_RH_ENDORSEMENT = 0x4000000B
-TPM_RH_PLATFORM = 0x4000000C
-
-#: fixedTPM | fixedParent | sensitiveDataOrigin | userWithAuth | noDA | sign
-APP_KEY_ATTRIBUTES = 0x00040472
-#: the app key attributes | restricted
-AK_ATTRIBUTES = 0x00050472
-
-HARDWARE_ID_LABEL = b"deviceid.hardware-id.v1"
-ATTESTATION_KEY_LABEL = b"deviceid.attestation-key.v1"
-CREDENTIAL_KEY_LABEL = b"deviceid.credential-key.v1"
-NAME_LABEL = b"deviceid.hardware-id.v1/name"
+# The TPM's facts, from their one owner (Sources/CDeviceIDTPM/tpm-facts.tsv, scripts/gen-tpm).
+from ._tpm_facts import (
+    AK_ATTRIBUTES as AK_ATTRIBUTES,
+    APP_KEY_ATTRIBUTES as APP_KEY_ATTRIBUTES,
+    ATTESTATION_KEY_LABEL,
+    CREDENTIAL_KEY_LABEL,
+    HARDWARE_ID_LABEL,
+    HARDWARE_ID_NAME_LABEL,
+    TPM_ALG_ECC,
+    TPM_ALG_ECDSA as TPM_ALG_ECDSA,
+    TPM_ALG_NULL,
+    TPM_ALG_RSA,
+    TPM_ALG_SHA256,
+    TPM_ECC_NIST_P256,
+    TPM_GENERATED_VALUE,
+    TPM_RH_ENDORSEMENT as TPM_RH_ENDORSEMENT,
+    TPM_RH_OWNER as TPM_RH_OWNER,
+    TPM_RH_PLATFORM as TPM_RH_PLATFORM,
+    TPM_ST_ATTEST_CERTIFY,
+)
 
 P256_BYTES = 32
 
@@ -106,7 +102,7 @@ def qualified_name_of_primary(hierarchy: int, name: bytes) -> bytes:
 def hardware_id_from_name(name: bytes) -> str:
     """The hardware ID of an app key with this Name: the UUIDv8 (RFC 9562) made of the first
     16 bytes of SHA-256("deviceid.hardware-id.v1/name" ‖ Name), lowercase 8-4-4-4-12."""
-    h = bytearray(hashlib.sha256(NAME_LABEL + name).digest()[:16])
+    h = bytearray(hashlib.sha256(HARDWARE_ID_NAME_LABEL + name).digest()[:16])
     h[6] = (h[6] & 0x0F) | 0x80
     h[8] = (h[8] & 0x3F) | 0x80
     x = h.hex()

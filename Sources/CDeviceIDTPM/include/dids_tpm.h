@@ -5,6 +5,7 @@
 // TCTIs (transports/: the kernel's resource manager, a swtpm's sockets): docs/HARDWARE-ID.md.
 // Nothing of tpm2-tss's own types crosses this header; they are the room's own (tss2/tss2.h).
 #include "CDeviceIDLibraries.h"
+#include "dids_tpm_facts.h"  // the TPM's facts: labels, attributes, algorithms, handles, codes
 
 #include <stddef.h>
 #include <stdint.h>
@@ -12,28 +13,12 @@
 /// libtss2-esys.so.0, for dids_loadable_load: loaded before any conversation (tss2/esys.c).
 dids_loadable *dids_tpm_library(void);
 
-// The TPM's return codes (format zero and one, TPM 2.0 Part 2 §6.6) the conversation and its
-// callers tell apart.
-#define DIDS_TPM2_RC_INITIALIZE 0x100u
-#define DIDS_TPM2_RC_FAILURE 0x101u
-#define DIDS_TPM2_RC_LOCKOUT 0x921u
-#define DIDS_TPM2_RC_RETRY 0x922u
-#define DIDS_TPM2_RC_YIELDED 0x908u
-#define DIDS_TPM2_RC_TESTING 0x90au
-#define DIDS_TPM2_RC_OBJECT_MEMORY 0x902u
-#define DIDS_TPM2_RC_NV_RATE 0x920u
-#define DIDS_TPM2_RC_NV_UNAVAILABLE 0x923u
-#define DIDS_TPM2_RC_NV_SPACE 0x14bu
-#define DIDS_TPM2_RC_NV_DEFINED 0x14cu
-
-// TPM2_GetCapability(TPM_CAP_TPM_PROPERTIES): the fixed properties DeviceID reports.
-#define DIDS_TPM2_PT_MANUFACTURER 0x00000105u
-#define DIDS_TPM2_PT_FIRMWARE_VERSION_1 0x0000010bu
-#define DIDS_TPM2_PT_FIRMWARE_VERSION_2 0x0000010cu
-
-// The TCG EK Credential Profile's NV indices for EK certificates, nonces and templates: the 32
-// from here (low range 0x01c00002-0x01c0000c, high range 0x01c00012-0x01c0001e).
-#define DIDS_TPM_EK_NV_FIRST 0x01c00000u
+/// The TPM's code in a TSS2_RC from the TPM (layer 0): format one (bit 7) carries a parameter,
+/// handle or session number in its upper bits, which this drops; format zero is the code itself.
+/// A code of another layer (the TCTI's, ESAPI's) is returned whole.
+static inline uint32_t dids_tpm_rc_code(uint32_t rc) {
+    return (rc & 0xff0000u) ? rc : (rc & 0x80u) ? (rc & 0xbfu) : (rc & 0xfffu);
+}
 
 /// Where a TPM conversation failed, for the status and its words.
 enum dids_tpm_stage {

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 int dids_tpm_key_name(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char unique[32],
                       struct dids_tpm_bytes *name, struct dids_tpm_bytes *public_area,
@@ -43,11 +41,11 @@ int dids_tpm_properties(dids_tpm *tpm, uint32_t first, uint32_t count, uint32_t 
                       dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
         return 0;
     const unsigned char *p = (const unsigned char *)data;
-    uint32_t answered = get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT);
+    uint32_t answered = dids_get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT);
     for (uint32_t i = 0; i < answered && i < count; i++) {
-        uint32_t property = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 8 * i);
+        uint32_t property = dids_get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 8 * i);
         if (property >= first && property < first + count)
-            values[property - first] = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 8 * i + 4);
+            values[property - first] = dids_get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 8 * i + 4);
     }
     dids_p_Esys_Free(data);
     return 1;
@@ -70,18 +68,18 @@ int dids_tpm_marshal_signature(const TPMT_SIGNATURE *s, struct dids_tpm_bytes *o
     int count;
     if (s->sigAlg == DIDS_TPM2_ALG_ECDSA) {
         parameters[0] = p + DIDS_TPMT_SIGNATURE_ECDSA_R, parameters[1] = p + DIDS_TPMT_SIGNATURE_ECDSA_S;
-        sizes[0] = get16(parameters[0]), sizes[1] = get16(parameters[1]), count = 2;
+        sizes[0] = dids_get16(parameters[0]), sizes[1] = dids_get16(parameters[1]), count = 2;
         if (sizes[0] > DIDS_TPM_ECC_PARAMETER_MAX || sizes[1] > DIDS_TPM_ECC_PARAMETER_MAX)
             return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
     } else if (s->sigAlg == DIDS_TPM2_ALG_RSASSA) {
-        parameters[0] = p + DIDS_TPMT_SIGNATURE_RSA_SIG, sizes[0] = get16(parameters[0]), count = 1;
+        parameters[0] = p + DIDS_TPMT_SIGNATURE_RSA_SIG, sizes[0] = dids_get16(parameters[0]), count = 1;
         if (sizes[0] > DIDS_TPM_RSA_KEY_BYTES_MAX) return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
     } else {
         return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
     }
     unsigned char m[4 + 2 + DIDS_TPM_RSA_KEY_BYTES_MAX];
     size_t n = 0;
-    uint16_t fields[] = {s->sigAlg, get16(p + DIDS_TPMT_SIGNATURE_HASH)};
+    uint16_t fields[] = {s->sigAlg, dids_get16(p + DIDS_TPMT_SIGNATURE_HASH)};
     for (int i = 0; i < 2; i++) { m[n++] = (unsigned char)(fields[i] >> 8); m[n++] = (unsigned char)fields[i]; }
     for (int i = 0; i < count; i++) {
         m[n++] = (unsigned char)(sizes[i] >> 8);

@@ -11,13 +11,8 @@
 // counter (another program's, or another app's whose tag named a nearby slot) moves it on.
 #define PROBES 8
 
-static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
-static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 // The TPM's format-1 response codes carry the parameter or handle number in bits 8-11.
-static uint32_t code_of(uint32_t rc) { return (rc & 0xff0000u) ? rc : (rc & 0x80u) ? (rc & 0xbfu) : (rc & 0xfffu); }
 
 enum slot { SLOT_OURS, SLOT_OTHER, SLOT_FAILED };
 
@@ -40,12 +35,12 @@ static enum slot look(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32
                       dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL)))
         return SLOT_FAILED;
     const unsigned char *p = public->nvPublic;
-    *written = (get32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES) & DIDS_TPMA_NV_WRITTEN) != 0;
-    int ours = get16(p + DIDS_TPMS_NV_PUBLIC_NAME_ALG) == DIDS_TPM2_ALG_SHA256
-            && (get32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES) & ~DIDS_TPMA_NV_WRITTEN) == DIDS_TPM_COUNTER_ATTRIBUTES
-            && get16(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY) == 32
+    *written = (dids_get32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES) & DIDS_TPMA_NV_WRITTEN) != 0;
+    int ours = dids_get16(p + DIDS_TPMS_NV_PUBLIC_NAME_ALG) == DIDS_TPM2_ALG_SHA256
+            && (dids_get32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES) & ~DIDS_TPMA_NV_WRITTEN) == DIDS_TPM_COUNTER_ATTRIBUTES
+            && dids_get16(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY) == 32
             && memcmp(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY + 2, tag, 32) == 0
-            && get16(p + DIDS_TPMS_NV_PUBLIC_DATA_SIZE) == 8;
+            && dids_get16(p + DIDS_TPMS_NV_PUBLIC_DATA_SIZE) == 8;
     dids_p_Esys_Free(public);
     return ours ? SLOT_OURS : SLOT_OTHER;
 }
@@ -57,12 +52,12 @@ static int define(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32], E
     TPM2B_NV_PUBLIC public;
     memset(&public, 0, sizeof public);
     unsigned char *p = public.nvPublic;
-    put32(p + DIDS_TPMS_NV_PUBLIC_INDEX, handle);
-    put16(p + DIDS_TPMS_NV_PUBLIC_NAME_ALG, DIDS_TPM2_ALG_SHA256);
-    put32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES, DIDS_TPM_COUNTER_ATTRIBUTES);
-    put16(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY, 32);
+    dids_put32(p + DIDS_TPMS_NV_PUBLIC_INDEX, handle);
+    dids_put16(p + DIDS_TPMS_NV_PUBLIC_NAME_ALG, DIDS_TPM2_ALG_SHA256);
+    dids_put32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES, DIDS_TPM_COUNTER_ATTRIBUTES);
+    dids_put16(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY, 32);
     memcpy(p + DIDS_TPMS_NV_PUBLIC_AUTH_POLICY + 2, tag, 32);
-    put16(p + DIDS_TPMS_NV_PUBLIC_DATA_SIZE, 8);
+    dids_put16(p + DIDS_TPMS_NV_PUBLIC_DATA_SIZE, 8);
     public.size = 4 + 2 + 4 + 2 + 32 + 2;  // marshalled TPMS_NV_PUBLIC
     TPM2B_AUTH no_auth;
     memset(&no_auth, 0, sizeof no_auth);
@@ -104,7 +99,7 @@ static int find(dids_tpm *tpm, const unsigned char tag[32], ESYS_TR *index, uint
         *handle = first + (uint32_t)free_slot;
         *written = 0;
         if (define(tpm, *handle, tag, index, failure)) return 1;
-        if (failure->stage != DIDS_TPM_STAGE_COUNTER || code_of(failure->rc) != DIDS_TPM2_RC_NV_DEFINED) return 0;
+        if (failure->stage != DIDS_TPM_STAGE_COUNTER || dids_tpm_rc_code(failure->rc) != DIDS_TPM2_RC_NV_DEFINED) return 0;
     }
     return dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, DIDS_TPM2_RC_NV_DEFINED, 0);
 }

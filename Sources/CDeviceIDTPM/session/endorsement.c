@@ -8,10 +8,6 @@
 #include <errno.h>
 #include <string.h>
 
-static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
-static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 // The policies of the profile's EKs (§B.6): PolicyA is PolicySecret(TPM_RH_ENDORSEMENT),
 // PolicyC PolicyAuthorizeNV of the policy index I-1/I-2/I-3 (0x01c07f01-3), and a high-range EK's
@@ -91,28 +87,28 @@ uint32_t dids_tpm_ek_template_index(enum dids_tpm_ek ek) {
 static int ek_template(TPM2B_PUBLIC *public, const struct kind *k, const struct dids_tpm_bytes *nonce) {
     unsigned char *t = public->publicArea;
     const struct policies *policy = k->policies;
-    put16(t + DIDS_TPMT_PUBLIC_TYPE, k->type);
-    put16(t + DIDS_TPMT_PUBLIC_NAME_ALG, policy->hash);
-    put32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES, k->high ? DIDS_TPM_EK_HIGH_ATTRIBUTES : DIDS_TPM_EK_ATTRIBUTES);
-    put16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY, policy->size);
+    dids_put16(t + DIDS_TPMT_PUBLIC_TYPE, k->type);
+    dids_put16(t + DIDS_TPMT_PUBLIC_NAME_ALG, policy->hash);
+    dids_put32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES, k->high ? DIDS_TPM_EK_HIGH_ATTRIBUTES : DIDS_TPM_EK_ATTRIBUTES);
+    dids_put16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY, policy->size);
     memcpy(t + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, k->high ? policy->b : policy->a, policy->size);
-    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC, DIDS_TPM2_ALG_AES);
-    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC + 2, k->symmetric);
-    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC + 4, DIDS_TPM2_ALG_CFB);
-    put16(t + DIDS_TPMT_PUBLIC_SCHEME, DIDS_TPM2_ALG_NULL);
-    put16(t + DIDS_TPMT_PUBLIC_CURVE, k->bits_or_curve);  // RSA keyBits, or ECC curveID
+    dids_put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC, DIDS_TPM2_ALG_AES);
+    dids_put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC + 2, k->symmetric);
+    dids_put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC + 4, DIDS_TPM2_ALG_CFB);
+    dids_put16(t + DIDS_TPMT_PUBLIC_SCHEME, DIDS_TPM2_ALG_NULL);
+    dids_put16(t + DIDS_TPMT_PUBLIC_CURVE, k->bits_or_curve);  // RSA keyBits, or ECC curveID
     size_t unique = 0;
     if (k->type == DIDS_TPM2_ALG_RSA) {
-        put32(t + DIDS_TPMT_PUBLIC_RSA_EXPONENT, 0);
+        dids_put32(t + DIDS_TPMT_PUBLIC_RSA_EXPONENT, 0);
         if (!k->high) unique = k->bits_or_curve / 8;
     } else {
-        put16(t + DIDS_TPMT_PUBLIC_KDF, DIDS_TPM2_ALG_NULL);
+        dids_put16(t + DIDS_TPMT_PUBLIC_KDF, DIDS_TPM2_ALG_NULL);
         if (!k->high) unique = k->coordinate;
     }
     if (nonce && nonce->size > unique) return 0;
-    put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, (uint16_t)unique);  // zeros (the template is zeroed)
+    dids_put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, (uint16_t)unique);  // zeros (the template is zeroed)
     if (nonce && nonce->size) memcpy(t + DIDS_TPMT_PUBLIC_UNIQUE_X + 2, nonce->data, nonce->size);
-    if (k->type == DIDS_TPM2_ALG_ECC) put16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y, (uint16_t)unique);
+    if (k->type == DIDS_TPM2_ALG_ECC) dids_put16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y, (uint16_t)unique);
     return 1;
 }
 
@@ -128,15 +124,15 @@ static int ek_template_of(TPM2B_PUBLIC *template, enum dids_tpm_ek ek, const str
 // Whether `a` and `b` are keys the same MakeCredential and policy session serve: the same type,
 // nameAlg, authPolicy, symmetric definition, scheme, key size or curve (and an ECC key's KDF).
 static int same_kind_of_key(const unsigned char *a, const unsigned char *b) {
-    uint16_t type = get16(b + DIDS_TPMT_PUBLIC_TYPE), policy = get16(b + DIDS_TPMT_PUBLIC_AUTH_POLICY);
-    if (get16(a + DIDS_TPMT_PUBLIC_TYPE) != type || get16(a + DIDS_TPMT_PUBLIC_NAME_ALG) != get16(b + DIDS_TPMT_PUBLIC_NAME_ALG)
-        || get16(a + DIDS_TPMT_PUBLIC_AUTH_POLICY) != policy || policy > 64
+    uint16_t type = dids_get16(b + DIDS_TPMT_PUBLIC_TYPE), policy = dids_get16(b + DIDS_TPMT_PUBLIC_AUTH_POLICY);
+    if (dids_get16(a + DIDS_TPMT_PUBLIC_TYPE) != type || dids_get16(a + DIDS_TPMT_PUBLIC_NAME_ALG) != dids_get16(b + DIDS_TPMT_PUBLIC_NAME_ALG)
+        || dids_get16(a + DIDS_TPMT_PUBLIC_AUTH_POLICY) != policy || policy > 64
         || memcmp(a + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, b + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy) != 0)
         return 0;
     for (int offset = DIDS_TPMT_PUBLIC_SYMMETRIC; offset <= DIDS_TPMT_PUBLIC_SCHEME; offset += 2)
-        if (get16(a + offset) != get16(b + offset)) return 0;
-    return get16(a + DIDS_TPMT_PUBLIC_CURVE) == get16(b + DIDS_TPMT_PUBLIC_CURVE)
-        && (type == DIDS_TPM2_ALG_RSA || get16(a + DIDS_TPMT_PUBLIC_KDF) == get16(b + DIDS_TPMT_PUBLIC_KDF));
+        if (dids_get16(a + offset) != dids_get16(b + offset)) return 0;
+    return dids_get16(a + DIDS_TPMT_PUBLIC_CURVE) == dids_get16(b + DIDS_TPMT_PUBLIC_CURVE)
+        && (type == DIDS_TPM2_ALG_RSA || dids_get16(a + DIDS_TPMT_PUBLIC_KDF) == dids_get16(b + DIDS_TPMT_PUBLIC_KDF));
 }
 
 // Whether `public` is a key of `template`'s shape: every field but unique (the key itself, which a
@@ -144,9 +140,9 @@ static int same_kind_of_key(const unsigned char *a, const unsigned char *b) {
 // template's shape that is not the certified one fails ActivateCredential, never passes it.
 static int same_shape(const unsigned char *public, const unsigned char *template) {
     return same_kind_of_key(public, template)
-        && get32(public + DIDS_TPMT_PUBLIC_ATTRIBUTES) == get32(template + DIDS_TPMT_PUBLIC_ATTRIBUTES)
-        && (get16(template + DIDS_TPMT_PUBLIC_TYPE) != DIDS_TPM2_ALG_RSA
-            || get32(public + DIDS_TPMT_PUBLIC_RSA_EXPONENT) == get32(template + DIDS_TPMT_PUBLIC_RSA_EXPONENT));
+        && dids_get32(public + DIDS_TPMT_PUBLIC_ATTRIBUTES) == dids_get32(template + DIDS_TPMT_PUBLIC_ATTRIBUTES)
+        && (dids_get16(template + DIDS_TPMT_PUBLIC_TYPE) != DIDS_TPM2_ALG_RSA
+            || dids_get32(public + DIDS_TPMT_PUBLIC_RSA_EXPONENT) == dids_get32(template + DIDS_TPMT_PUBLIC_RSA_EXPONENT));
 }
 
 // The template the TPM makes kind `ek`'s EK from, with `nonce` (may be NULL) in unique: the
@@ -254,28 +250,28 @@ static void release_ek(dids_tpm *tpm, ESYS_TR *handle, int kept) {
 // The TPM's big-endian marshalling of an EK's TPMT_PUBLIC (the shapes of `kinds`: AES-CFB,
 // no scheme, RSA exponent or ECC KDF, then unique).
 static int marshal_ek_public(const unsigned char *t, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure) {
-    uint16_t type = get16(t + DIDS_TPMT_PUBLIC_TYPE), policy = get16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY);
-    uint16_t x = get16(t + DIDS_TPMT_PUBLIC_UNIQUE_X), y = type == DIDS_TPM2_ALG_ECC ? get16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y) : 0;
+    uint16_t type = dids_get16(t + DIDS_TPMT_PUBLIC_TYPE), policy = dids_get16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY);
+    uint16_t x = dids_get16(t + DIDS_TPMT_PUBLIC_UNIQUE_X), y = type == DIDS_TPM2_ALG_ECC ? dids_get16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y) : 0;
     if (policy > 64 || x > 512 || y > DIDS_TPM_ECC_PARAMETER_MAX) return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
     unsigned char m[10 + 64 + 14 + 2 + 512 + 2 + DIDS_TPM_ECC_PARAMETER_MAX];
     size_t n = 0;
 #define PUT16(v) (m[n++] = (unsigned char)((v) >> 8), m[n++] = (unsigned char)(v))
     PUT16(type);
-    PUT16(get16(t + DIDS_TPMT_PUBLIC_NAME_ALG));
-    uint32_t attributes = get32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES);
+    PUT16(dids_get16(t + DIDS_TPMT_PUBLIC_NAME_ALG));
+    uint32_t attributes = dids_get32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES);
     PUT16(attributes >> 16);
     PUT16(attributes & 0xffff);
     PUT16(policy);
     memcpy(m + n, t + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy);
     n += policy;
-    for (int offset = DIDS_TPMT_PUBLIC_SYMMETRIC; offset <= DIDS_TPMT_PUBLIC_SCHEME; offset += 2) PUT16(get16(t + offset));
-    PUT16(get16(t + DIDS_TPMT_PUBLIC_CURVE));  // RSA keyBits, or ECC curveID
+    for (int offset = DIDS_TPMT_PUBLIC_SYMMETRIC; offset <= DIDS_TPMT_PUBLIC_SCHEME; offset += 2) PUT16(dids_get16(t + offset));
+    PUT16(dids_get16(t + DIDS_TPMT_PUBLIC_CURVE));  // RSA keyBits, or ECC curveID
     if (type == DIDS_TPM2_ALG_RSA) {
-        uint32_t exponent = get32(t + DIDS_TPMT_PUBLIC_RSA_EXPONENT);
+        uint32_t exponent = dids_get32(t + DIDS_TPMT_PUBLIC_RSA_EXPONENT);
         PUT16(exponent >> 16);
         PUT16(exponent & 0xffff);
     } else {
-        PUT16(get16(t + DIDS_TPMT_PUBLIC_KDF));
+        PUT16(dids_get16(t + DIDS_TPMT_PUBLIC_KDF));
     }
     PUT16(x);
     memcpy(m + n, t + DIDS_TPMT_PUBLIC_UNIQUE_X + 2, x);

@@ -6,8 +6,6 @@
 #include <errno.h>
 #include <string.h>
 
-static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 // TPM2_GetCapability answers for absent handles too, where looking one up makes tpm2-tss log an
 // error. A TPM may answer with fewer handles than asked and moreData set: it is asked again from
@@ -26,9 +24,9 @@ int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int 
                           dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
             return 0;
         const unsigned char *p = (const unsigned char *)data;
-        uint32_t answered = get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT), last = from;
+        uint32_t answered = dids_get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT), last = from;
         for (uint32_t i = 0; i < answered && i < DIDS_TPM_MAX_CAP_HANDLES; i++) {
-            uint32_t handle = get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 4 * i), k = handle - first;
+            uint32_t handle = dids_get32(p + DIDS_TPMS_CAPABILITY_HANDLES + 4 * i), k = handle - first;
             if (handle >= first && k < count) set[k / 32] |= 1u << (k % 32);
             if (handle >= last) last = handle;
         }
@@ -53,7 +51,7 @@ int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_
                           dids_p_Esys_NV_ReadPublic_Async(tpm->esys, index, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
                                                           DIDS_ESYS_TR_NONE),
                           dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL));
-    size_t size = ok ? get16(public->nvPublic + DIDS_TPMS_NV_PUBLIC_DATA_SIZE) : 0;
+    size_t size = ok ? dids_get16(public->nvPublic + DIDS_TPMS_NV_PUBLIC_DATA_SIZE) : 0;
     dids_p_Esys_Free(public);
     if (ok) {
         out->size = size;

@@ -5,23 +5,19 @@
 #include <errno.h>
 #include <string.h>
 
-static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
-static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 // An ECC P-256 signing key with no policy and the given unique.x; its scheme ECDSA/SHA-256, or
 // NULL (any scheme the signing command names).
 static void ecc_signing_template(TPM2B_PUBLIC *public, uint32_t attributes, int ecdsa, const unsigned char unique[32]) {
     unsigned char *t = public->publicArea;
-    put16(t + DIDS_TPMT_PUBLIC_TYPE, DIDS_TPM2_ALG_ECC);
-    put32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES, attributes);
-    put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC, DIDS_TPM2_ALG_NULL);
-    put16(t + DIDS_TPMT_PUBLIC_SCHEME, ecdsa ? DIDS_TPM2_ALG_ECDSA : DIDS_TPM2_ALG_NULL);
-    if (ecdsa) put16(t + DIDS_TPMT_PUBLIC_SCHEME + 2, DIDS_TPM2_ALG_SHA256);
-    put16(t + DIDS_TPMT_PUBLIC_CURVE, DIDS_TPM2_ECC_NIST_P256);
-    put16(t + DIDS_TPMT_PUBLIC_KDF, DIDS_TPM2_ALG_NULL);
-    put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, 32);
+    dids_put16(t + DIDS_TPMT_PUBLIC_TYPE, DIDS_TPM2_ALG_ECC);
+    dids_put32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES, attributes);
+    dids_put16(t + DIDS_TPMT_PUBLIC_SYMMETRIC, DIDS_TPM2_ALG_NULL);
+    dids_put16(t + DIDS_TPMT_PUBLIC_SCHEME, ecdsa ? DIDS_TPM2_ALG_ECDSA : DIDS_TPM2_ALG_NULL);
+    if (ecdsa) dids_put16(t + DIDS_TPMT_PUBLIC_SCHEME + 2, DIDS_TPM2_ALG_SHA256);
+    dids_put16(t + DIDS_TPMT_PUBLIC_CURVE, DIDS_TPM2_ECC_NIST_P256);
+    dids_put16(t + DIDS_TPMT_PUBLIC_KDF, DIDS_TPM2_ALG_NULL);
+    dids_put16(t + DIDS_TPMT_PUBLIC_UNIQUE_X, 32);
     memcpy(t + DIDS_TPMT_PUBLIC_UNIQUE_X + 2, unique, 32);
 }
 
@@ -33,26 +29,26 @@ static int marshal_ecc_public(const unsigned char *t, struct dids_tpm_bytes *out
     size_t n = 0;
 #define BE16(v) do { uint16_t v_ = (v); m[n++] = (unsigned char)(v_ >> 8); m[n++] = (unsigned char)v_; } while (0)
 #define BYTES(p, len) do { memcpy(m + n, (p), (len)); n += (len); } while (0)
-    uint16_t policy = get16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY);
-    uint16_t x = get16(t + DIDS_TPMT_PUBLIC_UNIQUE_X), y = get16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y);
-    uint16_t scheme = get16(t + DIDS_TPMT_PUBLIC_SCHEME);
-    if (get16(t + DIDS_TPMT_PUBLIC_TYPE) != DIDS_TPM2_ALG_ECC || policy > 64
-        || get16(t + DIDS_TPMT_PUBLIC_SYMMETRIC) != DIDS_TPM2_ALG_NULL
+    uint16_t policy = dids_get16(t + DIDS_TPMT_PUBLIC_AUTH_POLICY);
+    uint16_t x = dids_get16(t + DIDS_TPMT_PUBLIC_UNIQUE_X), y = dids_get16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y);
+    uint16_t scheme = dids_get16(t + DIDS_TPMT_PUBLIC_SCHEME);
+    if (dids_get16(t + DIDS_TPMT_PUBLIC_TYPE) != DIDS_TPM2_ALG_ECC || policy > 64
+        || dids_get16(t + DIDS_TPMT_PUBLIC_SYMMETRIC) != DIDS_TPM2_ALG_NULL
         || (scheme != DIDS_TPM2_ALG_ECDSA && scheme != DIDS_TPM2_ALG_NULL)
-        || get16(t + DIDS_TPMT_PUBLIC_KDF) != DIDS_TPM2_ALG_NULL || x > DIDS_TPM_ECC_PARAMETER_MAX
+        || dids_get16(t + DIDS_TPMT_PUBLIC_KDF) != DIDS_TPM2_ALG_NULL || x > DIDS_TPM_ECC_PARAMETER_MAX
         || y > DIDS_TPM_ECC_PARAMETER_MAX)
         return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
-    uint32_t attributes = get32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES);
+    uint32_t attributes = dids_get32(t + DIDS_TPMT_PUBLIC_ATTRIBUTES);
     BE16(DIDS_TPM2_ALG_ECC);
-    BE16(get16(t + DIDS_TPMT_PUBLIC_NAME_ALG));
+    BE16(dids_get16(t + DIDS_TPMT_PUBLIC_NAME_ALG));
     BE16(attributes >> 16);
     BE16(attributes & 0xffffu);
     BE16(policy);
     BYTES(t + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy);
     BE16(DIDS_TPM2_ALG_NULL);                                   // symmetric
     BE16(scheme);
-    if (scheme == DIDS_TPM2_ALG_ECDSA) BE16(get16(t + DIDS_TPMT_PUBLIC_SCHEME + 2));  // its hash
-    BE16(get16(t + DIDS_TPMT_PUBLIC_CURVE));
+    if (scheme == DIDS_TPM2_ALG_ECDSA) BE16(dids_get16(t + DIDS_TPMT_PUBLIC_SCHEME + 2));  // its hash
+    BE16(dids_get16(t + DIDS_TPMT_PUBLIC_CURVE));
     BE16(DIDS_TPM2_ALG_NULL);                                   // kdf
     BE16(x);
     BYTES(t + DIDS_TPMT_PUBLIC_UNIQUE_X + 2, x);
@@ -68,7 +64,7 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
     TPM2B_PUBLIC template;
     memset(&template, 0, sizeof template);
     template.size = DIDS_TPMT_PUBLIC_SIZE;
-    put16(template.publicArea + DIDS_TPMT_PUBLIC_NAME_ALG, DIDS_TPM2_ALG_SHA256);
+    dids_put16(template.publicArea + DIDS_TPMT_PUBLIC_NAME_ALG, DIDS_TPM2_ALG_SHA256);
     switch (key) {
     case DIDS_TPM_APP_KEY:
         ecc_signing_template(&template, DIDS_TPM_APP_KEY_ATTRIBUTES, 1, unique);

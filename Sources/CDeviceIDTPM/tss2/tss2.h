@@ -10,6 +10,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+// A field at a documented offset of a structure in tpm2-tss's layout (host byte order, which is
+// tpm2-tss's; unaligned where the offset is): the one set of byte helpers of the TPM room.
+static inline void dids_put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline void dids_put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline uint16_t dids_get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t dids_get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 // Only what DeviceID's few commands need, as byte-exact stand-ins (tagged dids_*, so that the
 // check can compare them with the real ones): unions and nested structures are byte arrays of
@@ -112,52 +120,13 @@ typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
 #define DIDS_ESYS_TR_RH_ENDORSEMENT 0x10bu
 #define DIDS_TPM2_SU_CLEAR 0x0000u
 #define DIDS_TPM2_SE_POLICY 0x01u
-#define DIDS_TPM2_ALG_RSA 0x0001u
-#define DIDS_TPM2_ALG_AES 0x0006u
-#define DIDS_TPM2_ALG_ECC 0x0023u
-#define DIDS_TPM2_ALG_SHA256 0x000bu
-#define DIDS_TPM2_ALG_SHA384 0x000cu
-#define DIDS_TPM2_ALG_SHA512 0x000du
-#define DIDS_TPM2_ALG_NULL 0x0010u
-#define DIDS_TPM2_ALG_RSASSA 0x0014u
-#define DIDS_TPM2_ALG_ECDSA 0x0018u
-#define DIDS_TPM2_ALG_CFB 0x0043u
-#define DIDS_TPM2_ECC_NIST_P256 0x0003u
-#define DIDS_TPM2_ECC_NIST_P384 0x0004u
-#define DIDS_TPM2_ECC_NIST_P521 0x0005u
-// fixedTPM | fixedParent | sensitiveDataOrigin | userWithAuth | noDA | sign
-#define DIDS_TPM_APP_KEY_ATTRIBUTES 0x00040472u
-// ... | restricted: the attestation key
-#define DIDS_TPM_AK_ATTRIBUTES 0x00050472u
-// fixedTPM | fixedParent | sensitiveDataOrigin | adminWithPolicy | restricted | decrypt: the TCG's
-// low-range EKs; the high range adds userWithAuth
-#define DIDS_TPM_EK_ATTRIBUTES 0x000300b2u
-#define DIDS_TPM_EK_HIGH_ATTRIBUTES 0x000300f2u
-// An app's assertion counter: TPM_NT_COUNTER, written and read with its (empty) authValue, exempt
-// from dictionary-attack lockout, orderly (kept in RAM between NV writes): authwrite | nt=counter
-// | authread | no_da | orderly. TPMA_NV_WRITTEN is set by the TPM once it is incremented.
-#define DIDS_TPM_COUNTER_ATTRIBUTES 0x06040014u
-#define DIDS_TPMA_NV_WRITTEN 0x20000000u
-// The TCG handle registry's NV range for the owner, where DeviceID's counters live.
-#define DIDS_TPM_OWNER_NV_FIRST 0x01800000u
-#define DIDS_TPM_OWNER_NV_COUNT 0x00400000u
-#define DIDS_TPM2_ST_HASHCHECK 0x8024u
-// TPM2_GetCapability(TPM_CAP_HANDLES): TPMS_CAPABILITY_DATA's TPML_HANDLE, its count and handles.
-#define DIDS_TPM2_CAP_HANDLES 0x00000001u
-// TPM2_GetCapability(TPM_CAP_TPM_PROPERTIES): TPML_TAGGED_TPM_PROPERTY's count, then (property,
-// value) pairs at the same offsets (the properties: dids_tpm.h).
-#define DIDS_TPM2_CAP_TPM_PROPERTIES 0x00000006u
+// The TPM's own facts (algorithms, attributes, handles, codes): include/dids_tpm_facts.h, from
+// tpm-facts.tsv. TPM2_GetCapability(TPM_CAP_HANDLES): TPMS_CAPABILITY_DATA's TPML_HANDLE, its
+// count and handles; (TPM_CAP_TPM_PROPERTIES): TPML_TAGGED_TPM_PROPERTY's count, then (property,
+// value) pairs at the same offsets.
 #define DIDS_TPMS_CAPABILITY_HANDLES_COUNT 4
 #define DIDS_TPMS_CAPABILITY_HANDLES 8
 #define DIDS_TPM_MAX_CAP_HANDLES 254         // TPML_HANDLE's room (TPM2_MAX_CAP_HANDLES)
-#define DIDS_TPM2_RH_NULL 0x40000007u
-// The EK certificate chain's NV indices (profile 2.5, §2.2.1.5.2): DER certificates, the 256 from
-// here (0x01c00100-0x01c001ff).
-#define DIDS_TPM_EK_CHAIN_FIRST 0x01c00100u
-// The persistent handles the TCG reserves for EKs (Registry of Reserved TPM 2.0 Handles:
-// 0x81010000-0x810100ff; 0x81010001 the RSA EK, 0x81010002 the ECC P-256 EK); DeviceID looks at
-// the first 32.
-#define DIDS_TPM_EK_PERSISTENT_FIRST 0x81010000u
 
 #define DIDS_TSS2_BASE_RC_TRY_AGAIN 9u
 

@@ -4,11 +4,12 @@ import CDeviceIDTPM
 /// its storage primary seed and the app id, hashed into a UUID. Stored nowhere; the same on the
 /// same TPM until its owner hierarchy is cleared; unlinkable across app ids.
 enum HardwareIdentity {
-    static let label = "deviceid.hardware-id.v1"
-    static let nameLabel = "deviceid.hardware-id.v1/name"
-    static let attestationKeyLabel = "deviceid.attestation-key.v1"
-    static let credentialKeyLabel = "deviceid.credential-key.v1"
-    static let counterLabel = "deviceid.assertion-counter.v1"
+    // The labels: the TPM's facts (tpm-facts.tsv), frozen.
+    static var label: String { DIDS_TPM_LABEL_HARDWARE_ID }
+    static var nameLabel: String { DIDS_TPM_LABEL_HARDWARE_ID_NAME }
+    static var attestationKeyLabel: String { DIDS_TPM_LABEL_ATTESTATION_KEY }
+    static var credentialKeyLabel: String { DIDS_TPM_LABEL_CREDENTIAL_KEY }
+    static var counterLabel: String { DIDS_TPM_LABEL_ASSERTION_COUNTER }
 
     private static func lengthPrefixed(_ text: String) -> [UInt8] {
         let bytes = Array(text.utf8)

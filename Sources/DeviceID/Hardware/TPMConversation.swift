@@ -148,8 +148,9 @@ enum TPMConversation {
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == EBUSY:
             return DeviceIDError(.timedOut, "the TPM at \(at) had this app's counter incremented by other processes "
                                      + "between each of DeviceID's reads of it, too many times: retry")
-        case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where (rc & 0xbf) == 0x08e || (rc & 0xbf) == 0x0a2:
-            // TPM2_RC_AUTH_FAIL, TPM2_RC_BAD_AUTH on an index whose tag is the app's: not DeviceID's
+        case Int32(DIDS_TPM_STAGE_COUNTER.rawValue)
+            where dids_tpm_rc_code(rc) == DIDS_TPM2_RC_AUTH_FAIL || dids_tpm_rc_code(rc) == DIDS_TPM2_RC_BAD_AUTH:
+            // on an index whose tag is the app's: not DeviceID's
             return DeviceIDError(.permission, "the TPM at \(at) refused this app's NV counter: an index with its tag "
                                      + "but a password DeviceID does not know was defined by another program "
                                      + "(tpm2_nvreadpublic lists it; tpm2_nvundefine with owner authorisation removes it)")
@@ -161,10 +162,8 @@ enum TPMConversation {
         if errorNumber == ENOBUFS { return DeviceIDError(.tooLarge, "the TPM's answer to \(stageName(stage)) is too large") }
         if errorNumber == EINVAL { return DeviceIDError(.invalidArgument, "an argument of \(stageName(stage)) is too large for the TPM") }
         let what = stageName(stage)
-        // TPM response codes (layer 0): format 1 (bit 7) carries a parameter/handle/session
-        // number in the upper bits; format 0 is the code itself (TPM 2.0 Part 2, 6.6).
         let layer = rc & 0xff_0000
-        let code = layer != 0 ? rc : (rc & 0x80 != 0 ? rc & 0xbf : rc & 0xfff)
+        let code = dids_tpm_rc_code(rc)
         // A parameter the TPM cannot use (format 1): the blob or secret is damaged, or was made for
         // another TPM's EK or another attestation key. swtpm 0.7 (libtpms 0.9) answers a secret
         // sealed to another EK with TPM_RC_FAILURE and goes on working: from ActivateCredential
@@ -180,11 +179,11 @@ enum TPMConversation {
                                  "the TPM at \(at) is in failure mode (\(what), TSS2 \(hex(rc))); it needs a reset or firmware update")
         case DIDS_TPM2_RC_LOCKOUT:
             return DeviceIDError(.locked, "the TPM at \(at) is in dictionary-attack lockout (\(what))")
-        case 0x08e, 0x0a2:  // TPM2_RC_AUTH_FAIL, TPM2_RC_BAD_AUTH
+        case DIDS_TPM2_RC_AUTH_FAIL, DIDS_TPM2_RC_BAD_AUTH:
             return DeviceIDError(.permission,
                                  "the TPM refused \(what): a hierarchy has a password (DeviceID uses the empty owner "
                                      + "and endorsement authorisation)")
-        case 0x08b:  // TPM2_RC_HANDLE: no such object or NV index
+        case DIDS_TPM2_RC_HANDLE:
             if stage == Int32(DIDS_TPM_STAGE_EK_CERTIFICATE.rawValue) {
                 return DeviceIDError(.notFound, "the TPM at \(at) removed an EK certificate's NV index while it was read")
             }

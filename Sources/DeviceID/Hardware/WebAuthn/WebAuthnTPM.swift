@@ -1,3 +1,5 @@
+import CDeviceIDTPM
+
 /// The structures of WebAuthn (W3C Web Authentication Level 3) that App Attest for Linux emits:
 /// authenticator data, the credential's COSE key, and the "tpm" attestation statement (§8.3),
 /// in the bytes any WebAuthn verifier reads (docs/HARDWARE-ID.md, "App Attest for Linux").
@@ -38,7 +40,7 @@ enum WebAuthnTPM {
             defer { i += n }
             return [UInt8](repeating: 0, count: 32 - n) + p[i..<i + n]
         }
-        let eccType = 0x0023, null = 0x0010, p256 = 0x0003
+        let eccType = Int(DIDS_TPM2_ALG_ECC), null = Int(DIDS_TPM2_ALG_NULL), p256 = Int(DIDS_TPM2_ECC_NIST_P256)
         guard u16() == eccType, u16() != nil else { return nil }  // type, nameAlg
         i += 4                                                     // objectAttributes
         guard let policy = u16(), i + policy <= p.count else { return nil }
@@ -74,8 +76,8 @@ enum WebAuthnTPM {
     /// The DER ECDSA-Sig-Value (RFC 3279 §2.2.3: SEQUENCE of INTEGER r, s) of a marshalled
     /// TPMT_SIGNATURE of ECDSA with SHA-256 on P-256; nil for anything else.
     static func derSignature(ofTPMSignature t: [UInt8]) -> [UInt8]? {
-        // TPM_ALG_ECDSA, TPM_ALG_SHA256
-        guard t.count >= 8, t[0] == 0x00, t[1] == 0x18, t[2] == 0x00, t[3] == 0x0b else { return nil }
+        guard t.count >= 8, Int(t[0]) << 8 | Int(t[1]) == Int(DIDS_TPM2_ALG_ECDSA),
+              Int(t[2]) << 8 | Int(t[3]) == Int(DIDS_TPM2_ALG_SHA256) else { return nil }
         var i = 4
         func integer() -> [UInt8]? {
             guard i + 2 <= t.count else { return nil }
