@@ -65,7 +65,8 @@ let package = Package(
         .target(name: "CDeviceIDSystem", cSettings: embedded ? [.define("DEVICEID_EMBEDDED")] : []),
         .target(name: "CDeviceIDPrimitives"),
         .target(name: "CDeviceIDLibraries", dependencies: ["CDeviceIDSystem"]),
-        .target(name: "CDeviceIDTPM", dependencies: ["CDeviceIDLibraries", "CDeviceIDSystem"]),
+        // tpm-facts.tsv: the TPM's facts, which scripts/gen-tpm writes into include/dids_tpm_facts.h.
+        .target(name: "CDeviceIDTPM", dependencies: ["CDeviceIDLibraries", "CDeviceIDSystem"], exclude: ["tpm-facts.tsv"]),
         .target(name: "CDeviceIDFastPaths", cSettings: [.headerSearchPath("../../include")]),
         .systemLibrary(name: "CDeviceIDAPI"),
         .target(
