@@ -352,7 +352,7 @@ def schema_message_types():
 def test_the_device_and_the_verifier_name_wire_messages_as_their_schemas_do():
     owned = set(schema_message_types().values())
     assert len(owned) >= 7, owned
-    swift = dict(re.findall(r'static let (\w+) = "(deviceid\.[a-z-]+)"',
+    swift = dict(re.findall(r'case (\w+) = "(deviceid\.[a-z-]+)"',
                             (ROOT / "Sources/DeviceID/Hardware/WireMessage.swift").read_text()))
     python = dict(re.findall(r'^([A-Z_]+) = "(deviceid\.[a-z-]+)"$',
                              (ROOT / "server/deviceid_verifier/_wire.py").read_text(), re.M))

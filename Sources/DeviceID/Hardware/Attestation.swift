@@ -71,22 +71,22 @@ package enum TPMAttestation {
         return header + length <= bytes.count ? header + length : nil
     }
 
-    static func message(_ type: String) -> FlatJSON {
+    static func message(_ type: WireMessage) -> FlatJSON {
         var json = FlatJSON()
         json.set("v", wireVersion)
-        json.set("type", type)
+        json.set("type", type.rawValue)
         return json
     }
 
-    static func parse(_ text: String, type: String) throws(DeviceIDError) -> FlatJSON {
+    static func parse(_ text: String, type: WireMessage) throws(DeviceIDError) -> FlatJSON {
         guard let json = FlatJSON(parsing: text) else {
             throw DeviceIDError(.invalidArgument, "not a DeviceID message: a JSON object of strings and integers is expected")
         }
         guard json.integer("v") == wireVersion else {
             throw DeviceIDError(.unsupported, "the message is not of wire format version \(wireVersion)")
         }
-        guard json.string("type") == type else {
-            throw DeviceIDError(.invalidArgument, "the message is not a \(type)")
+        guard json.string("type") == type.rawValue else {
+            throw DeviceIDError(.invalidArgument, "the message is not a \(type.rawValue)")
         }
         return json
     }
@@ -144,7 +144,7 @@ package enum TPMAttestation {
             found.akPublic = ak
             return ok != 0 ? found : nil
         }
-        var json = Self.message(WireMessage.enrolmentRequest)
+        var json = Self.message(.enrolmentRequest)
         json.set("app_id", appID)
         if let ekPublic = found.ekPublic {
             json.set("ek_kind", EndorsementSurvey.online.name)
@@ -187,7 +187,7 @@ package enum TPMAttestation {
     /// is answered by `PlatformAK.response`.
     static func activation(for appID: String, challenge: String, address: TPMAddress,
                            milliseconds: UInt32) throws(DeviceIDError) -> String {
-        let json = try Self.parse(challenge, type: WireMessage.enrolmentChallenge)
+        let json = try Self.parse(challenge, type: .enrolmentChallenge)
         guard let id = json.string("id") else { throw DeviceIDError(.invalidArgument, "the challenge has no \"id\"") }
         if let route = json.string("route") {
             guard route == "platform-ak" else {
@@ -223,7 +223,7 @@ package enum TPMAttestation {
             }
             return ok != 0 ? credential : nil
         }
-        var response = Self.message(WireMessage.enrolmentResponse)
+        var response = Self.message(.enrolmentResponse)
         response.set("id", id)
         response.set("credential", Base64.encode(credential))
         return response.text
@@ -237,14 +237,14 @@ package enum TPMAttestation {
                          milliseconds: UInt32) throws(DeviceIDError) -> String {
         guard nonceSizes.contains(nonce.count) else { throw DeviceIDError(.invalidArgument, nonceWords) }
         let certificate = try akCertificate.map { (text) throws(DeviceIDError) -> [UInt8] in
-            try Self.bytes(try Self.parse(text, type: WireMessage.akCertificate), "certificate")
+            try Self.bytes(try Self.parse(text, type: .akCertificate), "certificate")
         }
         let akUnique = HardwareIdentity.attestationKeyUnique(appID: appID), appUnique = HardwareIdentity.unique(appID: appID)
         let certified = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             TPMConversation.certify(tpm, &failure, ak: akUnique, DIDS_TPM_APP_KEY, appUnique, over: nonce)
         }
         let name = [0x00, 0x0b] + SHA256.hash(certified.certifiedPublic)
-        var json = Self.message(WireMessage.attestation)
+        var json = Self.message(.attestation)
         json.set("app_id", appID)
         json.set("hardware_id", HardwareIdentity.id(fromName: name).uuidString)
         json.set("nonce", Base64.encode(nonce))

@@ -75,10 +75,10 @@ struct EndorsementSurvey {
     static let online = EndorsementKind.rsaLowRange
 
     /// The words for a TPM without an EK certificate in NV.
-    static let onlineWords = "the TPM holds no EK certificate in NV (none of the TCG EK Credential Profile's indices "
+    static var onlineWords: Words { "the TPM holds no EK certificate in NV (none of the TCG EK Credential Profile's indices "
         + "0x01c00002-0x01c0001e): a firmware TPM whose EK certificate is published online only (Intel PTT, AMD "
         + "fTPM) or a virtual TPM without one; the enrolment request carries EK \(online.name)'s public key "
-        + "(ek_public) for a Privacy CA given its certificate out of band"
+        + "(ek_public) for a Privacy CA given its certificate out of band" }
 
     /// Why no EK can be used, in words: every certificate the TPM holds is of an EK it makes from
     /// a template in NV that DeviceID cannot use.

@@ -98,7 +98,7 @@ struct PlatformAK {
             throw DeviceIDError(.notFound, "the TPM at \(address) no longer holds platform AK \(described), which the "
                                     + "challenge is for: enrol again").about(.tpm)
         }
-        var response = TPMAttestation.message(WireMessage.enrolmentResponse)
+        var response = TPMAttestation.message(.enrolmentResponse)
         response.set("id", id)
         response.set("certify_attest", Base64.encode(attest))
         response.set("certify_signature", Base64.encode(signature))

@@ -64,7 +64,7 @@ public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
     /// `DEVICEID_TPM_TCTI` (through secure_getenv), or the kernel's resource manager. It names a
     /// path, so bytes that are not UTF-8 are refused as every path from the environment is.
     public static func resolved() throws(DeviceIDError) -> TPMAddress {
-        let remedy = "name a TPM whose path is UTF-8 in \(Environment.tpmTCTI), or unset it for /dev/tpmrm0"
+        let remedy: Words = "name a TPM whose path is UTF-8 in \(Environment.tpmTCTI), or unset it for /dev/tpmrm0"
         guard let text = try Environment.path(Environment.tpmTCTI, remedy: remedy) else { return .kernelResourceManager }
         return try TPMAddress(parsing: text)
     }

@@ -7,7 +7,7 @@ public enum MachineID {
     public static let defaultPaths = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
 
     private static let cache = Locked<[String: ID128]>([:])
-    private static let machineIDRemedy = "name a file whose path is UTF-8 in \(Environment.machineIDPath)"
+    private static var machineIDRemedy: Words { "name a file whose path is UTF-8 in \(Environment.machineIDPath)" }
 
     /// The raw machine ID. Cached per path: it does not change while the system runs.
     public static func raw() throws(DeviceIDError) -> ID128 {

@@ -3,8 +3,8 @@
 /// command here was tried against the provider it names (Tests/providers, Tests/python/test_first_hour.py).
 enum KeyringRemedy {
     /// The Secret Service has no default collection.
-    static func noCollection(_ provider: String) -> String {
-        let create = switch provider {
+    static func noCollection(_ provider: String) -> Words {
+        let create: String = switch provider {
         case "GNOME Keyring":
             "create a keyring and make it the default in \"Passwords and Keys\" (seahorse), or from a shell "
                 + "create and open the login keyring: printf '%s' PASSWORD | gnome-keyring-daemon --replace --unlock"
@@ -21,8 +21,8 @@ enum KeyringRemedy {
     }
 
     /// The default collection is locked; `interactive`: whether the call could show a prompt.
-    static func locked(_ provider: String, interactive: Bool) -> String {
-        let shell = switch provider {
+    static func locked(_ provider: String, interactive: Bool) -> Words {
+        let shell: String = switch provider {
         case "GNOME Keyring":
             "; from a shell with no display: printf '%s' PASSWORD | gnome-keyring-daemon --replace --unlock"
         case "KeePassXC": "; or unlock the database in KeePassXC's window"

@@ -38,12 +38,14 @@ final class StoreDirectory {
     static let systemPath = "/var/lib/deviceid"
 
     /// What every store error that a configuration can fix suggests.
-    static let remedy = "set \(Environment.storeDirectory) to a directory this user owns (for a system service, "
-        + "StateDirectory= provides one: SYSTEM SERVICES in deviceid(1))"
+    static var remedy: Words {
+        "set \(Environment.storeDirectory) to a directory this user owns (for a system service, "
+            + "StateDirectory= provides one: SYSTEM SERVICES in deviceid(1))"
+    }
 
     /// Why a store under the home directory cannot be made, when the cause is that there is no
     /// home: an account such as nobody has /nonexistent, and "Permission denied" would hide that.
-    static func missingHome(under path: String) -> String? {
+    static func missingHome(under path: String) -> Words? {
         guard let home = try? home(), path.hasPrefix(home + "/"), access(home, F_OK) != 0 else { return nil }
         return "the home directory \(home) of uid \(geteuid()) does not exist (an account without a home, "
             + "such as nobody)"
@@ -77,8 +79,8 @@ final class StoreDirectory {
         do {
             opened = try TrustedPath.openDirectory(path, create: create)
         } catch where error.code == .permission && !error.detail.includes(Environment.storeDirectory) {
-            let cause = Self.missingHome(under: path).map { "cannot create \(path): " + $0 } ?? error.detail
-            throw DeviceIDError(.permission, cause + "; " + Self.remedy)
+            let cause = Self.missingHome(under: path).map { "cannot create \(path): \($0)" } ?? Words(error.detail)
+            throw DeviceIDError(.permission, "\(cause); \(Self.remedy)")
         }
         guard let descriptor = opened else { return nil }
         switch descriptor.status() {

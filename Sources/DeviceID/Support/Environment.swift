@@ -30,11 +30,11 @@ enum Environment {
     /// gives is read here. Bytes that are not UTF-8 are refused with words, as `--store-dir`
     /// refuses them: read as a String they would become U+FFFD, and `…/x\xfe` and `…/x\xff` would
     /// share one store at a third path beside both. `remedy` says what to set instead.
-    static func path(_ name: String, remedy: String? = nil) throws(DeviceIDError) -> String? {
+    static func path(_ name: String, remedy: Words? = nil) throws(DeviceIDError) -> String? {
         guard let raw = dids_secure_getenv(name) else { return nil }
         guard let value = exactText(raw) else {
             throw DeviceIDError(.invalidArgument, "\(name) is not valid UTF-8: DeviceID uses only paths it can name "
-                                + "exactly; " + (remedy ?? "set \(storeDirectory) to a directory whose name is UTF-8"))
+                                + "exactly; \(remedy ?? "set \(storeDirectory) to a directory whose name is UTF-8")")
         }
         return value.isEmpty ? nil : value
     }

@@ -54,7 +54,7 @@ enum WebAuthnAssertion {
             return .success((counter, authenticatorData, der, publicArea))
         }
         let signed = try outcome.get()
-        var json = TPMAttestation.message(WireMessage.webAuthnAssertion)
+        var json = TPMAttestation.message(.webAuthnAssertion)
         json.set("app_id", appID)
         json.set("credential_id", Base64.encodeURL(WebAuthnTPM.credentialID(signed.publicArea)))
         json.set("authenticator_data", Base64.encodeURL(signed.authenticatorData))

@@ -17,7 +17,7 @@ enum WebAuthnAttestation {
             throw DeviceIDError(.invalidArgument, "the client data hash must be \(WebAuthnTPM.clientDataHashSize) bytes "
                                     + "(SHA-256 of the client data), not \(clientDataHash.count)")
         }
-        let certificate = try TPMAttestation.bytes(try TPMAttestation.parse(akCertificate, type: WireMessage.akCertificate),
+        let certificate = try TPMAttestation.bytes(try TPMAttestation.parse(akCertificate, type: .akCertificate),
                                                    "certificate")
         let akUnique = HardwareIdentity.attestationKeyUnique(appID: appID)
         let credentialUnique = HardwareIdentity.credentialKeyUnique(appID: appID)
@@ -53,7 +53,7 @@ enum WebAuthnAttestation {
         let object = WebAuthnTPM.attestationObject(authenticatorData: made.authenticatorData, certificates: [certificate],
                                                    signature: made.signature, certInfo: made.certInfo,
                                                    publicArea: made.publicArea)
-        var json = TPMAttestation.message(WireMessage.webAuthnAttestation)
+        var json = TPMAttestation.message(.webAuthnAttestation)
         json.set("app_id", appID)
         json.set("credential_id", Base64.encodeURL(WebAuthnTPM.credentialID(made.publicArea)))
         json.set("attestation_object", Base64.encodeURL(object))
