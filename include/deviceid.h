@@ -97,9 +97,9 @@ const char *DEVICEID_NONNULL deviceid_version(void);
 /** Bytes for a reason in words with its NUL: deviceid_environment's texts (longer ones are cut). */
 #define DEVICEID_REASON_MAX 512U
 /** The largest attestation message the library reads (a CA's challenge or AK certificate
- *  message, without the NUL), in bytes: deviceid_attest_activate, _certify, _webauthn. */
+ *  message, without the NUL), in bytes: deviceid_attest_activate, deviceid_attest, _webauthn. */
 #define DEVICEID_MESSAGE_MAX 65536U
-/** The nonce deviceid_attest_certify signs: DEVICEID_NONCE_MIN to DEVICEID_NONCE_MAX bytes the
+/** The nonce deviceid_attest signs: DEVICEID_NONCE_MIN to DEVICEID_NONCE_MAX bytes the
  *  server chose (32 random bytes are usual). */
 #define DEVICEID_NONCE_MIN 1U
 #define DEVICEID_NONCE_MAX 64U

@@ -59,7 +59,7 @@ public func deviceid_attest(
         guard let evidence else { throw DeviceIDError(.invalidArgument, "evidence is NULL") }
         let app = try CArguments.name(appID, "app id")
         guard let nonce, TPMAttestation.nonceSizes.contains(nonceSize) else {
-            throw DeviceIDError(.invalidArgument, TPMAttestation.nonceWords)
+            throw DeviceIDError(.invalidArgument, TPMAttestation.nonceWords())
         }
         let bytes = Array(UnsafeRawBufferPointer(start: nonce, count: Int(nonceSize)).bindMemory(to: UInt8.self))
         let certificate = try akCertificate.map { (p) throws(DeviceIDError) in try CArguments.text(p, "AK certificate") }

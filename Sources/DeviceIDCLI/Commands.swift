@@ -89,11 +89,13 @@ struct Commands {
         case "store":
             var bytes = try SecretInput.read()
             defer { SecretMemory.wipe(&bytes) }
-            // An empty standard input is most often a mistake upstream (an unset variable, a
-            // command that failed before the pipe): it would replace the secret with nothing.
-            guard !bytes.isEmpty || allowEmpty else {
-                throw DeviceIDError(.invalidArgument, "the secret read from standard input is empty; nothing was stored "
-                                        + "(--allow-empty stores an empty secret)")
+            // An empty standard input, or a lone line break (`echo "$UNSET"`), is most often a
+            // mistake upstream (an unset variable, a command that failed before the pipe): it would
+            // replace the secret with nothing.
+            guard !(bytes.isEmpty || bytes == [0x0a]) || allowEmpty else {
+                let what = bytes.isEmpty ? "empty" : "a lone line break"
+                throw DeviceIDError(.invalidArgument, "the secret read from standard input is \(what); nothing was stored "
+                                        + "(--allow-empty stores it as it is)")
             }
             let location = try identity.storeSecret(bytes, service: service, account: account)
             if case .plaintextFile(let path) = location {

@@ -34,9 +34,9 @@ enum Help {
             (NO_KEYRING) and writes nothing: a secret goes to a file in plain text only with
             --backend file chosen, which says so (--json: "location", "path"). The secret never
             travels through argv or the environment: store reads standard input (prompting without
-            echo on a terminal); an empty one is refused (exit 11) unless --allow-empty says it is
-            meant, as an unset variable or a failed command before the pipe gives one. lookup and
-            delete exit 1 when there is no such secret.
+            echo on a terminal); an empty one, or a lone line break, is refused (exit 11) unless
+            --allow-empty says it is meant: an unset variable (echo "$UNSET") or a command that
+            failed before the pipe gives one. lookup and delete exit 1 when there is no such secret.
             """),
         Entry(command: "vendor", forms: [("vendor get|reset VENDOR_ID", "identifierForVendor: one ID per vendor")],
               details: "Every app that passes the same VENDOR_ID gets the same ID; reset re-mints it."),

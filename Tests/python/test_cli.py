@@ -219,7 +219,10 @@ def test_an_empty_standard_input_stores_nothing_unless_an_empty_secret_is_meant(
     empty = run([cli, "--backend", "file", "secret", "store", "s", "a"], input="")
     assert empty.returncode == 11
     assert empty.stderr == ("deviceid: invalid argument: the secret read from standard input is empty; nothing was "
-                            "stored (--allow-empty stores an empty secret)\n")
+                            "stored (--allow-empty stores it as it is)\n")
+    line_break = run([cli, "--backend", "file", "secret", "store", "s", "a"], input="\n")  # echo "$UNSET" |
+    assert line_break.returncode == 11
+    assert "is a lone line break; nothing was stored" in line_break.stderr
     assert run([cli, "--backend", "file", "secret", "lookup", "s", "a"]).stdout == "kept"
     as_json = run([cli, "--json", "--backend", "file", "secret", "store", "s", "a"], input="")
     assert json.loads(as_json.stderr)["error"]["name"] == "INVALID_ARGUMENT"

@@ -184,7 +184,7 @@ int dids_tpm_platform_certify(dids_tpm *tpm, enum dids_tpm_platform_ak ak, const
 /// The app's assertion counter (docs/HARDWARE-ID.md, "Assertions"): the NV counter index whose
 /// authPolicy is `tag` (SHA-256 of the counter label and the app id), at the owner-range slot the
 /// tag names or one of the next few; defined there when absent. `value` is a count this call
-/// took and no other process can take (read, incremented, read again: see tpm_counter.c),
+/// took and no other process can take (read, incremented, read again: see session/counter.c),
 /// `index` the NV handle. 1, or 0 with `failure` set.
 int dids_tpm_counter_increment(dids_tpm *tpm, const unsigned char tag[32], uint32_t *index, uint64_t *value,
                                struct dids_tpm_failure *failure);

@@ -1,5 +1,5 @@
 // What DeviceID asks of the TPM (docs/HARDWARE-ID.md): the app key's and credential key's Names,
-// the attestation key's public area, Certify and Sign (the EK's commands are tpm_endorsement.c's). Each
+// the attestation key's public area, Certify and Sign (the EK's commands are endorsement.c's). Each
 // makes its primaries, uses them, and flushes them on every path.
 #include "session.h"
 

@@ -12,8 +12,6 @@
 #define PROBES 8
 
 
-// The TPM's format-1 response codes carry the parameter or handle number in bits 8-11.
-
 enum slot { SLOT_OURS, SLOT_OTHER, SLOT_FAILED };
 
 // What the NV index at `handle` is; for SLOT_OURS, `index` is its ESAPI handle (closed by the

@@ -1,6 +1,6 @@
 // NV indices read by DeviceID: which handles of a window the TPM holds (NV indices, or persistent
 // objects for the EK), one index's whole contents (EK certificates and nonces), and a TPMT_PUBLIC
-// template one holds (an EK's, a platform AK's). The counters that DeviceID defines are tpm_counter.c's.
+// template one holds (an EK's, a platform AK's). The counters that DeviceID defines are counter.c's.
 #include "session.h"
 
 #include <errno.h>

@@ -68,7 +68,7 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
 int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_PUBLIC *template, int stage,
                                  ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure);
 /// Which of the `count` (at most 256) handles from `first` (NV indices or persistent objects) the
-/// TPM holds, as a bit set: bit k % 32 of `set[k / 32]` for handle `first` + k (tpm_nv.c). 1, or
+/// TPM holds, as a bit set: bit k % 32 of `set[k / 32]` for handle `first` + k (nv.c). 1, or
 /// 0 with `failure` set (at `stage`).
 int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int stage, uint32_t *set,
                         struct dids_tpm_failure *failure);
@@ -79,7 +79,7 @@ int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_
 /// EBADMSG at `stage` otherwise (also when it is larger than any TPMT_PUBLIC).
 int dids_tpm_nv_template(dids_tpm *tpm, uint32_t index, int stage, TPM2B_PUBLIC *template,
                          struct dids_tpm_failure *failure);
-/// The marshalled form of an ECDSA or RSASSA TPMT_SIGNATURE ESAPI returned (tpm_commands.c);
+/// The marshalled form of an ECDSA or RSASSA TPMT_SIGNATURE ESAPI returned (commands.c);
 /// another algorithm is a SHAPE failure.
 int dids_tpm_marshal_signature(const TPMT_SIGNATURE *s, struct dids_tpm_bytes *out, struct dids_tpm_failure *failure);
 /// Copies `size` bytes into `out`, or fails with ENOBUFS (setting out->size to what is needed).

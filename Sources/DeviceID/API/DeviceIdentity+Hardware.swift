@@ -60,6 +60,7 @@ extension DeviceIdentity {
     /// `{"v":1,"type":"deviceid.webauthn-attestation","app_id":…,"credential_id":…,
     /// "attestation_object":…}`, base64url without padding; any WebAuthn verifier registers the
     /// credential from it for relying party id `appID` (docs/HARDWARE-ID.md).
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.webAuthnAttestation(for:clientDataHash:akCertificate:)'")
     public func webAuthnAttestation(for appID: String, clientDataHash: [UInt8],
                                     akCertificate: String) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
@@ -75,6 +76,7 @@ extension DeviceIdentity {
     /// the key it registered from `webAuthnAttestation` and that the counter grew (an equal or
     /// lower one is a replay or a cloned TPM). Throws `.unavailable` without a TPM, `.noMemory`
     /// when the TPM's NV memory has no room for the app's counter.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.webAuthnAssertion(for:clientDataHash:)'")
     public func webAuthnAssertion(for appID: String, clientDataHash: [UInt8]) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try WebAuthnAssertion.assertion(for: appID, clientDataHash: clientDataHash,

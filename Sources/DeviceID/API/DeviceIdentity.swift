@@ -266,6 +266,7 @@ public final class DeviceIdentity: Sendable {
 
     /// The secret and where it was found (a plaintext file written before the keyring was there
     /// is worth telling the user about), or nil when no store has it.
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.lookupSecretAndLocation(service:account:)'")
     public func lookupSecretAndLocation(service: String, account: String) throws(DeviceIDError)
         -> (value: [UInt8], location: SecretLocation)? {
         try Names.validateSecret(service: service, account: account)

@@ -48,6 +48,7 @@ extension DeviceIdentity {
     /// Checks the bus, the Secret Service (who provides it, its default collection, and a probe
     /// item created, read back and deleted there), the file store (not created if absent), the
     /// environment and the TPM (its EK certificates: which attestation can use).
+    @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.diagnose()'")
     public func diagnose() -> Diagnosis {
         var checks = [Diagnosis.Check]()
         let configuration: Configuration

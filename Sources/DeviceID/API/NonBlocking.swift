@@ -137,6 +137,26 @@ extension DeviceIdentity {
             }
         }
 
+        public func webAuthnAttestation(for appID: String, clientDataHash: [UInt8], akCertificate: String) async throws -> String {
+            try await run { (identity) throws(DeviceIDError) in
+                try identity.webAuthnAttestation(for: appID, clientDataHash: clientDataHash, akCertificate: akCertificate)
+            }
+        }
+
+        public func webAuthnAssertion(for appID: String, clientDataHash: [UInt8]) async throws -> String {
+            try await run { (identity) throws(DeviceIDError) in try identity.webAuthnAssertion(for: appID, clientDataHash: clientDataHash) }
+        }
+
+        public func lookupSecretAndLocation(service: String, account: String) async throws
+            -> (value: [UInt8], location: SecretLocation)? {
+            try await run { (identity) throws(DeviceIDError) in try identity.lookupSecretAndLocation(service: service, account: account) }
+        }
+
+        /// What `deviceid doctor` reports; it converses with the keyring, so it waits as the others do.
+        public func diagnose() async throws -> Diagnosis {
+            try await run { (identity) throws(DeviceIDError) in identity.diagnose() }
+        }
+
         /// Runs `body` on a new detached thread and resumes the caller with its result. Where no
         /// thread can be started (a thread limit), the call fails with `.noMemory` rather than
         /// block a pool thread.

@@ -26,8 +26,8 @@ package enum TPMAttestation {
 
     /// The nonce a server may choose, in bytes: the header's DEVICEID_NONCE_MIN to _MAX.
     package static var nonceSizes: ClosedRange<Int> { Int(DEVICEID_NONCE_MIN)...Int(DEVICEID_NONCE_MAX) }
-    package static var nonceWords: Words {
-        "the nonce must be \(DEVICEID_NONCE_MIN) to \(DEVICEID_NONCE_MAX) bytes (32 random bytes are usual)"
+    package static func nonceWords(_ nonce: String = "the nonce") -> Words {
+        "\(nonce) must be \(DEVICEID_NONCE_MIN) to \(DEVICEID_NONCE_MAX) bytes (32 random bytes are usual)"
     }
 
     /// Milliseconds for conversations that may create an EK or a platform AK (enrolment,
@@ -235,7 +235,7 @@ package enum TPMAttestation {
     /// `hardwareID(for: appID)`.
     static func evidence(for appID: String, nonce: [UInt8], akCertificate: String?, address: TPMAddress,
                          milliseconds: UInt32) throws(DeviceIDError) -> String {
-        guard nonceSizes.contains(nonce.count) else { throw DeviceIDError(.invalidArgument, nonceWords) }
+        guard nonceSizes.contains(nonce.count) else { throw DeviceIDError(.invalidArgument, nonceWords()) }
         let certificate = try akCertificate.map { (text) throws(DeviceIDError) -> [UInt8] in
             try Self.bytes(try Self.parse(text, type: .akCertificate), "certificate")
         }

@@ -68,7 +68,7 @@ struct PlatformAK {
                   milliseconds: UInt32) throws(DeviceIDError) -> String {
         let nonce = try TPMAttestation.bytes(challenge, "nonce")
         guard TPMAttestation.nonceSizes.contains(nonce.count) else {
-            throw DeviceIDError(.invalidArgument, "the challenge's \(TPMAttestation.nonceWords)")
+            throw DeviceIDError(.invalidArgument, TPMAttestation.nonceWords("the challenge's nonce"))
         }
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
         let raw = self.raw

@@ -1,7 +1,8 @@
 /// A string as JSON text (RFC 8259 §7), the one escaper of the library and the command: `"` and
-/// `\` escaped, the two-character escapes for newline, carriage return and tab (as Python's
-/// `json.dumps` writes them), `\u00XX` for every other control character, and everything else,
-/// UTF-8 included, as it is.
+/// `\` escaped, the two-character escapes for newline, carriage return and tab, `\u00XX` for every
+/// other control character (backspace and form feed included), and everything else, UTF-8
+/// included, as it is. (The device's attestation messages carry base64 and names, which have
+/// none of these.)
 package enum JSONString {
     package static func quoted(_ text: String) -> String {
         var out = [UInt8(ascii: "\"")]

@@ -106,6 +106,10 @@ final class NonBlockingTests: XCTestCase {
         try await async.storeSecret("pässword", service: "svc", account: "acc")
         let text = try await async.lookupSecretString(service: "svc", account: "acc")
         XCTAssertEqual(text, "pässword")
+        let found = try await async.lookupSecretAndLocation(service: "svc", account: "acc")
+        XCTAssertEqual(found?.value, Array("pässword".utf8))
+        let diagnosis = try await async.diagnose()
+        XCTAssertEqual(diagnosis.answeringStores, "file")
         setenv("DEVICEID_TPM_TCTI", "device:/nonexistent/tpmrm0", 1)
         defer { unsetenv("DEVICEID_TPM_TCTI") }
         do {
@@ -113,6 +117,19 @@ final class NonBlockingTests: XCTestCase {
             XCTFail("no TPM here")
         } catch let error as DeviceIDError {
             XCTAssertEqual(error.code, .unavailable)
+        }
+        let hash = [UInt8](repeating: 7, count: 32)
+        do {
+            _ = try await async.webAuthnAssertion(for: "com.example.hw", clientDataHash: hash)
+            XCTFail("no TPM here")
+        } catch let error as DeviceIDError {
+            XCTAssertEqual(error.code, .unavailable)
+        }
+        do {
+            _ = try await async.webAuthnAttestation(for: "com.example.hw", clientDataHash: hash, akCertificate: "{}")
+            XCTFail("an AK certificate message of no wire format version")
+        } catch let error as DeviceIDError {
+            XCTAssertEqual(error.code, .unsupported, "\(error)")
         }
     }
 
