@@ -262,3 +262,16 @@ def run_operator(*argv) -> str:
     result = cli(*argv)
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+def test_memory_refuses_more_than_one_worker(ca_files, ek_anchors):
+    """Issue 51, case 11: `serve --database memory: --workers 2` started, and 15 of 20 fresh
+    challenges came back nonce-unknown (each worker had a store of its own). It is a usage error
+    now, said before anything listens; one worker is still a trial's way."""
+    key, cert = ca_files
+    refused = cli("serve", "--database", "memory:", "--workers", "2", "--ca-key", key, "--ca-cert", cert,
+                  "--ek-anchor", ek_anchors[0], "--bind", "127.0.0.1:1")
+    assert refused.returncode == 2, refused
+    assert "--database memory: keeps state in each worker's own memory: with --workers 2" in refused.stderr
+    assert refused.stdout == ""
+

@@ -129,3 +129,38 @@ def test_no_body_reaches_a_5xx(service, body, path, method):
     assert status < 500, (status, answer)
     if status >= 400:
         assert set(json.loads(answer)) >= {"rejected", "message"}
+
+
+# Issue 51, case 6: text no store can keep. A lone surrogate cannot be encoded as UTF-8 (SQLite's
+# and psycopg's UnicodeEncodeError) and PostgreSQL's text refuses NUL (psycopg.DataError): an
+# enrolment response of such an id was a 500 on 1.0. It is the client's, and answered as
+# malformed on every store, before any store is asked.
+@pytest.mark.parametrize("text", ["\ud800", "a\u0000b", "\udfff\ud800"])
+def test_text_no_store_can_keep_is_malformed_not_a_5xx(database_url, text):
+    root, issuer = localca_files()
+    anchors = [x509.load_pem_x509_certificate(p.read_bytes()) for p in (root, issuer) if p.exists()]
+    key, certificate = make_ca_certificate("deviceid text test CA")
+    store = open_store(database_url)
+    app = make_app(PrivacyCA(key, certificate, anchors, store=store), Verifier([certificate], store=store))
+    # json.dumps writes the surrogate and the NUL as \ud800 and \u0000 escapes: valid JSON text.
+    body = json.dumps({"v": 1, "type": "deviceid.enrolment-response", "id": text, "credential": "AAAA"}).encode()
+    status, _, answer = call(app, "POST", "/v1/enrolment/finish", body)
+    assert status == 400, (status, answer)
+    assert json.loads(answer)["rejected"] == "malformed", answer
+    # A well-formed unknown id is the store's to answer: challenge-unknown, so the store was reachable.
+    body = json.dumps({"v": 1, "type": "deviceid.enrolment-response", "id": "x", "credential": "AAAA"}).encode()
+    assert json.loads(call(app, "POST", "/v1/enrolment/finish", body)[2])["rejected"] == "challenge-unknown"
+    store.close()
+
+
+@pytest.mark.parametrize("message", [
+    {"v": 1, "type": "t", "nested": {"app_id": "\ud800"}},
+    {"v": 1, "type": "t", "list": ["ok", "a\u0000"]},
+    {"v": 1, "type": "t", "\ud800": "a key too"},
+])
+def test_every_message_refuses_text_no_store_can_keep_wherever_it_is(message):
+    from deviceid_verifier import Rejected
+    from deviceid_verifier._wire import loads
+    with pytest.raises(Rejected) as refused:
+        loads(json.dumps(message), "t")
+    assert refused.value.reason == "malformed"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, Dict, List, Mapping, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._errors import Rejected
 
@@ -60,12 +60,38 @@ def loads(text: Union[str, bytes], message_type: str) -> Message:
         raise Rejected("malformed", f"the message is not JSON: {e}") from None
     if not isinstance(message, dict):
         raise Rejected("malformed", "the message is not a JSON object")
+    unkeepable = _unkeepable_text(message)
+    if unkeepable is not None:
+        raise Rejected("malformed", f"the message holds text no store can keep ({unkeepable}): JSON allows it, "
+                                    "Unicode text does not")
     version = message.get("v")
     if type(version) is not int or version != VERSION:  # noqa: E721  (true is not 1)
         raise Rejected("version", f"unsupported message version {version!r}")
     if message.get("type") != message_type:
         raise Rejected("message-type", f"expected a {message_type} message, got {message.get('type')!r}")
     return message
+
+
+def _unkeepable_text(value: object) -> Optional[str]:
+    """What makes a string of `value` (a parsed JSON value, keys included) one that no store can
+    keep, or None: a lone surrogate (JSON's "\\ud800" escape; not UTF-8) or a NUL (which
+    PostgreSQL's text refuses). A request carrying one is the client's fault, never a 5xx."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            if "\x00" in item:
+                return "a NUL character"
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return "a lone surrogate"
+    return None
 
 
 def text_field(message: Message, key: str) -> str:

@@ -51,6 +51,12 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
 def _application(args: argparse.Namespace) -> Callable[..., Any]:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise _inputs.Failure("--tls-cert and --tls-key go together")
+    # Each gunicorn worker is a process of its own: memory: would be one store per worker, and a
+    # nonce or challenge one worker issued unknown to the next (issue 51, case 11).
+    if args.database == "memory:" and args.workers > 1:
+        raise _inputs.Failure(f"--database memory: keeps state in each worker's own memory: with --workers "
+                              f"{args.workers} a nonce one worker issued is unknown to the others; use --workers 1, "
+                              "or a database every worker shares (sqlite:///PATH, postgresql://…)")
     key = _inputs.private_key(args.ca_key)
     certificate = _inputs.certificates([args.ca_cert])[0]
     pseudonym_key = None
