@@ -164,3 +164,33 @@ def test_every_message_refuses_text_no_store_can_keep_wherever_it_is(message):
     with pytest.raises(Rejected) as refused:
         loads(json.dumps(message), "t")
     assert refused.value.reason == "malformed"
+
+
+def test_a_read_only_database_is_503_with_retry_after_and_unhealthy(postgresql):
+    """Issue 51, case 6 (the database's part): a PostgreSQL that answers but refuses writes (a
+    standby after a failover) made POST /v1/nonce a 500 with a traceback while /v1/health said
+    200. Both are 503 with Retry-After now; writable again, both answer."""
+    import psycopg
+    url = postgresql.new_database()
+    key, certificate = make_ca_certificate("deviceid read-only test CA")
+    store = open_store(url)  # migrated while writable
+    app = make_app(PrivacyCA(key, certificate, [], store=store), Verifier([certificate], store=store))
+    assert call(app, "GET", "/v1/health")[0] == 200
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+
+    def read_only(on):
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f"ALTER DATABASE {name} SET default_transaction_read_only = {'on' if on else 'off'}")
+        store.close()  # the setting reaches new sessions
+
+    read_only(True)
+    for method, path in (("POST", "/v1/nonce"), ("GET", "/v1/health")):
+        status, headers, answer = call(app, method, path)
+        assert status == 503 and headers.get("Retry-After") == "1", (path, status, answer)
+        assert json.loads(answer)["error"] == "unavailable"
+    read_only(False)
+    assert call(app, "POST", "/v1/nonce")[0] == 200
+    assert call(app, "GET", "/v1/health")[0] == 200
+    store.close()
+

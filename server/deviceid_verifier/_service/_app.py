@@ -192,6 +192,7 @@ class _Service:
 
     def health(self, _: bytes) -> Response:
         self.ca.store.limit()  # the database answers
+        self.ca.store.check_writable()  # and takes writes (a standby answers reads only)
         return _json(200, {"status": "ok"})
 
     # -- dispatch -----------------------------------------------------------------------------

@@ -155,5 +155,10 @@ class Store(abc.ABC):
     def purge(self, now: datetime.datetime) -> None:
         """Forget nonces and challenges past their expiry."""
 
+    def check_writable(self) -> None:
+        """Raise StoreUnavailable when the store answers but would refuse every write (a
+        PostgreSQL standby after a failover): the health check's second question. Stores that
+        cannot be read-only answer nothing."""
+
     def close(self) -> None:
         """Release connections (the store may be used again: it reconnects)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
 
-from ._sql import Cursor, SQLStore
+from ._sql import Cursor, SQLStore, StoreUnavailable
 
 #: pg_advisory_xact_lock's key for migrate(): "deviceid" in ASCII, as a bigint.
 _MIGRATION_LOCK = int.from_bytes(b"deviceid", "big") & 0x7FFF_FFFF_FFFF_FFFF
@@ -60,4 +60,13 @@ class PostgresStore(SQLStore):
 
     def _unavailable(self) -> Tuple[Type[BaseException], ...]:
         import psycopg
-        return (psycopg.OperationalError, psycopg.InterfaceError)
+        # A read-only transaction (a standby after a failover, default_transaction_read_only) is
+        # the database's state, not the client's: 503, as a database that does not answer.
+        return (psycopg.OperationalError, psycopg.InterfaceError, psycopg.errors.ReadOnlySqlTransaction)
+
+    def check_writable(self) -> None:
+        with self._tx(write=False) as cursor:
+            cursor.execute("SELECT current_setting('transaction_read_only')")
+            row = cursor.fetchone()
+        if row is None or row[0] != "off":
+            raise StoreUnavailable("the database is read-only (a standby, or default_transaction_read_only)")
