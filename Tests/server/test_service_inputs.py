@@ -194,3 +194,35 @@ def test_a_read_only_database_is_503_with_retry_after_and_unhealthy(postgresql):
     assert call(app, "GET", "/v1/health")[0] == 200
     store.close()
 
+
+def test_expired_nonces_and_challenges_are_purged_so_state_stays_bounded(database_url):
+    """Issue 51, case 5: expired nonces and challenges were never removed (6,500 rows after expiry
+    and more traffic). The service purges when it issues, at most once per interval (0 here):
+    after a lifetime, the tables hold only what was issued since."""
+    import datetime
+    import time
+    from deviceid_verifier import WebAuthnVerifier
+    key, certificate = make_ca_certificate("deviceid purge test CA")
+    store = open_store(database_url)
+    second = datetime.timedelta(seconds=1)
+    app = make_app(PrivacyCA(key, certificate, [], store=store), Verifier([certificate], nonce_lifetime=second, store=store),
+                   WebAuthnVerifier([certificate], challenge_lifetime=second, store=store), purge_interval=0.0)
+
+    def rows():
+        if database_url.startswith("sqlite"):
+            import sqlite3
+            with sqlite3.connect(database_url[len("sqlite:///"):]) as connection:
+                return connection.execute("SELECT COUNT(*) FROM nonces").fetchone()[0]
+        import psycopg
+        with psycopg.connect(database_url) as connection:
+            return connection.execute("SELECT COUNT(*) FROM nonces").fetchone()[0]
+
+    for _ in range(30):
+        assert call(app, "POST", "/v1/nonce")[0] == 200
+        assert call(app, "POST", "/v1/webauthn/challenge")[0] == 200
+    assert rows() == 60
+    time.sleep(1.2)  # the lifetime passes: every one issued so far has expired
+    assert call(app, "POST", "/v1/nonce")[0] == 200
+    assert rows() == 1, "the expired nonces and WebAuthn challenges are gone; the new nonce is kept"
+    store.close()
+

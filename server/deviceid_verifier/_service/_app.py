@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+import threading
+import time
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from cryptography.hazmat.primitives import serialization
@@ -99,6 +101,10 @@ def _expected_app_id(request: Mapping[str, Any]) -> Optional[str]:
     return None if app_id is None else check_app_id(app_id)
 
 
+#: Seconds between two purges of expired nonces and challenges by one process of the service.
+PURGE_INTERVAL = 60.0
+
+
 def _credential_answer(message_type: str, credential: WebAuthnCredential) -> Dict[str, Any]:
     answer: Dict[str, Any] = {
         "v": _wire.VERSION, "type": message_type, "app_id": credential.app_id,
@@ -111,10 +117,14 @@ def _credential_answer(message_type: str, credential: WebAuthnCredential) -> Dic
 
 
 class _Service:
-    def __init__(self, ca: PrivacyCA, verifier: Verifier, webauthn: WebAuthnVerifier) -> None:
+    def __init__(self, ca: PrivacyCA, verifier: Verifier, webauthn: WebAuthnVerifier,
+                 purge_interval: float = PURGE_INTERVAL) -> None:
         self.ca = ca
         self.verifier = verifier
         self.webauthn = webauthn
+        self.purge_interval = purge_interval
+        self._purged_at: Optional[float] = None
+        self._purge_lock = threading.Lock()
         self.openapi = json.dumps(openapi_document(), separators=(",", ":")).encode("utf-8")
         self.routes: Dict[str, Tuple[str, Callable[[bytes], Response]]] = {
             "/v1/nonce": ("POST", self.new_nonce),
@@ -132,12 +142,30 @@ class _Service:
 
     # -- operations ---------------------------------------------------------------------------
 
+    def _purge_if_due(self) -> None:
+        """Bounded state (issue 51, case 5): every process that issues nonces and challenges
+        removes the expired ones, at most once per purge_interval (docs/SERVER-STATE.md, invariant 5:
+        an expired one then reads as unknown, never as fresh). One thread of a process does it;
+        the others go on."""
+        if not self._purge_lock.acquire(blocking=False):
+            return
+        try:
+            now = time.monotonic()
+            if self._purged_at is not None and now - self._purged_at < self.purge_interval:
+                return
+            self._purged_at = now
+            self.ca.store.purge(_chain.utcnow())
+        finally:
+            self._purge_lock.release()
+
     def new_nonce(self, _: bytes) -> Response:
+        self._purge_if_due()
         nonce = self.verifier.new_nonce()
         expires = _chain.utcnow() + self.verifier.nonce_lifetime
         return _message(200, _wire.dumps(NONCE, {"nonce": _wire.b64(nonce), "expires": expires.isoformat() + "Z"}))
 
     def enrolment_challenge(self, body: bytes) -> Response:
+        self._purge_if_due()
         return _message(200, self.ca.challenge(body))
 
     def enrolment_finish(self, body: bytes) -> Response:
@@ -163,6 +191,7 @@ class _Service:
         return _json(200, answer)
 
     def webauthn_challenge(self, _: bytes) -> Response:
+        self._purge_if_due()
         challenge = self.webauthn.new_challenge()
         expires = _chain.utcnow() + self.webauthn.challenge_lifetime
         return _message(200, _wire.dumps(WEBAUTHN_CHALLENGE, {"challenge": _wire.b64url(challenge),
@@ -234,11 +263,13 @@ class _Service:
         return [b"" if environ.get("REQUEST_METHOD") == "HEAD" else body]
 
 
-def make_app(ca: PrivacyCA, verifier: Verifier, webauthn: Optional[WebAuthnVerifier] = None,
-             ) -> Callable[[Mapping[str, Any], StartResponse], Iterable[bytes]]:
+def make_app(ca: PrivacyCA, verifier: Verifier, webauthn: Optional[WebAuthnVerifier] = None, *,
+             purge_interval: float = PURGE_INTERVAL) -> Callable[[Mapping[str, Any], StartResponse], Iterable[bytes]]:
     """The WSGI application of `ca`, `verifier` and `webauthn`, which should share one Store (then
     a nonce, a challenge, a revocation and a counter hold across every worker and host on it). By
-    default `webauthn` trusts `ca` alone and keeps its challenges and credentials in ca.store."""
+    default `webauthn` trusts `ca` alone and keeps its challenges and credentials in ca.store.
+    Each process removes expired nonces and challenges at most once per `purge_interval` seconds,
+    when it issues one."""
     if webauthn is None:
         webauthn = WebAuthnVerifier([ca.certificate], challenge_lifetime=verifier.nonce_lifetime, store=ca.store)
-    return _Service(ca, verifier, webauthn)
+    return _Service(ca, verifier, webauthn, purge_interval)
