@@ -3,6 +3,7 @@ a real swtpm device enrolling and attesting over HTTP. The same suite runs on Po
 instances, as on two hosts) and on SQLite (one host, several workers)."""
 import base64
 import concurrent.futures
+import http.client
 import json
 import subprocess
 import threading
@@ -16,11 +17,16 @@ APP = "com.example.fleet"
 #: How long the load may take to reach the counts a test waits for: generous, since the tests wait
 #: for counts, never for a number of seconds (at load 7 on two cores, 3 s gave one enrolment of two).
 COUNTS_TIMEOUT = 300
+#: What a client sees from an instance killed under it: a refused or reset connection (OSError), or
+#: an answer cut off after its headers (http.client.IncompleteRead, which is no OSError).
+KILLED = (OSError, http.client.HTTPException)
 
 
-def wait_for(reached, what: str) -> None:
+def wait_for(reached, what: str, load=()) -> None:
+    """Wait for `reached`; the threads in `load` make the counts, so one that died fails at once."""
     deadline = time.monotonic() + COUNTS_TIMEOUT
     while not reached():
+        assert all(thread.is_alive() for thread in load), f"a load thread died before: {what}"
         assert time.monotonic() < deadline, f"not within {COUNTS_TIMEOUT} s: {what}"
         time.sleep(0.05)
 
@@ -214,7 +220,7 @@ def test_kill_9_of_one_instance_under_load_loses_no_enrolment_and_reuses_no_nonc
             issuer, other = (a, b) if i % 2 else (b, a)
             try:
                 nonce = nonce_of(issuer)
-            except (OSError, AssertionError):
+            except (*KILLED, AssertionError):
                 issuer, other = b, a
                 nonce = nonce_of(b)
             request = json.dumps(verification(machine_a.device.evidence(APP, nonce), nonce))
@@ -223,7 +229,7 @@ def test_kill_9_of_one_instance_under_load_loses_no_enrolment_and_reuses_no_nonc
                 try:
                     if target.post("/v1/attestation/verify", request, timeout=10)[0] == 200:
                         accepted[nonce] += 1
-                except OSError:
+                except KILLED:
                     pass  # the killed instance
 
     def enrolments():  # machine B: challenges at one instance, finished at the other
@@ -234,17 +240,19 @@ def test_kill_9_of_one_instance_under_load_loses_no_enrolment_and_reuses_no_nonc
             try:
                 enrol(machine_b, a if i % 2 else b, b if i % 2 else a, app_id)
                 enrolled.append(app_id)
-            except (OSError, AssertionError):
+            except (*KILLED, AssertionError):
                 pass
 
     threads = [threading.Thread(target=attest), threading.Thread(target=enrolments)]
     for thread in threads:
         thread.start()
     try:  # the kill under load: once both instances served some of each; then the survivor serves on
-        wait_for(lambda: len(accepted) >= 4 and len(enrolled) >= 2, "4 nonces and 2 enrolments before the kill")
+        wait_for(lambda: len(accepted) >= 4 and len(enrolled) >= 2, "4 nonces and 2 enrolments before the kill",
+                 threads)
         a.kill()  # SIGKILL to gunicorn's master and workers at once
         before = sum(accepted.values())
-        wait_for(lambda: sum(accepted.values()) >= before + 2, "2 nonces accepted by the survivor after the kill")
+        wait_for(lambda: sum(accepted.values()) >= before + 2, "2 nonces accepted by the survivor after the kill",
+                 threads)
     finally:
         stop.set()
         for thread in threads:
