@@ -195,18 +195,21 @@ def test_a_read_only_database_is_503_with_retry_after_and_unhealthy(postgresql):
     store.close()
 
 
-def test_expired_nonces_and_challenges_are_purged_so_state_stays_bounded(database_url):
+def test_expired_nonces_and_challenges_are_purged_so_state_stays_bounded(database_url, monkeypatch):
     """Issue 51, case 5: expired nonces and challenges were never removed (6,500 rows after expiry
     and more traffic). The service purges when it issues, at most once per interval (0 here):
-    after a lifetime, the tables hold only what was issued since."""
+    after a lifetime, the tables hold only what was issued since. The service's clock is the
+    test's: with the wall clock, a slow machine let the first ones expire while the last were
+    issued (44 rows of 60 once)."""
     import datetime
-    import time
-    from deviceid_verifier import WebAuthnVerifier
+    from deviceid_verifier import WebAuthnVerifier, _chain
+    clock = [datetime.datetime(2026, 12, 6, 12, 0, 0)]
+    monkeypatch.setattr(_chain, "utcnow", lambda: clock[0])
     key, certificate = make_ca_certificate("deviceid purge test CA")
     store = open_store(database_url)
-    second = datetime.timedelta(seconds=1)
-    app = make_app(PrivacyCA(key, certificate, [], store=store), Verifier([certificate], nonce_lifetime=second, store=store),
-                   WebAuthnVerifier([certificate], challenge_lifetime=second, store=store), purge_interval=0.0)
+    minute = datetime.timedelta(minutes=1)
+    app = make_app(PrivacyCA(key, certificate, [], store=store), Verifier([certificate], nonce_lifetime=minute, store=store),
+                   WebAuthnVerifier([certificate], challenge_lifetime=minute, store=store), purge_interval=0.0)
 
     def rows():
         if database_url.startswith("sqlite"):
@@ -221,7 +224,7 @@ def test_expired_nonces_and_challenges_are_purged_so_state_stays_bounded(databas
         assert call(app, "POST", "/v1/nonce")[0] == 200
         assert call(app, "POST", "/v1/webauthn/challenge")[0] == 200
     assert rows() == 60
-    time.sleep(1.2)  # the lifetime passes: every one issued so far has expired
+    clock[0] += minute + datetime.timedelta(seconds=1)  # the lifetime passes: every one issued so far has expired
     assert call(app, "POST", "/v1/nonce")[0] == 200
     assert rows() == 1, "the expired nonces and WebAuthn challenges are gone; the new nonce is kept"
     store.close()
