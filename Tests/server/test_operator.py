@@ -14,14 +14,15 @@ def test_migrate_names_what_it_applied(database_url):
     assert (first.returncode, first.stdout) == (0, "applied 0001_nonces_and_challenges\nat 0001_nonces_and_challenges\n")
     rest = run("migrate", "--database", database_url)
     assert (rest.returncode, rest.stdout) == (0, "applied 0002_certificates_and_limits\napplied 0003_challenge_tpm_device\n"
-                                                 "applied 0004_webauthn_credentials\nat 0004_webauthn_credentials\n")
+                                                 "applied 0004_webauthn_credentials\napplied 0005_devices_and_bans\n"
+                                                 "at 0005_devices_and_bans\n")
     again = run("migrate", "--database", database_url)
-    assert (again.returncode, again.stdout) == (0, "at 0004_webauthn_credentials\n")
+    assert (again.returncode, again.stdout) == (0, "at 0005_devices_and_bans\n")
 
 
 def test_set_limit_is_kept_in_the_database(database_url):
     result = run("set-limit", "--database", database_url, "--enrolments", "3", "--window", "600")
-    assert (result.returncode, result.stdout) == (0, "at most 3 enrolments per EK and app id in 600 s\n")
+    assert (result.returncode, result.stdout) == (0, "at most 3 enrolments per TPM and app id in 600 s\n")
 
 
 def bad_inputs(database_url, postgresql):

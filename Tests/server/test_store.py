@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from deviceid_verifier import (CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
+from deviceid_verifier import (Ban, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
                                PostgresStore, SQLiteStore, StoreUnavailable, open_store)
 from deviceid_verifier._store._migrations import LATEST, MIGRATIONS
 from deviceid_verifier._store._sql import micros
@@ -110,7 +110,7 @@ def test_revocation_is_monotonic_and_lists_only_live_certificates(database_url):
     store = open_store(database_url)
     limit = Limit(10, datetime.timedelta(days=1))
     store.add_certificate(record(0xABCDEF0123456789ABCDEF0123456789ABCDEF01), limit)  # 160 bits
-    store.add_certificate(record(2, not_after=T0 + SECOND), limit)
+    store.add_certificate(record(2, b"q" * 32, not_after=T0 + SECOND), limit)  # another device
     assert store.revoke(0xABCDEF0123456789ABCDEF0123456789ABCDEF01, "key-compromise", T0)
     assert not store.revoke(0xABCDEF0123456789ABCDEF0123456789ABCDEF01, "again", T0 + SECOND)
     assert not store.revoke(99, "unknown", T0)
@@ -147,6 +147,26 @@ def test_migrations_from_empty_and_from_the_previous_version(database_url):
     assert store.take_challenge("d" * 32, T0) == device
     assert store.add_certificate(record(7), store.limit()) is None
     assert store.add_credential(credential()) == credential()  # 0004
+
+
+def test_migration_0005_makes_each_revocation_of_1_0_its_devices_ban(database_url):
+    """A 1.0 database revoked certificates one by one; after 0005 the device of a revoked one is
+    banned for its app id (issue 51, case 1), its other certificates are judged by that ban, and
+    a device never revoked enrols as before."""
+    store = open_store(database_url, migrate=False)
+    store.migrate(until="0004_webauthn_credentials")
+    with store._tx() as cursor:  # as 1.0 wrote them: two of one EK and app, the first revoked; one of another EK
+        for serial, pseudonym, revoked in ((1, b"p" * 32, T0), (2, b"p" * 32, None), (3, b"q" * 32, None)):
+            cursor.execute("INSERT INTO certificates (serial, ek_pseudonym, app_id, ak_name, issued, not_after, revoked, "
+                           "revocation_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           (format(serial, "x"), pseudonym, "com.example.a", b"name", micros(T0), micros(T0 + SECOND * 86400),
+                            None if revoked is None else micros(revoked), None if revoked is None else "fraud"))
+    assert store.migrate() == ["0005_devices_and_bans"]
+    assert store.banned(b"p" * 32, "com.example.a") == Ban(T0, "fraud", 1)
+    assert store.banned(b"p" * 32, "com.example.b") is None and store.banned(b"q" * 32, "com.example.a") is None
+    assert store.device(b"p" * 32) == b"p" * 32 and store.device(b"q" * 32) == b"q" * 32
+    assert store.add_certificate(record(4), store.limit()) == Ban(T0, "fraud", 1)
+    assert store.add_certificate(record(5, b"q" * 32), store.limit()) is None
 
 
 def _race_nonce(store):

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from deviceid_verifier import CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
+from deviceid_verifier import Ban, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
-PSEUDONYMS = (b"p" * 32, b"q" * 32)
+PSEUDONYMS = (b"p" * 32, b"q" * 32, b"r" * 32)
 APPS = ("com.example.a", "com.example.b")
 CREDENTIALS = (b"c" * 32, b"d" * 32)
 #: Few values, so that equal and lower counters come up often; 2**32 - 1 is the largest signCount.
@@ -29,6 +29,25 @@ class Model:
         self.certificates = {}  # serial → CertificateRecord
         self.limit = Limit(5, datetime.timedelta(days=1))
         self.credentials = {}   # credential id → CredentialRecord
+        self.devices = {}       # pseudonym → device name (the least pseudonym of the group)
+        self.bans = {}          # (pseudonym, app id) → Ban
+
+    def members(self, pseudonym):
+        device = self.devices.get(pseudonym, pseudonym)
+        return {p for p, d in self.devices.items() if d == device} | {pseudonym}
+
+    def link(self, pseudonyms):
+        group = set(pseudonyms)
+        for p in pseudonyms:
+            group |= self.members(p)
+        name = min(self.devices.get(p, p) for p in pseudonyms)
+        for p in group:
+            self.devices[p] = name
+        return name
+
+    def banned(self, pseudonym, app_id):
+        bans = [self.bans[p, app_id] for p in self.members(pseudonym) if (p, app_id) in self.bans]
+        return min(bans, key=lambda b: (b.since, b.serial)) if bans else None
 
     def use_nonce(self, nonce, now):
         if nonce not in self.nonces:
@@ -43,23 +62,46 @@ class Model:
 
     def limited(self, pseudonym, app_id, limit, now):
         newest = sorted((r.issued for r in self.certificates.values()
-                         if (r.ek_pseudonym, r.app_id) == (pseudonym, app_id) and r.issued > now - limit.window),
+                         if r.ek_pseudonym in self.members(pseudonym) and r.app_id == app_id
+                         and r.issued > now - limit.window),
                         reverse=True)
         return Limited(newest[limit.enrolments - 1] + limit.window) if len(newest) >= limit.enrolments else None
 
     def add_certificate(self, record, limit):
-        limited = self.limited(record.ek_pseudonym, record.app_id, limit, record.issued)
-        if limited is None:
+        refusal = self.banned(record.ek_pseudonym, record.app_id) or self.limited(record.ek_pseudonym, record.app_id,
+                                                                                   limit, record.issued)
+        if refusal is None:
             self.certificates[record.serial] = record
-        return limited
+            self.devices.setdefault(record.ek_pseudonym, record.ek_pseudonym)
+        return refusal
+
+    def enrolments(self, pseudonym, app_id, since):
+        return sum(1 for r in self.certificates.values()
+                   if r.ek_pseudonym in self.members(pseudonym) and r.app_id == app_id and r.issued > since)
 
     def revoke(self, serial, reason, now):
         record = self.certificates.get(serial)
-        if record is None or record.revoked is not None:
+        if record is None:
             return False
-        self.certificates[serial] = CertificateRecord(record.serial, record.ek_pseudonym, record.app_id,
-                                                      record.ak_name, record.issued, record.not_after, now, reason)
-        return True
+        changed = False
+        for other in list(self.certificates.values()):
+            if other.ek_pseudonym in self.members(record.ek_pseudonym) and other.app_id == record.app_id \
+                    and other.revoked is None:
+                self.certificates[other.serial] = dataclasses.replace(other, revoked=now, revocation_reason=reason)
+                changed = True
+        if self.banned(record.ek_pseudonym, record.app_id) is None:
+            self.bans[record.ek_pseudonym, record.app_id] = Ban(now, reason, serial)
+            changed = True
+        return changed
+
+    def lift(self, serial):
+        record = self.certificates.get(serial)
+        if record is None:
+            return 0
+        lifted = [(p, record.app_id) for p in self.members(record.ek_pseudonym) if (p, record.app_id) in self.bans]
+        for key in lifted:
+            del self.bans[key]
+        return len(lifted)
 
     def add_credential(self, record):
         known = self.credentials.get(record.credential_id)
@@ -121,7 +163,8 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(lifetime=seconds, pseudonym=st.sampled_from(PSEUDONYMS))
     def add_challenge(self, lifetime, pseudonym):
         challenge_id = format(next(self.counter), "032x")
-        pending = PendingChallenge(b"s" * 32, b"ak", APPS[0], pseudonym, self.now + lifetime)
+        pending = PendingChallenge(b"s" * 32, b"ak", APPS[0], pseudonym, self.now + lifetime,
+                                   linked=(("H-2", PSEUDONYMS[2], b"t" * 32),) if pseudonym == PSEUDONYMS[0] else ())
         self.store.add_challenge(challenge_id, pending)
         self.model.challenges[challenge_id] = pending
 
@@ -141,18 +184,29 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(pseudonym=st.sampled_from(PSEUDONYMS), app_id=st.sampled_from(APPS), back=seconds)
     def count(self, pseudonym, app_id, back):
         since = self.now - back
-        expected = sum(1 for r in self.model.certificates.values()
-                       if (r.ek_pseudonym, r.app_id) == (pseudonym, app_id) and r.issued > since)
-        assert self.store.enrolments(pseudonym, app_id, since) == expected
+        assert self.store.enrolments(pseudonym, app_id, since) == self.model.enrolments(pseudonym, app_id, since)
         assert self.store.limited(pseudonym, app_id, self.model.limit, self.now) == self.model.limited(
             pseudonym, app_id, self.model.limit, self.now)
+        assert self.store.banned(pseudonym, app_id) == self.model.banned(pseudonym, app_id)
+        assert self.store.device(pseudonym) == self.model.devices.get(pseudonym, pseudonym)
+
+    @rule(pseudonyms=st.lists(st.sampled_from(PSEUDONYMS), min_size=1, max_size=3))
+    def link(self, pseudonyms):
+        assert self.store.link(pseudonyms) == self.model.link(pseudonyms)
 
     @precondition(lambda self: self.model.certificates)
     @rule(data=st.data(), reason=st.sampled_from(["key-compromise", "superseded"]))
     def revoke(self, data, reason):
         serial = data.draw(st.sampled_from(sorted(self.model.certificates) + [10_000]))
         assert self.store.revoke(serial, reason, self.now) == self.model.revoke(serial, reason, self.now)
-        assert self.store.certificate(serial) == self.model.certificates.get(serial)
+        for known in self.model.certificates:
+            assert self.store.certificate(known) == self.model.certificates[known]
+
+    @precondition(lambda self: self.model.certificates)
+    @rule(data=st.data())
+    def lift(self, data):
+        serial = data.draw(st.sampled_from(sorted(self.model.certificates) + [10_000]))
+        assert self.store.lift(serial) == self.model.lift(serial)
 
     @rule(credential=st.sampled_from(CREDENTIALS), app_id=st.sampled_from(APPS), counter=COUNTERS,
           serial=st.integers(min_value=1, max_value=3))
@@ -207,7 +261,8 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
         def open_new():
             store = open_store(url, migrate=False)
             with store._tx() as cursor:  # an empty database of the current schema, quickly
-                for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials"):
+                for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials", "device_links",
+                              "bans"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
             return store

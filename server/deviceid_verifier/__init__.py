@@ -72,8 +72,8 @@ What the evidence does not hide or prove
 - The app id is bound to the AK by the CA's AK certificate only, not by any TPM structure (a
   created key's unique is its public point, and the CA cannot check what the device put in the
   template). So a device may enrol several AKs for one app with the CA, and a device can create
-  app keys of any unique, so it can present many valid hardware IDs for one app. The CA should
-  record or rate-limit enrolments per EK (and app id); PrivacyCA does not. The app server should
+  app keys of any unique, so it can present many valid hardware IDs for one app. The CA's store
+  rate-limits enrolments per TPM (its EKs proven together) and app id, and counts them (risk). The app server should
   compare the hardware ID with the one enrolled for the app and user (see Verifier.verify).
 - It proves that the app key lives in a TPM whose EK chains to a trusted root, not that the
   operating system is honest.
@@ -88,7 +88,7 @@ from ._ca import APP_ID_URI_PREFIX, AK_NAME_URI_PREFIX, TCG_KP_AIK_CERTIFICATE, 
 from ._chain import ChainError, verify_chain
 from ._credential import kdfa, make_credential
 from ._errors import REASONS, Rejected
-from ._store import CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, Store, open_store
+from ._store import Ban, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, Store, open_store
 from ._store._postgres import PostgresStore
 from ._store._sql import StoreUnavailable
 from ._store._sqlite import SQLiteStore
@@ -108,5 +108,5 @@ __all__ = [
     "TCG_KP_AIK_CERTIFICATE",
     "make_credential", "kdfa", "verify_chain", "ChainError",
     "Store", "MemoryStore", "SQLiteStore", "PostgresStore", "open_store", "StoreUnavailable", "NonceState",
-    "PendingChallenge", "CertificateRecord", "CredentialRecord", "Limit", "Limited",
+    "PendingChallenge", "CertificateRecord", "CredentialRecord", "Limit", "Limited", "Ban",
 ]

@@ -34,9 +34,8 @@ def trusted(der: bytes, anchors: Sequence[x509.Certificate], store: Store,
     if _ca.TCG_KP_AIK_CERTIFICATE not in usages:
         raise Rejected("ak-untrusted", "the AK certificate is not for an attestation key (tcg-kp-AIKCertificate)")
     record = store.certificate(certificate.serial_number)
-    if record is not None and record.revoked is not None:
-        raise Rejected("revoked", f"the AK certificate {certificate.serial_number:x} was revoked "
-                                  f"({record.revocation_reason or 'no reason given'})")
+    if record is not None:
+        check_record(record, store)
     if crls is not None:
         crls.check(certificate)
     try:
@@ -45,6 +44,18 @@ def trusted(der: bytes, anchors: Sequence[x509.Certificate], store: Store,
     except x509.ExtensionNotFound:
         pass
     return certificate, certified_app_id(certificate), record
+
+
+def check_record(record: CertificateRecord, store: Store) -> None:
+    """Rejected("revoked") if the issuing CA's store revoked this certificate, or its device for
+    its app id (a certificate of the same TPM, docs/SERVER-STATE.md invariant 6)."""
+    if record.revoked is not None:
+        raise Rejected("revoked", f"the AK certificate {record.serial:x} was revoked "
+                                  f"({record.revocation_reason or 'no reason given'})")
+    ban = store.banned(record.ek_pseudonym, record.app_id)
+    if ban is not None:
+        raise Rejected("revoked", f"the device of the AK certificate {record.serial:x} was revoked for this app id "
+                                  f"(with the AK certificate {ban.serial:x}: {ban.reason or 'no reason given'})")
 
 
 def certified_app_id(certificate: x509.Certificate) -> str:

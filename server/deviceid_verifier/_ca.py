@@ -21,7 +21,7 @@ from cryptography.x509 import ObjectIdentifier
 
 from . import _chain, _credential, _ek, _platform_ak, _tpm, _wire
 from ._errors import Rejected
-from ._store import CertificateRecord, Limited, MemoryStore, PendingChallenge, Store
+from ._store import Ban, CertificateRecord, Limited, MemoryStore, PendingChallenge, Store
 from ._store._memory import StoreFull
 
 #: Private keys a PrivacyCA can sign AK certificates with.
@@ -198,8 +198,9 @@ class PrivacyCA:
 
     Each AK certificate names the app id the request gave (APP_ID_URI_PREFIX) and the AK's Name
     (AK_NAME_URI_PREFIX). Nothing proves that the AK was derived for that app id: a device may
-    enrol several AKs for one app, so the store's limit bounds how many per EK pseudonym and app
-    id in a window ("rate-limited", with retry_after), and risk() counts them.
+    enrol several AKs for one app, so the store's limit bounds how many per device (the TPM: its
+    EKs proven together, docs/SERVER-STATE.md) and app id in a window ("rate-limited", with
+    retry_after), and risk() counts them. revoke() cuts the device off for the app id until lift().
     """
 
     def __init__(self, key: CAPrivateKey, certificate: x509.Certificate,
@@ -268,21 +269,31 @@ class PrivacyCA:
         ak_public = _wire.bytes_field(message, "ak_public")
         ak_key_from_public(ak_public, "ak-template")
         now = _chain.utcnow()
-        kind, ek_certificate, ek_key = self._chosen_ek(offered, chain, now)
+        (kind, ek_certificate, ek_key), *others = self._usable_eks(offered, chain, now)
         pseudonym = self.ek_pseudonym(ek_key)
+        self._refuse_if_banned(pseudonym, app_id)
         self._refuse_if_limited(self._store.limited(pseudonym, app_id, self._store.limit(), now), now)
         ak_name = _tpm.name_of(ak_public)
         secret = os.urandom(_SECRET_BYTES)
         credential = _credential.make_credential(ek_key, secret, ak_name, kind=kind)
-        challenge_id = os.urandom(16).hex()
-        self._pend(challenge_id, PendingChallenge(secret, ak_public, app_id, pseudonym, now + self._challenge_lifetime,
-                                                  self._device_of(ek_certificate)))
-        return _wire.dumps(_wire.ENROLMENT_CHALLENGE, {
-            "id": challenge_id,
+        fields = {
             "credential_blob": _wire.b64(credential.credential_blob),
             "encrypted_secret": _wire.b64(credential.encrypted_secret),
             "ek_kind": kind.name,
-        })
+        }
+        # A secret sealed to each other EK too: those the device answers are proven to be in the
+        # same TPM, which is then one device for limits, risk and revocation (invariant 9).
+        linked = []
+        for other_kind, _, other_key in others:
+            other_secret = os.urandom(_SECRET_BYTES)
+            sealed = _credential.make_credential(other_key, other_secret, ak_name, kind=other_kind)
+            fields[f"credential_blob_{other_kind.name}"] = _wire.b64(sealed.credential_blob)
+            fields[f"encrypted_secret_{other_kind.name}"] = _wire.b64(sealed.encrypted_secret)
+            linked.append((other_kind.name, self.ek_pseudonym(other_key), other_secret))
+        challenge_id = os.urandom(16).hex()
+        self._pend(challenge_id, PendingChallenge(secret, ak_public, app_id, pseudonym, now + self._challenge_lifetime,
+                                                  self._device_of(ek_certificate), tuple(linked)))
+        return _wire.dumps(_wire.ENROLMENT_CHALLENGE, {"id": challenge_id, **fields})
 
     def _pend(self, challenge_id: str, pending: PendingChallenge) -> None:
         try:
@@ -316,6 +327,7 @@ class PrivacyCA:
         ak_public = _wire.bytes_field(message, "ak_public")
         ak_key_from_public(ak_public, "ak-template")
         pseudonym = self.ek_pseudonym(key)
+        self._refuse_if_banned(pseudonym, app_id)
         self._refuse_if_limited(self._store.limited(pseudonym, app_id, self._store.limit(), now), now)
         secret = os.urandom(_SECRET_BYTES)
         challenge_id = os.urandom(16).hex()
@@ -403,14 +415,15 @@ class PrivacyCA:
         except _chain.ChainError as e:
             raise Rejected("malformed", f"ek_chain: {e}") from None
 
-    def _chosen_ek(self, offered: List[tuple[_ek.EKKind, x509.Certificate]], chain: List[x509.Certificate],
-                   now: datetime.datetime
-                   ) -> tuple[_ek.EKKind, x509.Certificate, Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]]:
-        """The first of the CA's EK kinds among those offered whose certificate chains (through
-        the CA's intermediates and the request's `chain`) and holds a key of that kind:
-        "ek-untrusted" (or "ek-mismatch") for the first that fails when none passes, and
-        "ek-mismatch" when the request offers none of the CA's kinds."""
+    def _usable_eks(self, offered: List[tuple[_ek.EKKind, x509.Certificate]], chain: List[x509.Certificate],
+                    now: datetime.datetime
+                    ) -> List[tuple[_ek.EKKind, x509.Certificate, Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]]]:
+        """The EKs offered, of the CA's kinds in its order, whose certificates chain (through the
+        CA's intermediates and the request's `chain`) and hold a key of their kind; the first is
+        the one the challenge is for. "ek-untrusted" (or "ek-mismatch") for the first that fails
+        when none passes, and "ek-mismatch" when the request offers none of the CA's kinds."""
         by_kind = {kind.name: certificate for kind, certificate in reversed(offered)}
+        usable: List[tuple[_ek.EKKind, x509.Certificate, Union[rsa.RSAPublicKey, ec.EllipticCurvePublicKey]]] = []
         first_refusal: Optional[Rejected] = None
         for kind in self._ek_kinds:
             certificate = by_kind.get(kind.name)
@@ -427,7 +440,9 @@ class PrivacyCA:
                 first_refusal = first_refusal or Rejected(
                     "ek-mismatch", f"the EK certificate offered as {kind.describe()} holds another kind of key")
                 continue
-            return kind, certificate, key
+            usable.append((kind, certificate, key))
+        if usable:
+            return usable
         if first_refusal is not None:
             raise first_refusal
         raise Rejected("ek-mismatch", f"the device offers EKs of kind {', '.join(k.name for k, _ in offered)}; "
@@ -469,10 +484,14 @@ class PrivacyCA:
             _platform_ak.check_certification(attest, _platform_ak.nonce_of(pending.secret), _tpm.name_of(pending.ak_public))
         elif not hmac.compare_digest(credential, pending.secret):
             raise Rejected("credential", "the credential is wrong: the AK was not activated by the TPM holding the EK")
+        self._link(pending, message)
         certificate = self._issue(pending.ak_public, pending.app_id, pending.tpm_device, now)
         record = CertificateRecord(certificate.serial_number, pending.ek_pseudonym, pending.app_id,
                                    _tpm.name_of(pending.ak_public), now, _chain.not_after(certificate))
-        self._refuse_if_limited(self._store.add_certificate(record, self._store.limit()), now)
+        refusal = self._store.add_certificate(record, self._store.limit())
+        if isinstance(refusal, Ban):
+            raise self._revoked(refusal)
+        self._refuse_if_limited(refusal, now)
         return _wire.dumps(_wire.AK_CERTIFICATE, {
             "certificate": _wire.b64(certificate.public_bytes(serialization.Encoding.DER)),
         })
@@ -531,11 +550,31 @@ class PrivacyCA:
                             f"{type(self._store).__name__}")
         return self._store
 
+    def _link(self, pending: PendingChallenge, response: Any) -> None:
+        """Link the EKs whose sealed secrets the response answers (`credential_<kind>`) to the
+        challenge's EK: the TPM that activated them all holds them all (invariant 9). A wrong
+        or missing answer links nothing and refuses nothing: the challenge's own EK decided."""
+        proven = [pseudonym for kind, pseudonym, secret in pending.linked
+                  if hmac.compare_digest(_wire.optional_bytes_field(response, f"credential_{kind}") or b"", secret)]
+        if pending.ek_pseudonym and proven:
+            self._store.link([pending.ek_pseudonym, *proven])
+
+    @staticmethod
+    def _revoked(ban: Ban) -> Rejected:
+        return Rejected("revoked", f"this device was revoked for this app id (with the AK certificate {ban.serial:x}: "
+                                   f"{ban.reason or 'no reason given'}); it may enrol again once an operator lifts "
+                                   "the revocation")
+
+    def _refuse_if_banned(self, pseudonym: bytes, app_id: str) -> None:
+        ban = self._store.banned(pseudonym, app_id)
+        if ban is not None:
+            raise self._revoked(ban)
+
     @staticmethod
     def _refuse_if_limited(limited: Optional[Limited], now: datetime.datetime) -> None:
         if limited is not None:
             wait = max((limited.retry_at - now).total_seconds(), 0.0)
-            raise Rejected("rate-limited", f"this EK has enrolled as many AKs for this app id as the limit allows; "
+            raise Rejected("rate-limited", f"this TPM has enrolled as many AKs for this app id as the limit allows; "
                                            f"the next enrolment may start in {wait:.0f} s", retry_after=wait)
 
     # -- the fleet: pseudonyms, risk, revocation -------------------------------------------------
@@ -551,7 +590,8 @@ class PrivacyCA:
 
     def risk(self, serial: int) -> Optional[int]:
         """How many AK certificates this CA issued in the last 30 days (RISK_WINDOW) for the app id
-        and EK of the certificate with this serial number, itself included; None if this CA did
+        and device (the TPM: all its EKs linked so far) of the certificate with this serial number,
+        itself included; None if this CA did
         not issue it. It tells an app server how often one TPM re-enrolled for its app, without
         the EK."""
         record = self._store.certificate(serial)
@@ -560,10 +600,17 @@ class PrivacyCA:
         return self._store.enrolments(record.ek_pseudonym, record.app_id, _chain.utcnow() - RISK_WINDOW)
 
     def revoke(self, serial: int, reason: str = "unspecified") -> bool:
-        """Revoke the AK certificate with this serial number (an operator's action): Verifiers
-        on this store reject its evidence ("revoked"), and crl() lists it. False if this CA did
-        not issue it or it is already revoked."""
+        """Revoke the device of the AK certificate with this serial number for its app id (an
+        operator's action; docs/SERVER-STATE.md, invariant 6): that certificate and every other
+        of the same TPM and app id are revoked (crl() lists them; Verifiers on this store reject
+        their evidence, registrations and assertions: "revoked"), and the TPM cannot enrol for the
+        app id again until lift(). False if this CA did not issue it or all was revoked before."""
         return self._store.revoke(serial, reason, _chain.utcnow())
+
+    def lift(self, serial: int) -> int:
+        """Let the device of this certificate enrol for its app id again (its revoked
+        certificates stay revoked); how many bans were lifted (0: none, or an unknown serial)."""
+        return self._store.lift(serial)
 
     def crl(self, *, next_update: datetime.timedelta = datetime.timedelta(days=1)) -> x509.CertificateRevocationList:
         """A CRL (RFC 5280) of the revoked AK certificates not yet expired, signed by the CA key,

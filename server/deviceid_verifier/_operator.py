@@ -1,4 +1,4 @@
-"""The operator's commands on a service's database: migrate, revoke, set-limit, crl. They are
+"""The operator's commands on a service's database: migrate, revoke, lift, set-limit, crl. They are
 reachable only here, by whoever can reach the database, never through the HTTP service."""
 
 from __future__ import annotations
@@ -56,10 +56,24 @@ def _revoke(args: argparse.Namespace) -> None:
         if not store.revoke(args.serial, args.reason, datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)):
             record = store.certificate(args.serial)
             raise _inputs.Failure(f"no certificate {args.serial:x} was issued on this database" if record is None
-                                  else f"the certificate {args.serial:x} is already revoked")
+                                  else f"the certificate {args.serial:x} is already revoked, and its device for "
+                                       f"{record.app_id!r} with it")
     except StoreUnavailable as e:
         raise _inputs.Failure(str(e)) from None
     print(f"revoked {args.serial:x}")
+
+
+def _lift(args: argparse.Namespace) -> None:
+    store = _store(args.database)
+    try:
+        record = store.certificate(args.serial)
+        if record is None:
+            raise _inputs.Failure(f"no certificate {args.serial:x} was issued on this database")
+        if store.lift(args.serial) == 0:
+            raise _inputs.Failure(f"the device of the certificate {args.serial:x} is not revoked for {record.app_id!r}")
+    except StoreUnavailable as e:
+        raise _inputs.Failure(str(e)) from None
+    print(f"lifted {args.serial:x}")
 
 
 def _set_limit(args: argparse.Namespace) -> None:
@@ -69,7 +83,7 @@ def _set_limit(args: argparse.Namespace) -> None:
         limit = store.limit()
     except StoreUnavailable as e:
         raise _inputs.Failure(str(e)) from None
-    print(f"at most {limit.enrolments} enrolments per EK and app id in {int(limit.window.total_seconds())} s")
+    print(f"at most {limit.enrolments} enrolments per TPM and app id in {int(limit.window.total_seconds())} s")
 
 
 def _crl(args: argparse.Namespace) -> None:
@@ -92,13 +106,20 @@ def add_commands(commands: Any, within: Callable[..., Callable[[str], float]]) -
     migrate.add_argument("--until", help="stop after this migration (default: all)")
     migrate.set_defaults(run=_migrate)
 
-    revoke = commands.add_parser("revoke", help="revoke an AK certificate issued on this database")
+    revoke = commands.add_parser("revoke", help="revoke the device of an AK certificate issued on this database, "
+                                                "for its app id, until lifted")
     revoke.add_argument("--database", required=True, help="the service's database URL")
     revoke.add_argument("--serial", required=True, type=_serial, help="the certificate's serial number (hex)")
     revoke.add_argument("--reason", default="unspecified", help="why, for the record")
     revoke.set_defaults(run=_revoke)
 
-    set_limit = commands.add_parser("set-limit", help="change the enrolment limit per EK and app id")
+    lift = commands.add_parser("lift", help="let a revoked device enrol again for the app id of this certificate "
+                                            "(its certificates stay revoked)")
+    lift.add_argument("--database", required=True, help="the service's database URL")
+    lift.add_argument("--serial", required=True, type=_serial, help="a serial number (hex) of the device's certificates")
+    lift.set_defaults(run=_lift)
+
+    set_limit = commands.add_parser("set-limit", help="change the enrolment limit per TPM and app id")
     set_limit.add_argument("--database", required=True, help="the service's database URL")
     set_limit.add_argument("--enrolments", required=True, type=within(int, 1, 1_000_000, "--enrolments"),
                            help="enrolments allowed per window, 1 to 1000000")

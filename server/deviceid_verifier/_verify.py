@@ -189,7 +189,7 @@ class Verifier:
         per app, and can enrol several AKs for one app. The server must therefore compare the
         returned hardware_id with the one it enrolled for this app and user (trust on first use);
         it can count the hardware IDs it accepted per AK name, and the CA can limit the AKs it
-        certifies per EK and app.
+        certifies per TPM and app.
         """
         if not isinstance(nonce, bytes):
             raise TypeError("nonce must be bytes")

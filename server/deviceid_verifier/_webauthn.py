@@ -363,9 +363,8 @@ class WebAuthnVerifier:
             raise Rejected("signature", "the credential key's signature over authData ‖ clientDataHash "
                                         "does not verify") from None
         record = self._store.certificate(credential.ak_serial)
-        if record is not None and record.revoked is not None:
-            raise Rejected("revoked", f"the AK certificate {credential.ak_serial:x} that certified the credential was "
-                                      f"revoked ({record.revocation_reason or 'no reason given'})")
+        if record is not None:
+            _akcert.check_record(record, self._store)
         self._crls.check_serial(credential.ak_serial)
         counter, now = authenticator_data.counter, _chain.utcnow()
         if stored is None:  # the caller's credential alone

@@ -183,7 +183,8 @@ package enum TPMAttestation {
     /// The response to the enrolment challenge for `appID`'s attestation key
     /// (`"type":"deviceid.enrolment-challenge"`, with `id`, `credential_blob`,
     /// `encrypted_secret`, and `ek_kind`, the EK the CA chose: L-1 where absent): the credential
-    /// the TPM recovered. A challenge of `"route":"platform-ak"` (with `platform_ak` and `nonce`)
+    /// the TPM recovered; and for each `credential_blob_<kind>` and `encrypted_secret_<kind>` (a
+    /// secret the CA sealed to another EK the request offered), `credential_<kind>`. A challenge of `"route":"platform-ak"` (with `platform_ak` and `nonce`)
     /// is answered by `PlatformAK.response`.
     static func activation(for appID: String, challenge: String, address: TPMAddress,
                            milliseconds: UInt32) throws(DeviceIDError) -> String {
@@ -209,23 +210,39 @@ package enum TPMAttestation {
             }
             return kind
         } ?? .rsaLowRange
+        // The secrets the CA sealed to the TPM's other EKs: answering them proves to the CA that
+        // they are one TPM's, which is then one device for its limits and revocations.
+        var sealed = [(kind, blob, secret)]
+        for other in EndorsementKind.all where other != kind {
+            guard json.string("credential_blob_\(other.name)") != nil else { continue }
+            sealed.append((other, try Self.bytes(json, "credential_blob_\(other.name)"),
+                           try Self.bytes(json, "encrypted_secret_\(other.name)")))
+        }
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
-        let credential: [UInt8] = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
-            let (ok, credential) = TPMConversation.withBuffer(capacity: 64) { out in
-                unique.withUnsafeBufferPointer { u in
-                    blob.withUnsafeBufferPointer { b in
-                        secret.withUnsafeBufferPointer { s in
-                            dids_tpm_activate(tpm, kind.raw, u.baseAddress, b.baseAddress, b.count, s.baseAddress,
-                                              s.count, &out, &failure)
+        let credentials: [[UInt8]] = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
+            var credentials = [[UInt8]]()
+            for (ek, blob, secret) in sealed {
+                let (ok, credential) = TPMConversation.withBuffer(capacity: 64) { out in
+                    unique.withUnsafeBufferPointer { u in
+                        blob.withUnsafeBufferPointer { b in
+                            secret.withUnsafeBufferPointer { s in
+                                dids_tpm_activate(tpm, ek.raw, u.baseAddress, b.baseAddress, b.count, s.baseAddress,
+                                                  s.count, &out, &failure)
+                            }
                         }
                     }
                 }
+                guard ok != 0 else { return nil }
+                credentials.append(credential)
             }
-            return ok != 0 ? credential : nil
+            return credentials
         }
         var response = Self.message(.enrolmentResponse)
         response.set("id", id)
-        response.set("credential", Base64.encode(credential))
+        response.set("credential", Base64.encode(credentials[0]))
+        for ((other, _, _), credential) in zip(sealed, credentials).dropFirst() {
+            response.set("credential_\(other.name)", Base64.encode(credential))
+        }
         return response.text
     }
 

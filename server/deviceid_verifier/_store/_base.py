@@ -7,7 +7,7 @@ import abc
 import datetime
 import enum
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Sequence, Tuple, Union
 
 
 class NonceState(enum.Enum):
@@ -29,6 +29,10 @@ class PendingChallenge:
     #: The EK certificate's TPM directoryName (tcg-at-tpmManufacturer, Model, Version) as RFC
     #: 4514 text, which the AK certificate repeats (TCG AIK profile); empty when it had none.
     tpm_device: str = ""
+    #: The other EKs the request offered whose certificates chain, each with a secret sealed to it:
+    #: (EK kind name, EK pseudonym, secret). Those the response answers are proven to be in the
+    #: TPM of ek_pseudonym's EK and link to its device (docs/SERVER-STATE.md, invariant 9).
+    linked: Tuple[Tuple[str, bytes, bytes], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class CertificateRecord:
 
 @dataclass(frozen=True)
 class Limit:
-    """At most `enrolments` certificates per EK pseudonym and app id in any `window`."""
+    """At most `enrolments` certificates per device (TPM) and app id in any `window`."""
     enrolments: int
     window: datetime.timedelta
 
@@ -70,7 +74,7 @@ class CredentialRecord:
     counter_failed: Optional[datetime.datetime] = None
 
 
-#: The limit of a new store: 5 enrolments per EK and app id a day.
+#: The limit of a new store: 5 enrolments per device (TPM) and app id a day.
 DEFAULT_LIMIT = Limit(5, datetime.timedelta(days=1))
 
 
@@ -78,6 +82,15 @@ DEFAULT_LIMIT = Limit(5, datetime.timedelta(days=1))
 class Limited:
     """add_certificate's refusal: the pair is at its limit until `retry_at`."""
     retry_at: datetime.datetime
+
+
+@dataclass(frozen=True)
+class Ban:
+    """A device revoked for an app id (docs/SERVER-STATE.md, invariant 6): since when, why, and
+    the serial number whose revocation made it."""
+    since: datetime.datetime
+    reason: Optional[str]
+    serial: int
 
 
 class Store(abc.ABC):
@@ -102,17 +115,33 @@ class Store(abc.ABC):
         """Remove the challenge and return it if it had not expired (at most once per id)."""
 
     @abc.abstractmethod
-    def limited(self, ek_pseudonym: bytes, app_id: str, limit: Limit, now: datetime.datetime) -> Optional[Limited]:
-        """Whether this pseudonym and app id are at `limit` at `now` (what add_certificate would refuse)."""
+    def link(self, ek_pseudonyms: Sequence[bytes]) -> bytes:
+        """Make these pseudonyms, proven to be EKs of one TPM, and every pseudonym linked to any
+        of them one device; return its name."""
 
     @abc.abstractmethod
-    def add_certificate(self, record: CertificateRecord, limit: Limit) -> Optional[Limited]:
-        """Record an issued certificate unless its (pseudonym, app id) already has limit.enrolments
-        certificates issued within limit.window before record.issued; None when recorded."""
+    def device(self, ek_pseudonym: bytes) -> bytes:
+        """The name of the device of this pseudonym (itself when never linked)."""
+
+    @abc.abstractmethod
+    def limited(self, ek_pseudonym: bytes, app_id: str, limit: Limit, now: datetime.datetime) -> Optional[Limited]:
+        """Whether this pseudonym's device and app id are at `limit` at `now` (what add_certificate
+        would refuse for the limit)."""
+
+    @abc.abstractmethod
+    def add_certificate(self, record: CertificateRecord, limit: Limit) -> Optional[Union[Limited, Ban]]:
+        """Record an issued certificate (and link its pseudonym to itself if it has no device)
+        unless its device is banned for its app id (the Ban), or the device and app id already
+        have limit.enrolments certificates issued within limit.window before record.issued;
+        None when recorded."""
 
     @abc.abstractmethod
     def enrolments(self, ek_pseudonym: bytes, app_id: str, since: datetime.datetime) -> int:
-        """How many certificates of this pseudonym and app id were issued after `since`."""
+        """How many certificates of this pseudonym's device and app id were issued after `since`."""
+
+    @abc.abstractmethod
+    def banned(self, ek_pseudonym: bytes, app_id: str) -> Optional[Ban]:
+        """The ban of this pseudonym's device for this app id (of any of its pseudonyms), if any."""
 
     @abc.abstractmethod
     def certificate(self, serial: int) -> Optional[CertificateRecord]:
@@ -120,7 +149,14 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def revoke(self, serial: int, reason: str, now: datetime.datetime) -> bool:
-        """Revoke a known certificate (monotonic); False if the serial is unknown or already revoked."""
+        """Revoke the device of a known certificate for its app id (monotonic): every certificate
+        of that device and app id not yet revoked, and a ban of the pair unless it is banned. False
+        if the serial is unknown or nothing changed (all revoked and banned before)."""
+
+    @abc.abstractmethod
+    def lift(self, serial: int) -> int:
+        """Lift the bans of the device of this certificate for its app id (an operator's action):
+        the device may enrol again; certificates stay revoked. How many bans were removed."""
 
     @abc.abstractmethod
     def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import threading
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import _chain
-from ._base import DEFAULT_LIMIT, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import DEFAULT_LIMIT, Ban, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
 
 
 class StoreFull(RuntimeError):
@@ -29,6 +29,8 @@ class MemoryStore(Store):
         self._nonces: Dict[bytes, Tuple[datetime.datetime, bool]] = {}
         self._pending: Dict[str, PendingChallenge] = {}
         self._certificates: Dict[int, CertificateRecord] = {}
+        self._devices: Dict[bytes, bytes] = {}  # EK pseudonym → its device's name
+        self._bans: Dict[Tuple[bytes, str], Ban] = {}  # (EK pseudonym, app id) → ban
         self._limit = DEFAULT_LIMIT
         self._lock = threading.Lock()
 
@@ -64,28 +66,58 @@ class MemoryStore(Store):
             pending = self._pending.pop(challenge_id, None)
         return pending if pending is not None and pending.expires >= now else None
 
+    def link(self, ek_pseudonyms: Sequence[bytes]) -> bytes:
+        with self._lock:
+            devices = {self._devices.get(p, p) for p in ek_pseudonyms}
+            name = min(devices)
+            for pseudonym, device in list(self._devices.items()):
+                if device in devices:
+                    self._devices[pseudonym] = name
+            for pseudonym in ek_pseudonyms:
+                self._devices[pseudonym] = name
+        return name
+
+    def device(self, ek_pseudonym: bytes) -> bytes:
+        with self._lock:
+            return self._devices.get(ek_pseudonym, ek_pseudonym)
+
+    def _members(self, ek_pseudonym: bytes) -> set[bytes]:
+        device = self._devices.get(ek_pseudonym, ek_pseudonym)
+        return {p for p, d in self._devices.items() if d == device} | {ek_pseudonym}
+
     def limited(self, ek_pseudonym: bytes, app_id: str, limit: Limit, now: datetime.datetime) -> Optional[Limited]:
         with self._lock:
             return self._limited(ek_pseudonym, app_id, limit, now)
 
     def _limited(self, ek_pseudonym: bytes, app_id: str, limit: Limit, now: datetime.datetime) -> Optional[Limited]:
-        start = now - limit.window
+        start, members = now - limit.window, self._members(ek_pseudonym)
         recent = sorted((r.issued for r in self._certificates.values()
-                         if r.ek_pseudonym == ek_pseudonym and r.app_id == app_id and start < r.issued),
+                         if r.ek_pseudonym in members and r.app_id == app_id and start < r.issued),
                         reverse=True)
         return Limited(recent[limit.enrolments - 1] + limit.window) if len(recent) >= limit.enrolments else None
 
-    def add_certificate(self, record: CertificateRecord, limit: Limit) -> Optional[Limited]:
+    def add_certificate(self, record: CertificateRecord, limit: Limit) -> Optional[Union[Limited, Ban]]:
         with self._lock:
-            limited = self._limited(record.ek_pseudonym, record.app_id, limit, record.issued)
-            if limited is None:
+            refusal = self._banned(record.ek_pseudonym, record.app_id) or self._limited(
+                record.ek_pseudonym, record.app_id, limit, record.issued)
+            if refusal is None:
+                self._devices.setdefault(record.ek_pseudonym, record.ek_pseudonym)
                 self._certificates[record.serial] = record
-        return limited
+        return refusal
 
     def enrolments(self, ek_pseudonym: bytes, app_id: str, since: datetime.datetime) -> int:
         with self._lock:
+            members = self._members(ek_pseudonym)
             return sum(1 for r in self._certificates.values()
-                       if r.ek_pseudonym == ek_pseudonym and r.app_id == app_id and r.issued > since)
+                       if r.ek_pseudonym in members and r.app_id == app_id and r.issued > since)
+
+    def banned(self, ek_pseudonym: bytes, app_id: str) -> Optional[Ban]:
+        with self._lock:
+            return self._banned(ek_pseudonym, app_id)
+
+    def _banned(self, ek_pseudonym: bytes, app_id: str) -> Optional[Ban]:
+        bans = [self._bans[p, app_id] for p in sorted(self._members(ek_pseudonym)) if (p, app_id) in self._bans]
+        return min(bans, key=lambda b: (b.since, b.serial)) if bans else None
 
     def certificate(self, serial: int) -> Optional[CertificateRecord]:
         with self._lock:
@@ -94,12 +126,27 @@ class MemoryStore(Store):
     def revoke(self, serial: int, reason: str, now: datetime.datetime) -> bool:
         with self._lock:
             record = self._certificates.get(serial)
-            if record is None or record.revoked is not None:
+            if record is None:
                 return False
-            self._certificates[serial] = CertificateRecord(
-                record.serial, record.ek_pseudonym, record.app_id, record.ak_name, record.issued, record.not_after,
-                now, reason)
-        return True
+            members, changed = self._members(record.ek_pseudonym), False
+            for other in list(self._certificates.values()):
+                if other.ek_pseudonym in members and other.app_id == record.app_id and other.revoked is None:
+                    self._certificates[other.serial] = dataclasses.replace(other, revoked=now, revocation_reason=reason)
+                    changed = True
+            if self._banned(record.ek_pseudonym, record.app_id) is None:
+                self._bans[record.ek_pseudonym, record.app_id] = Ban(now, reason, serial)
+                changed = True
+        return changed
+
+    def lift(self, serial: int) -> int:
+        with self._lock:
+            record = self._certificates.get(serial)
+            if record is None:
+                return 0
+            lifted = [(p, record.app_id) for p in self._members(record.ek_pseudonym) if (p, record.app_id) in self._bans]
+            for key in lifted:
+                del self._bans[key]
+        return len(lifted)
 
     def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
         with self._lock:

@@ -44,6 +44,20 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         "ak_name BLOB NOT NULL, ak_serial TEXT NOT NULL, counter BIGINT NOT NULL, registered BIGINT NOT NULL, "
         "counter_failed BIGINT)",
     )),
+    # A device is a TPM, not one EK (docs/SERVER-STATE.md, invariants 6 and 9): the EKs proven to
+    # be one TPM's, and bans of a device for an app id. Every enrolled pseudonym is a device of its
+    # own until a proof links it, and each revocation made before this becomes its device's ban.
+    ("0005_devices_and_bans", (
+        "CREATE TABLE device_links (ek_pseudonym BLOB PRIMARY KEY, device BLOB NOT NULL)",
+        "CREATE INDEX device_links_device ON device_links (device)",
+        "INSERT INTO device_links (ek_pseudonym, device) SELECT DISTINCT ek_pseudonym, ek_pseudonym FROM certificates",
+        "CREATE TABLE bans (ek_pseudonym BLOB NOT NULL, app_id TEXT NOT NULL, since BIGINT NOT NULL, reason TEXT, "
+        "serial TEXT NOT NULL, PRIMARY KEY (ek_pseudonym, app_id))",
+        "INSERT INTO bans (ek_pseudonym, app_id, since, reason, serial) SELECT ek_pseudonym, app_id, min(revoked), "
+        "min(revocation_reason), min(serial) FROM certificates WHERE revoked IS NOT NULL GROUP BY ek_pseudonym, app_id",
+        # the other EKs a pending challenge sealed a secret to: JSON [[kind, pseudonym hex, secret hex], …]
+        "ALTER TABLE challenges ADD COLUMN linked TEXT",
+    )),
 ]
 
 #: The name of the newest migration: a store at this schema is current.

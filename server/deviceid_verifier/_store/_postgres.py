@@ -9,9 +9,6 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
 
 from ._sql import Cursor, SQLStore, StoreUnavailable
 
-#: pg_advisory_xact_lock's key for migrate(): "deviceid" in ASCII, as a bigint.
-_MIGRATION_LOCK = int.from_bytes(b"deviceid", "big") & 0x7FFF_FFFF_FFFF_FFFF
-
 
 class _PostgresCursor(Cursor):
     def __init__(self, cursor: Any) -> None:
@@ -54,8 +51,10 @@ class PostgresStore(SQLStore):
             with connection.cursor() as cursor:
                 yield _PostgresCursor(cursor)
 
-    def _lock_migrations(self, cursor: Cursor) -> None:
-        cursor.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+    def _serialize(self, cursor: Cursor, name: bytes, *, shared: bool = False) -> None:
+        # pg_advisory_xact_lock's key: the name's 8 bytes as a bigint, top bit cleared
+        function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        cursor.execute(f"SELECT {function}(?)", (int.from_bytes(name, "big") & 0x7FFF_FFFF_FFFF_FFFF,))
         cursor.fetchone()
 
     def _unavailable(self) -> Tuple[Type[BaseException], ...]:

@@ -9,12 +9,16 @@ import contextlib
 import datetime
 import os
 import threading
-from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
+import json
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
-from ._base import CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import Ban, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
 from ._migrations import MIGRATIONS
 
 _EPOCH = datetime.datetime(1970, 1, 1)
+#: The names of the serializing locks (8 bytes each): migrate(), and a merge of devices by link().
+_MIGRATIONS_LOCK = b"deviceid"
+_DEVICES_LOCK = b"devices\0"
 
 
 class StoreUnavailable(Exception):
@@ -76,8 +80,9 @@ class SQLStore(Store):
         """A transaction on `connection` (taking the write lock first where the database has one)."""
 
     @abc.abstractmethod
-    def _lock_migrations(self, cursor: Cursor) -> None:
-        """Serialize migrate() across processes, until the transaction ends."""
+    def _serialize(self, cursor: Cursor, name: bytes, *, shared: bool = False) -> None:
+        """Hold the lock of this 8-byte name across processes until the transaction ends: alone,
+        or `shared` with others that hold it shared."""
 
     @abc.abstractmethod
     def _unavailable(self) -> Tuple[Type[BaseException], ...]:
@@ -133,7 +138,7 @@ class SQLStore(Store):
         applied_now = []
         for name, statements in MIGRATIONS:
             with self._tx() as cursor:
-                self._lock_migrations(cursor)
+                self._serialize(cursor, _MIGRATIONS_LOCK)
                 cursor.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, "
                                "applied BIGINT NOT NULL)")
                 cursor.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,))
@@ -177,20 +182,21 @@ class SQLStore(Store):
 
     def add_challenge(self, challenge_id: str, pending: PendingChallenge) -> None:
         with self._tx() as cursor:
-            cursor.execute("INSERT INTO challenges (id, secret, ak_public, app_id, ek_pseudonym, expires, tpm_device) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            cursor.execute("INSERT INTO challenges (id, secret, ak_public, app_id, ek_pseudonym, expires, tpm_device, "
+                           "linked) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            (challenge_id, pending.secret, pending.ak_public, pending.app_id, pending.ek_pseudonym,
-                            micros(pending.expires), pending.tpm_device))
+                            micros(pending.expires), pending.tpm_device, _linked_text(pending.linked)))
 
     def take_challenge(self, challenge_id: str, now: datetime.datetime) -> Optional[PendingChallenge]:
         with self._tx() as cursor:
             cursor.execute("DELETE FROM challenges WHERE id = ? "
-                           "RETURNING secret, ak_public, app_id, ek_pseudonym, expires, tpm_device", (challenge_id,))
+                           "RETURNING secret, ak_public, app_id, ek_pseudonym, expires, tpm_device, linked",
+                           (challenge_id,))
             row = cursor.fetchone()
         if row is None:
             return None
         pending = PendingChallenge(bytes(row[0]), bytes(row[1]), row[2], bytes(row[3]), from_micros(row[4]),
-                                   row[5] or "")
+                                   row[5] or "", _linked_of(row[6]))
         return pending if pending.expires >= now else None
 
     # -- certificates -------------------------------------------------------------------------
@@ -202,14 +208,57 @@ class SQLStore(Store):
         return CertificateRecord(int(row[0], 16), bytes(row[1]), row[2], bytes(row[3]), from_micros(row[4]),
                                  from_micros(row[5]), None if row[6] is None else from_micros(row[6]), row[7])
 
+    # -- devices ------------------------------------------------------------------------------
+
     @staticmethod
-    def _limited(cursor: Cursor, ek_pseudonym: bytes, app_id: str, limit: Limit,
+    def _device(cursor: Cursor, ek_pseudonym: bytes) -> bytes:
+        cursor.execute("SELECT device FROM device_links WHERE ek_pseudonym = ?", (ek_pseudonym,))
+        row = cursor.fetchone()
+        return ek_pseudonym if row is None else bytes(row[0])
+
+    def link(self, ek_pseudonyms: Sequence[bytes]) -> bytes:
+        pseudonyms = sorted(set(ek_pseudonyms))
+        with self._tx(write=False) as cursor:  # the common case, a device linked before: nothing to write
+            cursor.execute(f"SELECT device FROM device_links WHERE ek_pseudonym IN {self._in(pseudonyms)}", pseudonyms)
+            rows = cursor.fetchall()
+        if len(rows) == len(pseudonyms) and len({bytes(row[0]) for row in rows}) == 1:
+            return bytes(rows[0][0])
+        with self._tx() as cursor:
+            # One merge at a time (invariant 9): two merges that share a device see each other's result.
+            self._serialize(cursor, _DEVICES_LOCK)
+            devices = {self._device(cursor, p) for p in pseudonyms}
+            name = min(devices)
+            for device in sorted(devices - {name}):
+                cursor.execute("UPDATE device_links SET device = ? WHERE device = ?", (name, device))
+            for pseudonym in pseudonyms:
+                cursor.execute("INSERT INTO device_links (ek_pseudonym, device) VALUES (?, ?) "
+                               "ON CONFLICT (ek_pseudonym) DO UPDATE SET device = excluded.device", (pseudonym, name))
+        return name
+
+    def device(self, ek_pseudonym: bytes) -> bytes:
+        with self._tx(write=False) as cursor:
+            return self._device(cursor, ek_pseudonym)
+
+    #: The pseudonyms of the device of the pseudonym bound twice: linked ones, and itself when unlinked.
+    _MEMBERS = ("SELECT ek_pseudonym FROM device_links WHERE device = "
+                "(SELECT coalesce((SELECT device FROM device_links WHERE ek_pseudonym = ?), ?))")
+
+    def _members(self, cursor: Cursor, ek_pseudonym: bytes) -> List[bytes]:
+        cursor.execute(self._MEMBERS, (ek_pseudonym, ek_pseudonym))
+        return sorted({bytes(row[0]) for row in cursor.fetchall()} | {ek_pseudonym})
+
+    @staticmethod
+    def _in(values: Sequence[Any]) -> str:
+        return f"({', '.join('?' * len(values))})"
+
+    def _limited(self, cursor: Cursor, ek_pseudonym: bytes, app_id: str, limit: Limit,
                  now: datetime.datetime) -> Optional[Limited]:
         end = micros(now)
         window = micros(_EPOCH + limit.window)
+        members = self._members(cursor, ek_pseudonym)
         # no upper bound: a record stamped later by a host whose clock runs ahead still counts
-        cursor.execute("SELECT issued FROM certificates WHERE ek_pseudonym = ? AND app_id = ? AND issued > ? "
-                       "ORDER BY issued DESC", (ek_pseudonym, app_id, end - window))
+        cursor.execute(f"SELECT issued FROM certificates WHERE ek_pseudonym IN {self._in(members)} AND app_id = ? "
+                       "AND issued > ? ORDER BY issued DESC", (*members, app_id, end - window))
         recent = [row[0] for row in cursor.fetchall()]
         return Limited(from_micros(recent[limit.enrolments - 1] + window)) if len(recent) >= limit.enrolments else None
 
@@ -217,18 +266,25 @@ class SQLStore(Store):
         with self._tx(write=False) as cursor:
             return self._limited(cursor, ek_pseudonym, app_id, limit, now)
 
-    def add_certificate(self, record: CertificateRecord, limit: Limit) -> Optional[Limited]:
-        pair = (record.ek_pseudonym, record.app_id)
+    def _lock_pair(self, cursor: Cursor, ek_pseudonym: bytes, app_id: str) -> None:
+        """The (device, app id) lock row of invariants 3 and 6, held until the transaction ends;
+        with the devices lock shared, so that no merge renames the device meanwhile."""
+        self._serialize(cursor, _DEVICES_LOCK, shared=True)
+        pair = (self._device(cursor, ek_pseudonym), app_id)
+        cursor.execute("INSERT INTO enrolment_pairs (ek_pseudonym, app_id) VALUES (?, ?) ON CONFLICT DO NOTHING", pair)
+        cursor.execute("SELECT 1 FROM enrolment_pairs WHERE ek_pseudonym = ? AND app_id = ?" + self.for_update, pair)
+        cursor.fetchone()
+
+    def add_certificate(self, record: CertificateRecord, limit: Limit) -> Optional[Union[Limited, Ban]]:
         with self._tx() as cursor:
-            # The pair's lock row, then count and insert under it (invariant 3).
-            cursor.execute("INSERT INTO enrolment_pairs (ek_pseudonym, app_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                           pair)
-            cursor.execute("SELECT 1 FROM enrolment_pairs WHERE ek_pseudonym = ? AND app_id = ?" + self.for_update,
-                           pair)
-            cursor.fetchone()
-            limited = self._limited(cursor, record.ek_pseudonym, record.app_id, limit, record.issued)
-            if limited is not None:
-                return limited
+            # The pair's lock row, then check, count and insert under it (invariants 3 and 6).
+            self._lock_pair(cursor, record.ek_pseudonym, record.app_id)
+            refusal = self._banned(cursor, record.ek_pseudonym, record.app_id) or self._limited(
+                cursor, record.ek_pseudonym, record.app_id, limit, record.issued)
+            if refusal is not None:
+                return refusal
+            cursor.execute("INSERT INTO device_links (ek_pseudonym, device) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                           (record.ek_pseudonym, record.ek_pseudonym))
             cursor.execute(f"INSERT INTO certificates ({self._CERTIFICATE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            (format(record.serial, "x"), record.ek_pseudonym, record.app_id, record.ak_name, micros(record.issued),
                             micros(record.not_after), None if record.revoked is None else micros(record.revoked),
@@ -237,24 +293,59 @@ class SQLStore(Store):
 
     def enrolments(self, ek_pseudonym: bytes, app_id: str, since: datetime.datetime) -> int:
         with self._tx(write=False) as cursor:
-            cursor.execute("SELECT count(*) FROM certificates WHERE ek_pseudonym = ? AND app_id = ? AND issued > ?",
-                           (ek_pseudonym, app_id, micros(since)))
+            members = self._members(cursor, ek_pseudonym)
+            cursor.execute(f"SELECT count(*) FROM certificates WHERE ek_pseudonym IN {self._in(members)} "
+                           "AND app_id = ? AND issued > ?", (*members, app_id, micros(since)))
             row = cursor.fetchone()
         return int(row[0]) if row is not None else 0
 
+    def _banned(self, cursor: Cursor, ek_pseudonym: bytes, app_id: str) -> Optional[Ban]:
+        members = self._members(cursor, ek_pseudonym)
+        cursor.execute(f"SELECT since, reason, serial FROM bans WHERE ek_pseudonym IN {self._in(members)} "
+                       "AND app_id = ?", (*members, app_id))
+        bans = [Ban(from_micros(row[0]), row[1], int(row[2], 16)) for row in cursor.fetchall()]
+        return min(bans, key=lambda b: (b.since, b.serial)) if bans else None
+
+    def banned(self, ek_pseudonym: bytes, app_id: str) -> Optional[Ban]:
+        with self._tx(write=False) as cursor:
+            return self._banned(cursor, ek_pseudonym, app_id)
+
+    def _certificate(self, cursor: Cursor, serial: int) -> Optional[CertificateRecord]:
+        cursor.execute(f"SELECT {self._CERTIFICATE_COLUMNS} FROM certificates WHERE serial = ?", (format(serial, "x"),))
+        row = cursor.fetchone()
+        return None if row is None else self._record(row)
+
     def certificate(self, serial: int) -> Optional[CertificateRecord]:
         with self._tx(write=False) as cursor:
-            cursor.execute(f"SELECT {self._CERTIFICATE_COLUMNS} FROM certificates WHERE serial = ?",
-                           (format(serial, "x"),))
-            row = cursor.fetchone()
-        return None if row is None else self._record(row)
+            return self._certificate(cursor, serial)
 
     def revoke(self, serial: int, reason: str, now: datetime.datetime) -> bool:
         with self._tx() as cursor:
-            cursor.execute("UPDATE certificates SET revoked = ?, revocation_reason = ? "
-                           "WHERE serial = ? AND revoked IS NULL RETURNING serial",
-                           (micros(now), reason, format(serial, "x")))
-            return cursor.fetchone() is not None
+            record = self._certificate(cursor, serial)
+            if record is None:
+                return False
+            self._lock_pair(cursor, record.ek_pseudonym, record.app_id)
+            members = self._members(cursor, record.ek_pseudonym)
+            cursor.execute(f"UPDATE certificates SET revoked = ?, revocation_reason = ? WHERE ek_pseudonym IN "
+                           f"{self._in(members)} AND app_id = ? AND revoked IS NULL RETURNING serial",
+                           (micros(now), reason, *members, record.app_id))
+            changed = bool(cursor.fetchall())
+            if self._banned(cursor, record.ek_pseudonym, record.app_id) is None:
+                cursor.execute("INSERT INTO bans (ek_pseudonym, app_id, since, reason, serial) VALUES (?, ?, ?, ?, ?)",
+                               (record.ek_pseudonym, record.app_id, micros(now), reason, format(serial, "x")))
+                changed = True
+        return changed
+
+    def lift(self, serial: int) -> int:
+        with self._tx() as cursor:
+            record = self._certificate(cursor, serial)
+            if record is None:
+                return 0
+            self._lock_pair(cursor, record.ek_pseudonym, record.app_id)
+            members = self._members(cursor, record.ek_pseudonym)
+            cursor.execute(f"DELETE FROM bans WHERE ek_pseudonym IN {self._in(members)} AND app_id = ? "
+                           "RETURNING serial", (*members, record.app_id))
+            return len(cursor.fetchall())
 
     def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
         with self._tx(write=False) as cursor:
@@ -324,3 +415,13 @@ class SQLStore(Store):
         with self._tx() as cursor:
             cursor.execute("DELETE FROM nonces WHERE expires < ?", (micros(now),))
             cursor.execute("DELETE FROM challenges WHERE expires < ?", (micros(now),))
+
+
+def _linked_text(linked: Sequence[Tuple[str, bytes, bytes]]) -> Optional[str]:
+    """A pending challenge's linked EKs as the text its column keeps: JSON [[kind, pseudonym hex,
+    secret hex], …]; NULL for none."""
+    return json.dumps([[kind, pseudonym.hex(), secret.hex()] for kind, pseudonym, secret in linked]) if linked else None
+
+
+def _linked_of(text: Optional[str]) -> Tuple[Tuple[str, bytes, bytes], ...]:
+    return tuple((kind, bytes.fromhex(p), bytes.fromhex(secret)) for kind, p, secret in json.loads(text or "[]"))

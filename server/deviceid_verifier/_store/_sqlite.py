@@ -64,8 +64,8 @@ class SQLiteStore(SQLStore):
             raise
         connection.commit()
 
-    def _lock_migrations(self, cursor: Cursor) -> None:
-        pass  # BEGIN IMMEDIATE already holds the write lock
+    def _serialize(self, cursor: Cursor, name: bytes, *, shared: bool = False) -> None:
+        pass  # BEGIN IMMEDIATE already holds the write lock: every writer is serialized
 
     def _unavailable(self) -> Tuple[Type[BaseException], ...]:
         return (sqlite3.OperationalError, OSError)  # OSError: the file cannot be created
