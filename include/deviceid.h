@@ -740,7 +740,9 @@ int deviceid_attest_enrolment(deviceid_context *DEVICEID_NULLABLE ctx, const cha
  *
  * The challenge is {"v": 1, "type": "deviceid.enrolment-challenge", ..., "ek_kind": …}; the
  * answer, {"v": 1, "type": "deviceid.enrolment-response", "id": …, "credential": …}, holds what
- * TPM2_ActivateCredential with the EK of that kind (L-1 where absent) recovered.
+ * TPM2_ActivateCredential with the EK of that kind (L-1 where absent) recovered, and for each
+ * "credential_blob_<kind>" the CA sealed to another EK the request offered, "credential_<kind>":
+ * that EK's answer, which proves to the CA that both EKs are this TPM's.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (not a challenge, or one this TPM cannot open:
  * made for another TPM or another attestation key), DEVICEID_E_UNSUPPORTED (another wire format
