@@ -15,9 +15,9 @@ def test_migrate_names_what_it_applied(database_url):
     rest = run("migrate", "--database", database_url)
     assert (rest.returncode, rest.stdout) == (0, "applied 0002_certificates_and_limits\napplied 0003_challenge_tpm_device\n"
                                                  "applied 0004_webauthn_credentials\napplied 0005_devices_and_bans\n"
-                                                 "at 0005_devices_and_bans\n")
+                                                 "applied 0008_tenants\nat 0008_tenants\n")
     again = run("migrate", "--database", database_url)
-    assert (again.returncode, again.stdout) == (0, "at 0005_devices_and_bans\n")
+    assert (again.returncode, again.stdout) == (0, "at 0008_tenants\n")
 
 
 def test_set_limit_is_kept_in_the_database(database_url):
@@ -39,6 +39,12 @@ def bad_inputs(database_url, postgresql):
         ("migrate", "--database", "mysql://localhost/x"),
         ("migrate", "--database", "sqlite:///nonexistent-directory/x.sqlite3"),
         ("migrate", "--database", closed),
+        ("add-tenant", "--database", database_url, "--name", "a b", "--app-id", "com.example.a"),
+        ("add-tenant", "--database", database_url, "--name", "x" * 65, "--app-id", "com.example.a"),
+        ("add-tenant", "--database", database_url, "--name", "t", "--app-id", "bad\u0007id"),
+        ("add-tenant", "--database", database_url, "--name", "t"),
+        ("remove-tenant", "--database", database_url, "--name", "nobody"),
+        ("lift", "--database", database_url, "--serial", "abc"),
         ("crl", "--database", database_url, "--ca-key", "/nonexistent", "--ca-cert", "/nonexistent"),
         ("serve", "--database", database_url, "--ca-key", "/nonexistent", "--ca-cert", "/x", "--ek-anchor", "/x",
          "--bind", "127.0.0.1:1"),

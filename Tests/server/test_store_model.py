@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from deviceid_verifier import Ban, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
+from deviceid_verifier import Ban, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 PSEUDONYMS = (b"p" * 32, b"q" * 32, b"r" * 32)
@@ -31,6 +31,17 @@ class Model:
         self.credentials = {}   # credential id → CredentialRecord
         self.devices = {}       # pseudonym → device name (the least pseudonym of the group)
         self.bans = {}          # (pseudonym, app id) → Ban
+        self.tenants = {}       # name → Tenant
+
+    def add_tenant(self, tenant):
+        if tenant.name in self.tenants:
+            return f"a tenant named {tenant.name!r} exists"
+        for other in self.tenants.values():
+            shared = sorted(set(other.app_ids) & set(tenant.app_ids))
+            if shared:
+                return f"the app id {shared[0]!r} is the tenant {other.name!r}'s"
+        self.tenants[tenant.name] = tenant
+        return None
 
     def members(self, pseudonym):
         device = self.devices.get(pseudonym, pseudonym)
@@ -227,6 +238,20 @@ class StoreMachine(RuleBasedStateMachine):
         self.store.set_limit(limit)
         self.model.limit = limit
 
+    @rule(name=st.sampled_from(["t1", "t2"]), apps=st.sets(st.sampled_from(APPS), min_size=1),
+          key=st.sampled_from([b"k" * 32, b"l" * 32]))
+    def add_tenant(self, name, apps, key):
+        if any(t.key_digest == key for t in self.model.tenants.values()) and name not in self.model.tenants:
+            return  # keys are 32 random bytes: two tenants never draw one
+        tenant = Tenant(name, tuple(sorted(apps)), key, self.now)
+        assert self.store.add_tenant(tenant) == self.model.add_tenant(tenant)
+        assert self.store.tenants() == sorted(self.model.tenants.values(), key=lambda t: t.name)
+        assert self.store.tenant(key) == next((t for t in self.model.tenants.values() if t.key_digest == key), None)
+
+    @rule(name=st.sampled_from(["t1", "t2"]))
+    def remove_tenant(self, name):
+        assert self.store.remove_tenant(name) == (self.model.tenants.pop(name, None) is not None)
+
     @rule()
     def purge(self):
         self.store.purge(self.now)
@@ -262,7 +287,7 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
             store = open_store(url, migrate=False)
             with store._tx() as cursor:  # an empty database of the current schema, quickly
                 for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials", "device_links",
-                              "bans"):
+                              "bans", "tenant_apps", "tenants"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
             return store

@@ -37,9 +37,12 @@ REASONS: Mapping[str, str] = {
     "ak-template": "the AK public area is not a restricted ECDSA P-256 attestation key of the frozen template",
     "challenge-unknown": "the enrolment challenge id was never issued, is expired, or was already answered",
     "credential": "the enrolment response carries a wrong credential: the AK is not in the TPM that holds the EK",
-    "rate-limited": "this EK has enrolled as many AKs for this app id as the CA's limit allows in its window; "
+    "rate-limited": "this TPM has enrolled as many AKs for this app id as the CA's limit allows in its window; "
                     "retry_after says when the next one may",
-    "revoked": "the AK certificate was revoked by the CA that issued it (in the CA's store, or on its CRL)",
+    "revoked": "the AK certificate was revoked by the CA that issued it (in the CA's store, or on its CRL), or its "
+               "device (the TPM) was, for this app id: then it cannot enrol again until an operator lifts it",
+    "unauthenticated": "the service has tenants, and an app server's request carries no API key of one "
+                       "(Authorization: Bearer KEY)",
     "revocation-unknown": "the CRL held for the AK certificate's CA is past its nextUpdate: whether the certificate "
                           "is revoked cannot be told until a current CRL is loaded",
     "client-data": "WebAuthn: the client data is not JSON of the expected type (webauthn.create or webauthn.get), "

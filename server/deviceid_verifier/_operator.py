@@ -1,18 +1,24 @@
-"""The operator's commands on a service's database: migrate, revoke, lift, set-limit, crl. They are
-reachable only here, by whoever can reach the database, never through the HTTP service."""
+"""The operator's commands on a service's database: migrate, revoke, lift, add-tenant, list-tenants,
+remove-tenant, set-limit, crl. They are reachable only here, by whoever can reach the database,
+never through the HTTP service."""
 
 from __future__ import annotations
 
 import argparse
+import base64
 import datetime
+import os
+import re
 import sys
 from typing import Any, Callable
 
 from cryptography.hazmat.primitives import serialization
 
 from . import _inputs
-from ._ca import PrivacyCA
-from ._store import Limit, open_store
+from ._ca import PrivacyCA, check_app_id
+from ._errors import Rejected
+from ._service._tenants import key_digest
+from ._store import Limit, Tenant, open_store
 from ._store._sql import SQLStore, StoreUnavailable
 
 
@@ -50,6 +56,12 @@ def _serial(text: str) -> int:
     return value
 
 
+def _tenant_name(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", text):
+        raise argparse.ArgumentTypeError(f"a tenant's name is 1 to 64 characters of A-Z a-z 0-9 . _ -, not {text!r}")
+    return text
+
+
 def _revoke(args: argparse.Namespace) -> None:
     store = _store(args.database)
     try:
@@ -74,6 +86,44 @@ def _lift(args: argparse.Namespace) -> None:
     except StoreUnavailable as e:
         raise _inputs.Failure(str(e)) from None
     print(f"lifted {args.serial:x}")
+
+
+def _add_tenant(args: argparse.Namespace) -> None:
+    store = _store(args.database)
+    try:
+        app_ids = [check_app_id(app_id) for app_id in args.app_id]
+    except Rejected as e:
+        raise _inputs.Failure(f"--app-id: {e.message}") from None
+    key = "dvt_" + base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+    tenant = Tenant(args.name, tuple(sorted(set(app_ids))), key_digest(key),
+                    datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
+    try:
+        refusal = store.add_tenant(tenant)
+    except StoreUnavailable as e:
+        raise _inputs.Failure(str(e)) from None
+    if refusal is not None:
+        raise _inputs.Failure(refusal)
+    print(key)  # shown once: the database keeps its digest only
+
+
+def _list_tenants(args: argparse.Namespace) -> None:
+    store = _store(args.database)
+    try:
+        tenants = store.tenants()
+    except StoreUnavailable as e:
+        raise _inputs.Failure(str(e)) from None
+    for tenant in tenants:
+        print(f"{tenant.name}\t{','.join(tenant.app_ids)}\t{tenant.created.isoformat()}Z")
+
+
+def _remove_tenant(args: argparse.Namespace) -> None:
+    store = _store(args.database)
+    try:
+        if not store.remove_tenant(args.name):
+            raise _inputs.Failure(f"no tenant is named {args.name!r}")
+    except StoreUnavailable as e:
+        raise _inputs.Failure(str(e)) from None
+    print(f"removed {args.name}")
 
 
 def _set_limit(args: argparse.Namespace) -> None:
@@ -118,6 +168,23 @@ def add_commands(commands: Any, within: Callable[..., Callable[[str], float]]) -
     lift.add_argument("--database", required=True, help="the service's database URL")
     lift.add_argument("--serial", required=True, type=_serial, help="a serial number (hex) of the device's certificates")
     lift.set_defaults(run=_lift)
+
+    add_tenant = commands.add_parser("add-tenant", help="add a tenant (an app servers' account) owning these app "
+                                                        "ids; prints its API key, once")
+    add_tenant.add_argument("--database", required=True, help="the service's database URL")
+    add_tenant.add_argument("--name", required=True, type=_tenant_name, help="the tenant's name, 1 to 64 characters "
+                                                                            "of A-Z a-z 0-9 . _ -")
+    add_tenant.add_argument("--app-id", required=True, action="append", help="an app id it owns (repeatable)")
+    add_tenant.set_defaults(run=_add_tenant)
+
+    list_tenants = commands.add_parser("list-tenants", help="the tenants: name, app ids, when added (tab-separated)")
+    list_tenants.add_argument("--database", required=True, help="the service's database URL")
+    list_tenants.set_defaults(run=_list_tenants)
+
+    remove_tenant = commands.add_parser("remove-tenant", help="remove a tenant: its key stops working within 5 s")
+    remove_tenant.add_argument("--database", required=True, help="the service's database URL")
+    remove_tenant.add_argument("--name", required=True, type=_tenant_name, help="the tenant's name")
+    remove_tenant.set_defaults(run=_remove_tenant)
 
     set_limit = commands.add_parser("set-limit", help="change the enrolment limit per TPM and app id")
     set_limit.add_argument("--database", required=True, help="the service's database URL")

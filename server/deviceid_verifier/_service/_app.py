@@ -21,6 +21,7 @@ from .._store._sql import StoreUnavailable
 from .._verify import Verifier
 from .._webauthn import WebAuthnCredential, WebAuthnVerifier
 from ._openapi import openapi_document
+from ._tenants import CHALLENGE, Gate, Unauthenticated, check_app_id as _tenant_app_id
 
 #: The largest request body read; a larger one is refused (413) unread.
 MAX_BODY_BYTES = 64 * 1024
@@ -42,7 +43,7 @@ _log = logging.getLogger("deviceid_verifier.service")
 StartResponse = Callable[[str, List[Tuple[str, str]]], Any]
 Response = Tuple[int, List[Tuple[str, str]], bytes]
 
-_STATUS = {200: "200 OK", 400: "400 Bad Request", 403: "403 Forbidden", 404: "404 Not Found",
+_STATUS = {200: "200 OK", 400: "400 Bad Request", 401: "401 Unauthorized", 403: "403 Forbidden", 404: "404 Not Found",
            405: "405 Method Not Allowed", 411: "411 Length Required", 413: "413 Content Too Large",
            429: "429 Too Many Requests", 500: "500 Internal Server Error", 503: "503 Service Unavailable"}
 
@@ -125,6 +126,8 @@ class _Service:
         self.purge_interval = purge_interval
         self._purged_at: Optional[float] = None
         self._purge_lock = threading.Lock()
+        self.gate = Gate(ca.store)
+        self._request = threading.local()  # the tenant of the request this thread answers
         self.openapi = json.dumps(openapi_document(), separators=(",", ":")).encode("utf-8")
         self.routes: Dict[str, Tuple[str, Callable[[bytes], Response]]] = {
             "/v1/nonce": ("POST", self.new_nonce),
@@ -139,6 +142,15 @@ class _Service:
             "/v1/health": ("GET", self.health),
             "/openapi.json": ("GET", lambda _: (200, [("Content-Type", "application/json")], self.openapi)),
         }
+
+    #: The operations of app servers, which a tenant's key opens once the service has tenants;
+    #: the rest are devices' and anyone's.
+    APP_SERVER_PATHS = frozenset({"/v1/nonce", "/v1/attestation/verify", "/v1/webauthn/challenge",
+                                  "/v1/webauthn/register", "/v1/assertion/verify"})
+
+    def _for_tenant(self, app_id: Optional[str]) -> None:
+        """Refuse a tenant's request for an app id not its own, before anything is consumed."""
+        _tenant_app_id(getattr(self._request, "tenant", None), app_id)
 
     # -- operations ---------------------------------------------------------------------------
 
@@ -180,6 +192,7 @@ class _Service:
         app_id = request.get("app_id")
         if app_id is not None:
             check_app_id(app_id)
+        self._for_tenant(app_id)
         result = self.verifier.verify(json.dumps(evidence), nonce, app_id=app_id)
         answer: Dict[str, Any] = {
             "v": _wire.VERSION, "type": VERIFICATION, "app_id": result.app_id, "hardware_id": result.hardware_id,
@@ -201,14 +214,18 @@ class _Service:
         request = _wire.loads(body, WEBAUTHN_REGISTRATION)
         attestation = _device_message(request, "attestation")
         client_data = _wire.b64url_field(request, "client_data_json")
-        credential = self.webauthn.register(attestation, client_data, app_id=_expected_app_id(request))
+        app_id = _expected_app_id(request)
+        self._for_tenant(app_id)
+        credential = self.webauthn.register(attestation, client_data, app_id=app_id)
         return _json(200, _credential_answer(WEBAUTHN_CREDENTIAL, credential))
 
     def verify_assertion(self, body: bytes) -> Response:
         request = _wire.loads(body, ASSERTION_REQUEST)
         assertion = _device_message(request, "assertion")
         client_data = _wire.b64url_field(request, "client_data_json")
-        credential = self.webauthn.verify_assertion(assertion, client_data, app_id=_expected_app_id(request))
+        app_id = _expected_app_id(request)
+        self._for_tenant(app_id)
+        credential = self.webauthn.verify_assertion(assertion, client_data, app_id=app_id)
         return _json(200, _credential_answer(ASSERTION_VERIFICATION, credential))
 
     def ca_certificate(self, _: bytes) -> Response:
@@ -238,7 +255,10 @@ class _Service:
                 method = "GET"
             if method != allowed:
                 raise _Refused(405, f"{path} takes {allowed}, not {method}", [("Allow", allowed)])
+            self._request.tenant = self.gate.tenant(environ) if path in self.APP_SERVER_PATHS else None
             return handler(_body(environ) if allowed == "POST" else b"")
+        except Unauthenticated as e:
+            return _rejection(401, "unauthenticated", str(e), [("WWW-Authenticate", CHALLENGE)])
         except Rejected as e:
             if e.reason == "rate-limited":
                 wait = e.retry_after or 0.0

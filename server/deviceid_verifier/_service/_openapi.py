@@ -55,6 +55,7 @@ def _json_body(name: str) -> Dict[str, Any]:
 
 def _rejections(*statuses: int) -> Dict[str, Any]:
     words = {400: "not a message of this step (malformed, version, message-type)",
+             401: "unauthenticated: the service has tenants and the request carries no tenant's API key",
              403: "the message is well formed but its proof fails (the reason says which check)",
              404: "no such operation", 405: "another method", 413: "the body is over 64 KiB",
              429: "rate-limited: the EK is at its enrolment limit for this app id (Retry-After says when to retry)"}
@@ -68,11 +69,17 @@ def _rejections(*statuses: int) -> Dict[str, Any]:
     return out
 
 
-def _post(operation_id: str, summary: str, request: str, response: str, *rejections: int) -> Dict[str, Any]:
+def _post(operation_id: str, summary: str, request: str, response: str, *rejections: int,
+          app_server: bool = False) -> Dict[str, Any]:
+    """An operation; an app server's (`app_server`) takes a tenant's API key once the service has
+    tenants, and none while it has none (the empty security requirement)."""
+    statuses = (400, 401, 413, *rejections) if app_server else (400, 413, *rejections)
     operation: Dict[str, Any] = {
         "operationId": operation_id, "summary": summary,
-        "responses": {"200": {"description": response, **_json_body(response)}, **_rejections(400, 413, *rejections)},
+        "responses": {"200": {"description": response, **_json_body(response)}, **_rejections(*statuses)},
     }
+    if app_server:
+        operation["security"] = [{"tenantKey": []}, {}]
     if request:
         operation["requestBody"] = {"required": True, **_json_body(request)}
     return {"post": operation}
@@ -87,22 +94,23 @@ def openapi_document() -> Dict[str, Any]:
                                 "attestation evidence, on a database shared by every worker. Messages are DeviceID's "
                                 "wire format v1 (docs/HARDWARE-ID.md). Operator actions are not in this interface."},
         "paths": {
-            "/v1/nonce": _post("newNonce", "A fresh single-use nonce for a device's evidence", "", "nonce"),
+            "/v1/nonce": _post("newNonce", "A fresh single-use nonce for a device's evidence", "", "nonce",
+                               app_server=True),
             "/v1/enrolment/challenge": _post("enrolmentChallenge", "Answer an enrolment request with a challenge",
                                              "enrolment-request", "enrolment-challenge", 403, 429),
             "/v1/enrolment/finish": _post("enrolmentFinish", "Answer an activated challenge with an AK certificate",
                                           "enrolment-response", "ak-certificate", 403, 429),
             "/v1/attestation/verify": _post("verifyAttestation", "Verify a device's evidence for a nonce",
-                                            "verification-request", "verification", 403),
+                                            "verification-request", "verification", 403, app_server=True),
             "/v1/webauthn/challenge": _post("newWebAuthnChallenge",
                                             "A fresh single-use challenge for App Attest client data", "",
-                                            "webauthn-challenge"),
+                                            "webauthn-challenge", app_server=True),
             "/v1/webauthn/register": _post("registerCredential",
                                            "Register a device's App Attest credential (WebAuthn \"tpm\" attestation)",
-                                           "webauthn-registration", "webauthn-credential", 403),
+                                           "webauthn-registration", "webauthn-credential", 403, app_server=True),
             "/v1/assertion/verify": _post("verifyAssertion",
                                           "Verify a device's App Attest assertion and raise its credential's counter",
-                                          "assertion-request", "assertion-verification", 403),
+                                          "assertion-request", "assertion-verification", 403, app_server=True),
             "/v1/ca-certificate": {"get": {"operationId": "caCertificate", "summary": "The CA certificate (PEM)",
                                            "responses": {"200": {"description": "PEM", "content": {
                                                "application/x-pem-file": {"schema": {"type": "string"}}}}}}},
@@ -116,5 +124,8 @@ def openapi_document() -> Dict[str, Any]:
                                        "schema": {"type": "object", "properties": {"status": {"type": "string"}}}}}},
                                        "503": {"description": "the database does not answer"}}}},
         },
-        "components": {"schemas": {name: _component(name) for name in SCHEMAS}},
+        "components": {"schemas": {name: _component(name) for name in SCHEMAS},
+                       "securitySchemes": {"tenantKey": {
+                           "type": "http", "scheme": "bearer",
+                           "description": "a tenant's API key (add-tenant); needed once the service has tenants"}}},
     }

@@ -85,6 +85,27 @@ class Limited:
 
 
 @dataclass(frozen=True)
+class Tenant:
+    """A developer account whose app servers use the service (docs/SERVER-STATE.md): its app ids,
+    the SHA-256 digest of its API key, and when it was added."""
+    name: str
+    app_ids: Tuple[str, ...]
+    key_digest: bytes
+    created: datetime.datetime
+
+
+def tenant_refusal(tenant: Tenant, existing: Sequence[Tenant]) -> Optional[str]:
+    """Why `tenant` cannot join `existing` (add_tenant's answer), or None."""
+    if any(t.name == tenant.name for t in existing):
+        return f"a tenant named {tenant.name!r} exists"
+    for other in existing:
+        shared = sorted(set(other.app_ids) & set(tenant.app_ids))
+        if shared:
+            return f"the app id {shared[0]!r} is the tenant {other.name!r}'s"
+    return None
+
+
+@dataclass(frozen=True)
 class Ban:
     """A device revoked for an app id (docs/SERVER-STATE.md, invariant 6): since when, why, and
     the serial number whose revocation made it."""
@@ -186,6 +207,22 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def set_limit(self, limit: Limit) -> None:
         """Change the enrolment limit (an operator's action)."""
+
+    @abc.abstractmethod
+    def add_tenant(self, tenant: Tenant) -> Optional[str]:
+        """Add a tenant; None when added, else why not (its name exists, or an app id is another's)."""
+
+    @abc.abstractmethod
+    def tenant(self, key_digest: bytes) -> Optional[Tenant]:
+        """The tenant whose API key has this SHA-256 digest."""
+
+    @abc.abstractmethod
+    def tenants(self) -> List[Tenant]:
+        """Every tenant, by name."""
+
+    @abc.abstractmethod
+    def remove_tenant(self, name: str) -> bool:
+        """Remove the tenant of this name (its app ids are free again); False if there is none."""
 
     @abc.abstractmethod
     def purge(self, now: datetime.datetime) -> None:

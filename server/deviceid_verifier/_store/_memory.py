@@ -8,7 +8,8 @@ import threading
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import _chain
-from ._base import DEFAULT_LIMIT, Ban, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import (DEFAULT_LIMIT, Ban, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge,
+                    Store, Tenant, tenant_refusal as _tenant_refusal)
 
 
 class StoreFull(RuntimeError):
@@ -31,6 +32,7 @@ class MemoryStore(Store):
         self._certificates: Dict[int, CertificateRecord] = {}
         self._devices: Dict[bytes, bytes] = {}  # EK pseudonym → its device's name
         self._bans: Dict[Tuple[bytes, str], Ban] = {}  # (EK pseudonym, app id) → ban
+        self._tenants: Dict[str, Tenant] = {}
         self._limit = DEFAULT_LIMIT
         self._lock = threading.Lock()
 
@@ -191,6 +193,25 @@ class MemoryStore(Store):
     def set_limit(self, limit: Limit) -> None:
         with self._lock:
             self._limit = limit
+
+    def add_tenant(self, tenant: Tenant) -> Optional[str]:
+        with self._lock:
+            refusal = _tenant_refusal(tenant, list(self._tenants.values()))
+            if refusal is None:
+                self._tenants[tenant.name] = tenant
+        return refusal
+
+    def tenant(self, key_digest: bytes) -> Optional[Tenant]:
+        with self._lock:
+            return next((t for t in self._tenants.values() if t.key_digest == key_digest), None)
+
+    def tenants(self) -> List[Tenant]:
+        with self._lock:
+            return sorted(self._tenants.values(), key=lambda t: t.name)
+
+    def remove_tenant(self, name: str) -> bool:
+        with self._lock:
+            return self._tenants.pop(name, None) is not None
 
     def purge(self, now: datetime.datetime) -> None:
         with self._lock:

@@ -58,6 +58,12 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         # the other EKs a pending challenge sealed a secret to: JSON [[kind, pseudonym hex, secret hex], …]
         "ALTER TABLE challenges ADD COLUMN linked TEXT",
     )),
+    # Tenants (docs/SERVER-STATE.md, invariant 10): developer accounts, their app ids (each one
+    # tenant's at most) and the digests of their API keys.
+    ("0008_tenants", (
+        "CREATE TABLE tenants (name TEXT PRIMARY KEY, key_digest BLOB NOT NULL UNIQUE, created BIGINT NOT NULL)",
+        "CREATE TABLE tenant_apps (app_id TEXT PRIMARY KEY, tenant TEXT NOT NULL REFERENCES tenants (name))",
+    )),
 ]
 
 #: The name of the newest migration: a store at this schema is current.

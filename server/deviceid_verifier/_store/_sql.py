@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import dataclasses
 import datetime
 import os
 import threading
 import json
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
-from ._base import Ban, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import Ban, Tenant, tenant_refusal, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
 from ._migrations import MIGRATIONS
 
 _EPOCH = datetime.datetime(1970, 1, 1)
 #: The names of the serializing locks (8 bytes each): migrate(), and a merge of devices by link().
 _MIGRATIONS_LOCK = b"deviceid"
 _DEVICES_LOCK = b"devices\0"
+_TENANTS_LOCK = b"tenants\0"
 
 
 class StoreUnavailable(Exception):
@@ -410,6 +412,46 @@ class SQLStore(Store):
         with self._tx() as cursor:
             cursor.execute("UPDATE limits SET enrolments = ?, window_seconds = ? WHERE id = 1",
                            (limit.enrolments, int(limit.window.total_seconds())))
+
+    # -- tenants ------------------------------------------------------------------------------
+
+    def _tenants(self, cursor: Cursor, where: str = "", params: Sequence[Any] = ()) -> List[Tenant]:
+        cursor.execute(f"SELECT t.name, t.key_digest, t.created, a.app_id FROM tenants t LEFT JOIN tenant_apps a "
+                       f"ON a.tenant = t.name {where} ORDER BY t.name, a.app_id", params)
+        tenants: List[Tenant] = []
+        for name, digest, created, app_id in cursor.fetchall():
+            if not tenants or tenants[-1].name != name:
+                tenants.append(Tenant(name, (), bytes(digest), from_micros(created)))
+            if app_id is not None:
+                tenants[-1] = dataclasses.replace(tenants[-1], app_ids=tenants[-1].app_ids + (app_id,))
+        return tenants
+
+    def add_tenant(self, tenant: Tenant) -> Optional[str]:
+        with self._tx() as cursor:
+            self._serialize(cursor, _TENANTS_LOCK)  # check and insert as one (invariant 10)
+            refusal = tenant_refusal(tenant, self._tenants(cursor))
+            if refusal is not None:
+                return refusal
+            cursor.execute("INSERT INTO tenants (name, key_digest, created) VALUES (?, ?, ?)",
+                           (tenant.name, tenant.key_digest, micros(tenant.created)))
+            for app_id in tenant.app_ids:
+                cursor.execute("INSERT INTO tenant_apps (app_id, tenant) VALUES (?, ?)", (app_id, tenant.name))
+        return None
+
+    def tenant(self, key_digest: bytes) -> Optional[Tenant]:
+        with self._tx(write=False) as cursor:
+            found = self._tenants(cursor, "WHERE t.key_digest = ?", (key_digest,))
+        return found[0] if found else None
+
+    def tenants(self) -> List[Tenant]:
+        with self._tx(write=False) as cursor:
+            return self._tenants(cursor)
+
+    def remove_tenant(self, name: str) -> bool:
+        with self._tx() as cursor:
+            cursor.execute("DELETE FROM tenant_apps WHERE tenant = ?", (name,))
+            cursor.execute("DELETE FROM tenants WHERE name = ? RETURNING name", (name,))
+            return cursor.fetchone() is not None
 
     def purge(self, now: datetime.datetime) -> None:
         with self._tx() as cursor:

@@ -1,0 +1,64 @@
+"""Tenants (issue 51, "Run as production runs it"; docs/SERVER-STATE.md invariant 10): while the
+service has none it is open, as a trial; once an operator adds one, every app server's operation
+needs a tenant's API key (`Authorization: Bearer KEY`) and may name only that tenant's app ids,
+refused before anything is consumed; devices never need a key."""
+import base64
+import json
+import time
+
+from test_service import APP, enrolled, fleet, nonce_of, ok, rejected, verification  # noqa: F401  (fixtures)
+from verifier_command import cli
+
+#: The promise: every worker of every instance sees a tenant added or removed within 5 s
+#: (_service/_tenants.CACHE_SECONDS), so after that long each request must.
+TAKES_EFFECT = 5.0 + 0.5
+
+
+def operator(*argv) -> str:
+    result = cli(*argv)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def bearer(key):
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_tenants_close_the_app_server_operations_and_devices_stay_open(enrolled, fleet, database_url):  # noqa: F811
+    a, b = fleet
+    ok(a.post("/v1/nonce"))  # the open trial
+    key = operator("add-tenant", "--database", database_url, "--name", "fleet-owner", "--app-id", APP,
+                   "--app-id", "com.example.second").strip()
+    assert key.startswith("dvt_") and len(key) > 40
+    assert operator("list-tenants", "--database", database_url).startswith(
+        "fleet-owner\tcom.example.fleet,com.example.second\t")
+    time.sleep(TAKES_EFFECT)
+    for service in (a, b):
+        status, headers, body = service.post("/v1/nonce")
+        assert headers["WWW-Authenticate"] == 'Bearer realm="deviceid-verifier"'
+        assert json.loads(body)["rejected"] == "unauthenticated"
+        for wrong in ({}, {"Authorization": "Bearer dvt_not-a-key"}, {"Authorization": key},
+                      {"Authorization": "Basic x"}) * 4:  # more requests than workers: each worker's
+            assert service.request("POST", "/v1/nonce", b"", headers=wrong)[0] == 401
+    # with the key: a nonce, and a verification of the tenant's own app id only, refused before
+    # the nonce is used: the same nonce then verifies for the right app id
+    nonce = base64.b64decode(json.loads(ok(a.request("POST", "/v1/nonce", b"", headers=bearer(key))))["nonce"])
+    request = verification(enrolled.device.evidence(APP, nonce), nonce)
+    for app_id in ("com.example.not-theirs", None):
+        other = dict(request, app_id=app_id) if app_id else {k: v for k, v in request.items() if k != "app_id"}
+        answer = b.request("POST", "/v1/attestation/verify", json.dumps(other).encode(), headers=bearer(key))
+        rejected(answer, 403, "app-id-mismatch")
+    assert json.loads(ok(b.request("POST", "/v1/attestation/verify", json.dumps(request).encode(),
+                                   headers=bearer(key))))["app_id"] == APP
+    # devices need no key: an enrolment, the CA certificate, the CRL, health
+    challenge = ok(a.post("/v1/enrolment/challenge", enrolled.device.enrolment_request(APP)))
+    ok(b.post("/v1/enrolment/finish", enrolled.device.enrolment_response(challenge)))
+    for path in ("/v1/ca-certificate", "/v1/crl", "/v1/health", "/openapi.json"):
+        assert a.get(path)[0] == 200, path
+    # a second tenant cannot take the first one's app id; removing the only one opens the service again
+    taken = cli("add-tenant", "--database", database_url, "--name", "other", "--app-id", APP)
+    assert taken.returncode == 2 and "is the tenant 'fleet-owner'" in taken.stderr
+    assert operator("remove-tenant", "--database", database_url, "--name", "fleet-owner") == "removed fleet-owner\n"
+    time.sleep(TAKES_EFFECT)
+    for _ in range(8):  # more requests than workers: each worker's
+        assert nonce_of(a) and nonce_of(b)

@@ -1,0 +1,72 @@
+"""Which tenant an app server's request comes from (docs/SERVER-STATE.md, "Tenant" and invariant
+10): none while the store has no tenant (the open trial); otherwise the tenant whose API key the
+request's `Authorization: Bearer KEY` carries, or a refusal. The store's tenants are read at most
+every CACHE_SECONDS by each process, so a key costs no database round trip per request."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from typing import Any, Dict, Mapping, Optional
+
+from .._errors import Rejected
+from .._store import Store, Tenant
+
+#: How long a process trusts its copy of the tenants: a tenant added or removed takes effect within it.
+CACHE_SECONDS = 5.0
+#: The challenge of a 401 (RFC 6750 §3).
+CHALLENGE = 'Bearer realm="deviceid-verifier"'
+
+
+def key_digest(key: str) -> bytes:
+    """What the store keeps of an API key: SHA-256 of its UTF-8 text."""
+    return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+class Unauthenticated(Exception):
+    """The service has tenants and the request carries no key of one: 401 with CHALLENGE."""
+
+
+class Gate:
+    """The tenants of `store`, as one process of the service checks requests against them."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._by_digest: Dict[bytes, Tenant] = {}
+        self._read_at: Optional[float] = None
+
+    def _current(self) -> Dict[bytes, Tenant]:
+        with self._lock:
+            now = time.monotonic()
+            if self._read_at is None or now - self._read_at >= CACHE_SECONDS:
+                self._by_digest = {t.key_digest: t for t in self._store.tenants()}
+                self._read_at = now
+            return self._by_digest
+
+    def tenant(self, environ: Mapping[str, Any]) -> Optional[Tenant]:
+        """The request's tenant; None when the service has none; Unauthenticated when it has some
+        and the request's key is missing or no tenant's."""
+        tenants = self._current()
+        if not tenants:
+            return None
+        scheme, _, key = str(environ.get("HTTP_AUTHORIZATION", "")).strip().partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            raise Unauthenticated("this service has tenants: an app server's request carries its tenant's API key "
+                                  "(Authorization: Bearer KEY)")
+        found = tenants.get(key_digest(key.strip()))  # a digest's lookup time tells nothing of a key
+        if found is None:
+            raise Unauthenticated("the API key is no tenant's (removed, or mistyped)")
+        return found
+
+
+def check_app_id(tenant: Optional[Tenant], app_id: Optional[str]) -> None:
+    """Refuse ("app-id-mismatch") a tenant's request unless it names one of the tenant's app ids,
+    before anything is consumed; nothing for the open service."""
+    if tenant is None:
+        return
+    if app_id is None:
+        raise Rejected("app-id-mismatch", f"a request of the tenant {tenant.name!r} names its app id (\"app_id\")")
+    if app_id not in tenant.app_ids:
+        raise Rejected("app-id-mismatch", f"the app id {app_id!r} is not one of the tenant {tenant.name!r}'s")
