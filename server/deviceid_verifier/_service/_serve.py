@@ -8,7 +8,7 @@ import argparse
 import datetime
 from typing import Any, Callable, Dict
 
-from .. import _inputs
+from .. import _cakey, _inputs
 from .._ca import PrivacyCA
 from .._store import open_store
 from .._store._sql import StoreUnavailable
@@ -21,7 +21,7 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
     """Add `serve` to the command line's subcommands."""
     serve = commands.add_parser("serve", help="run the Privacy CA and verifier as an HTTP service (gunicorn)")
     serve.add_argument("--database", required=True, help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
-    serve.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
+    _cakey.add_options(serve)
     serve.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
     _inputs.add_trust_options(serve)
     serve.add_argument("--bind", required=True, action="append",
@@ -57,7 +57,7 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
         raise _inputs.Failure(f"--database memory: keeps state in each worker's own memory: with --workers "
                               f"{args.workers} a nonce one worker issued is unknown to the others; use --workers 1, "
                               "or a database every worker shares (sqlite:///PATH, postgresql://…)")
-    key = _inputs.private_key(args.ca_key)
+    key = _cakey.load(args)
     certificate = _inputs.certificates([args.ca_cert])[0]
     pseudonym_key = None
     if args.pseudonym_key is not None:

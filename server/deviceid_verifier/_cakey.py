@@ -1,0 +1,78 @@
+"""The Privacy CA's signing key as an operator keeps it, for every command that signs (`serve`,
+`challenge`, `finish`, `crl`) and for `new-ca`, which writes it: a PEM file, unencrypted or an
+encrypted PKCS #8 key. The passphrase comes from a file or the environment, never from the
+command line, where `ps` and /proc/PID/cmdline show it to every user of the host."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Optional
+
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from ._ca import CAPrivateKey
+from ._inputs import Failure, read
+
+#: The environment variable that may hold the CA key's passphrase (when no file names it). It is
+#: removed from the environment once read, so no process the command starts inherits it.
+PASSPHRASE_VARIABLE = "DEVICEID_CA_KEY_PASSPHRASE"
+
+
+def add_options(command: argparse.ArgumentParser, *, key_option: str = "--ca-key") -> None:
+    """Add `key_option` (the key's PEM file) and --ca-key-passphrase-file to `command`."""
+    command.add_argument(key_option, required=True, help="the CA's private key (PEM; encrypted PKCS #8 or not)")
+    command.add_argument("--ca-key-passphrase-file", metavar="FILE",
+                         help=f"a file whose first line is the passphrase of the encrypted CA key (or "
+                              f"${PASSPHRASE_VARIABLE}; never on the command line)")
+
+
+def passphrase(args: argparse.Namespace) -> Optional[bytes]:
+    """The passphrase --ca-key-passphrase-file or $DEVICEID_CA_KEY_PASSPHRASE gives (the file's first
+    line, without its line end), or None when neither does; both at once is a usage error."""
+    variable = os.environ.pop(PASSPHRASE_VARIABLE, None)
+    path: Optional[str] = args.ca_key_passphrase_file
+    if path is not None and variable is not None:
+        raise Failure(f"--ca-key-passphrase-file and ${PASSPHRASE_VARIABLE} both give a passphrase; give one")
+    if path is not None:
+        text = read(path).split(b"\n", 1)[0]
+        text = text[:-1] if text.endswith(b"\r") else text
+        if not text:
+            raise Failure(f"{path}: the passphrase (its first line) is empty")
+        return text
+    if variable is not None:
+        if not variable:
+            raise Failure(f"${PASSPHRASE_VARIABLE} is empty")
+        return os.fsencode(variable)
+    return None
+
+
+def load(args: argparse.Namespace) -> CAPrivateKey:
+    """The ECDSA or RSA CA key of --ca-key, decrypted with passphrase(args) when it is encrypted."""
+    path: str = args.ca_key
+    secret = passphrase(args)
+    try:
+        key = serialization.load_pem_private_key(read(path), password=secret)
+    except TypeError:
+        # cryptography's two mismatches: an encrypted key without a passphrase, and the reverse
+        if secret is None:
+            raise Failure(f"{path} is encrypted: give its passphrase with --ca-key-passphrase-file FILE "
+                          f"or ${PASSPHRASE_VARIABLE}") from None
+        raise Failure(f"{path} is not encrypted, but a passphrase was given for it") from None
+    except (ValueError, UnsupportedAlgorithm):
+        raise Failure(f"{path} is not a PEM private key, or the passphrase is not its passphrase") from None
+    if not isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):
+        raise Failure(f"{path} is neither an ECDSA nor an RSA key")
+    return key
+
+
+def pem(key: CAPrivateKey, secret: Optional[bytes]) -> bytes:
+    """`key` as PKCS #8 PEM, encrypted under `secret` (OpenSSL's PBES2: AES-256-CBC, PBKDF2) if given."""
+    # One class each since cryptography 3.4; the stale stubs that `apt install mypy` brings
+    # (types-cryptography 3.3) keep serialization in subclasses. True at run time either way.
+    assert isinstance(key, (ec.EllipticCurvePrivateKeyWithSerialization, rsa.RSAPrivateKeyWithSerialization))
+    encryption: serialization.KeySerializationEncryption = (
+        serialization.NoEncryption() if secret is None else serialization.BestAvailableEncryption(secret))
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
