@@ -4,6 +4,7 @@ never on the command line, signing AK certificates through the service and the c
 import base64
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ def test_new_ca_writes_an_encrypted_pkcs8_key_that_openssl_opens_with_the_passph
 
 def test_the_passphrase_comes_from_the_environment_too(tmp_path):
     key, cert = tmp_path / "ca.key", tmp_path / "ca.pem"
-    made = subprocess.run(["python3", "-m", "deviceid_verifier", "new-ca", "--key", str(key), "--cert", str(cert),
+    made = subprocess.run([sys.executable, "-m", "deviceid_verifier", "new-ca", "--key", str(key), "--cert", str(cert),
                            "--name", "env CA"], capture_output=True, text=True,
                           env=dict(environment(), DEVICEID_CA_KEY_PASSPHRASE=PASSPHRASE))
     assert made.returncode == 0, made.stderr
@@ -77,7 +78,7 @@ def test_an_encrypted_key_without_its_right_passphrase_is_a_usage_error(encrypte
     mistaken = cli(*common, "--ca-key-passphrase-file", wrong, input="{}")
     assert (mistaken.returncode, mistaken.stdout) == (2, ""), mistaken
     assert "or the passphrase is not its passphrase" in mistaken.stderr
-    both = subprocess.run(["python3", "-m", "deviceid_verifier", *map(str, common), "--ca-key-passphrase-file",
+    both = subprocess.run([sys.executable, "-m", "deviceid_verifier", *map(str, common), "--ca-key-passphrase-file",
                            str(secret)], input="{}", capture_output=True, text=True,
                           env=dict(environment(), DEVICEID_CA_KEY_PASSPHRASE=PASSPHRASE))
     assert both.returncode == 2 and "give one" in both.stderr, both
