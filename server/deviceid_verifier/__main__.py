@@ -12,7 +12,8 @@ and shell tests. Messages go through standard input and output; state lives in f
               prints {"hardware_id": ..., "app_id": ...}
 
     serve     --database URL --ca-key K --ca-cert C --ek-anchor PEM [challenge's other trust options]...
-              --bind HOST:PORT [--workers N]   the HTTP service (gunicorn) on a shared database
+              --bind HOST:PORT [--workers N] [--metrics-bind HOST:PORT]
+              the HTTP service (gunicorn) on a shared database; Prometheus metrics on their own bind
     migrate   --database URL [--until NAME]    apply the schema's missing migrations
     revoke    --database URL --serial HEX [--reason TEXT]
     set-limit --database URL --enrolments N --window SECONDS

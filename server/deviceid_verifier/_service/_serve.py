@@ -44,6 +44,8 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
     serve.add_argument("--webauthn-origin", action="append",
                        help="a client data origin App Attest registrations and assertions may carry (repeatable; "
                             "default: any)")
+    serve.add_argument("--metrics-bind", metavar="HOST:PORT",
+                       help="serve Prometheus metrics on this address of their own (never on --bind)")
     serve.add_argument("--access-log", default=None, help="a file for gunicorn's access log ('-': standard error)")
     serve.set_defaults(run=run)
 
@@ -99,6 +101,10 @@ def run(args: argparse.Namespace) -> None:
         # bodies are bounded by the application (64 KiB); these bound the request line and headers
         "limit_request_line": 4094, "limit_request_fields": 100,
     }
+    if args.metrics_bind is not None:
+        from ._metrics import Exporter  # imports prometheus_client once it knows where workers count
+        exporter = Exporter(args.metrics_bind)
+        application, options = exporter.wrap(application), {**options, **exporter.gunicorn_options()}
     if args.tls_cert is not None:
         options["certfile"] = args.tls_cert
         options["keyfile"] = args.tls_key
