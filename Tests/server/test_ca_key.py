@@ -1,6 +1,7 @@
 """The CA key as production keeps it (issue 51, "Run as production runs it": the CA key only as an
 unencrypted PEM): an encrypted PKCS #8 key, its passphrase from a file or the environment and
-never on the command line, signing AK certificates through the service and the commands."""
+never on the command line, or a key in a PKCS #11 token (SoftHSM2, a real token's module), signing
+AK certificates and CRLs through the service and the commands."""
 import base64
 import json
 import subprocess
@@ -126,3 +127,131 @@ def test_the_crl_command_signs_with_an_encrypted_key(encrypted_ca, tmp_path):
     assert crl.returncode == 0, crl.stderr
     ca = x509.load_pem_x509_certificate(cert.read_bytes())
     assert x509.load_der_x509_crl(crl.stdout).is_signature_valid(ca.public_key())
+
+
+# -- a key in a PKCS #11 token ------------------------------------------------------------------
+
+SOFTHSM = "/usr/lib/softhsm/libsofthsm2.so"
+#: What /proc/PID/maps shows of it once loaded (the path above is a symbolic link).
+SOFTHSM_MAPPED = "/libsofthsm2.so"
+PIN = "pin-of-issue-51"
+
+
+@pytest.fixture(scope="module")
+def token(tmp_path_factory):
+    """(URI, certificate, PIN file, SOFTHSM2_CONF) of a CA whose key is in a new SoftHSM2 token
+    only: new-ca's key, imported into it with softhsm2-util, then deleted."""
+    directory = tmp_path_factory.mktemp("token")
+    (directory / "tokens").mkdir()
+    conf = directory / "softhsm2.conf"
+    conf.write_text(f"directories.tokendir = {directory / 'tokens'}\nobjectstore.backend = file\nlog.level = ERROR\n")
+    env = dict(environment(), SOFTHSM2_CONF=str(conf))
+    key, cert = directory / "ca.key", directory / "ca.pem"
+    assert cli("new-ca", "--key", key, "--cert", cert, "--name", "token CA").returncode == 0
+    for step in (["--init-token", "--free", "--label", "deviceid-ca", "--pin", PIN, "--so-pin", "so-pin-51"],
+                 ["--import", str(key), "--token", "deviceid-ca", "--label", "ca key", "--id", "51", "--pin", PIN]):
+        done = subprocess.run(["softhsm2-util", *step], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+    key.unlink()
+    pin = directory / "pin"
+    pin.write_text(PIN + "\n")
+    return f"pkcs11:token=deviceid-ca;object=ca%20key;type=private?module-path={SOFTHSM}", cert, pin, conf
+
+
+def test_serve_signs_ak_certificates_and_crls_with_a_key_in_a_token(machine_a, token, tmp_path, monkeypatch,
+                                                                    services):
+    uri, cert, pin, conf = token
+    monkeypatch.setenv("SOFTHSM2_CONF", str(conf))
+    pseudonym_key = tmp_path / "pseudonym.key"
+    pseudonym_key.write_bytes(bytes(range(32)))
+    service = services(f"sqlite:///{tmp_path}/ca.sqlite3", 1, workers=2, ca=(uri, str(cert)),
+                       extra=["--ca-key-passphrase-file", str(pin), "--pseudonym-key", str(pseudonym_key)])[0]
+    master, *workers = service.processes()
+    # no PKCS #11 state crossed gunicorn's fork: serve checked the key, then unloaded the module
+    assert [pid for pid in (master, *workers) if SOFTHSM_MAPPED in Path(f"/proc/{pid}/maps").read_text()] == []
+    certificates = []
+    for app_id in (APP, APP + ".second"):
+        status, _, challenge = service.post("/v1/enrolment/challenge", machine_a.device.enrolment_request(app_id))
+        assert status == 200, challenge
+        status, _, finished = service.post("/v1/enrolment/finish",
+                                           machine_a.device.enrolment_response(challenge.decode()))
+        assert status == 200, finished
+        certificates.append(ak_certificate(finished.decode()))
+    assert all(signed_by(certificate, cert) for certificate in certificates)
+    status, _, crl = service.get("/v1/crl")
+    assert status == 200
+    ca = x509.load_pem_x509_certificate(cert.read_bytes())
+    assert x509.load_der_x509_crl(crl).is_signature_valid(ca.public_key())
+    for pid in (master, *workers):
+        assert PIN.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    # the workers that signed opened the token themselves; the master never holds it
+    assert SOFTHSM_MAPPED not in Path(f"/proc/{master}/maps").read_text()
+    assert any(SOFTHSM_MAPPED in Path(f"/proc/{pid}/maps").read_text() for pid in workers)
+
+
+def test_the_crl_command_signs_with_a_key_in_a_token(token, tmp_path):
+    uri, cert, pin, conf = token
+    crl = subprocess.run([sys.executable, "-m", "deviceid_verifier", "crl", "--database",
+                          f"sqlite:///{tmp_path}/ca.sqlite3", "--ca-key", uri, "--ca-cert", str(cert), "--der"],
+                         capture_output=True, env=dict(environment(), SOFTHSM2_CONF=str(conf),
+                                                       DEVICEID_CA_KEY_PASSPHRASE=PIN))
+    assert crl.returncode == 0, crl.stderr
+    verified = subprocess.run(["openssl", "crl", "-inform", "DER", "-CAfile", str(cert), "-noout", "-verify"],
+                              input=crl.stdout, capture_output=True)
+    assert verified.returncode == 0 and b"verify OK" in verified.stderr, verified
+
+
+def test_a_key_in_a_token_is_checked_before_anything_listens(token, ek_anchors, encrypted_ca, tmp_path):
+    """Each is a usage error (exit 2) saying what is wrong, before any worker starts."""
+    uri, cert, pin, conf = token
+    wrong_pin = tmp_path / "wrong-pin"
+    wrong_pin.write_text("not-the-pin\n")
+
+    def serve(*options, ca_cert=cert):
+        return subprocess.run([sys.executable, "-m", "deviceid_verifier", "serve", "--database",
+                               f"sqlite:///{tmp_path}/ca.sqlite3", "--ca-cert", str(ca_cert), "--ek-anchor",
+                               ek_anchors[0], "--bind", "127.0.0.1:1", *map(str, options)],
+                              capture_output=True, text=True, env=dict(environment(), SOFTHSM2_CONF=str(conf)))
+
+    cases = [
+        (("--ca-key", uri, "--ca-key-passphrase-file", wrong_pin), cert, "CKR_PIN_INCORRECT"),
+        (("--ca-key", uri), cert, "give the PIN of the token of"),
+        (("--ca-key", uri, "--ca-key-passphrase-file", pin), encrypted_ca[1],
+         "is not the key of the CA certificate"),
+        (("--ca-key", uri, "--ca-key-passphrase-file", pin), cert, "give serve --pseudonym-key FILE"),
+        (("--ca-key", uri.replace("ca%20key", "another"), "--ca-key-passphrase-file", pin), cert,
+         "0 ECDSA private keys in the token match"),
+        (("--ca-key", uri + "&pin-value=" + PIN), cert, "pin-value has no place in the URI"),
+        (("--ca-key", uri.split("?")[0], "--ca-key-passphrase-file", pin), cert, "names no module"),
+    ]
+    for options, ca_cert, said in cases:
+        refused = serve(*options, ca_cert=ca_cert)
+        assert refused.returncode == 2 and said in refused.stderr, (options, refused.stderr)
+
+
+def test_a_token_that_stops_signing_is_503_and_signs_again_when_it_is_back(token, tmp_path, monkeypatch):
+    """A fault of the token is the operator's, like a database that does not answer: 503 with
+    Retry-After, never a 500; the key opens the token again once it is back."""
+    from deviceid_verifier import PrivacyCA, Verifier
+    from deviceid_verifier._pkcs11 import TokenKey
+    from deviceid_verifier._service import make_app
+    from deviceid_verifier._store import MemoryStore
+    from test_service_inputs import call
+    uri, cert, pin, conf = token
+    certificate = x509.load_pem_x509_certificate(cert.read_bytes())
+    monkeypatch.setenv("SOFTHSM2_CONF", str(conf))
+    key = TokenKey(uri, PIN.encode(), certificate.public_key())
+    key.check()
+    key.close()
+    store = MemoryStore()
+    app = make_app(PrivacyCA(key, certificate, [], store=store, pseudonym_key=bytes(32)),
+                   Verifier([certificate], store=store))
+    (tmp_path / "empty").mkdir()
+    elsewhere = tmp_path / "softhsm2.conf"
+    elsewhere.write_text(f"directories.tokendir = {tmp_path / 'empty'}\nobjectstore.backend = file\n")
+    monkeypatch.setenv("SOFTHSM2_CONF", str(elsewhere))  # the module, loaded anew, finds no such token
+    status, headers, _ = call(app, "GET", "/v1/crl")
+    assert (status, headers.get("Retry-After")) == (503, "1")
+    monkeypatch.setenv("SOFTHSM2_CONF", str(conf))
+    status, _, crl = call(app, "GET", "/v1/crl")
+    assert status == 200 and x509.load_der_x509_crl(crl).is_signature_valid(certificate.public_key())

@@ -21,7 +21,9 @@ and shell tests. Messages go through standard input and output; state lives in f
 
 Every command that takes --ca-key takes an encrypted PKCS #8 key too, its passphrase from the first
 line of --ca-key-passphrase-file FILE or from $DEVICEID_CA_KEY_PASSPHRASE, never from the command
-line (new-ca encrypts the key it writes with the same).
+line (new-ca encrypts the key it writes with the same), and a key in a PKCS #11 token as an RFC 7512
+URI, pkcs11:token=…;object=…?module-path=…, the token's PIN given as that passphrase
+(docs/SERVER.md, "The CA key").
 
 A state file is created with mode 0600 (the CA's holds the pending challenges' secrets), locked
 while in use, and rewritten in place. A PEM file may hold several certificates.
@@ -61,7 +63,7 @@ PROGRAM = "python3 -m deviceid_verifier"
 def _privacy_ca(args: argparse.Namespace, anchors: Sequence[x509.Certificate] = (), **trust: Any) -> PrivacyCA:
     certificate = _certificates([args.ca_cert])[0]
     try:
-        return PrivacyCA(_cakey.load(args), certificate, anchors, **trust)
+        return PrivacyCA(_cakey.load(args, certificate), certificate, anchors, **trust)
     except ValueError as e:
         raise _Failure(str(e)) from None
 

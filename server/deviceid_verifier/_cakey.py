@@ -1,7 +1,8 @@
 """The Privacy CA's signing key as an operator keeps it, for every command that signs (`serve`,
 `challenge`, `finish`, `crl`) and for `new-ca`, which writes it: a PEM file, unencrypted or an
-encrypted PKCS #8 key. The passphrase comes from a file or the environment, never from the
-command line, where `ps` and /proc/PID/cmdline show it to every user of the host."""
+encrypted PKCS #8 key, or a key in a PKCS #11 token named by an RFC 7512 URI (_pkcs11). The
+passphrase (a token's PIN) comes from a file or the environment, never from the command line,
+where `ps` and /proc/PID/cmdline show it to every user of the host."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import argparse
 import os
 from typing import Optional
 
+from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from . import _pkcs11
 from ._ca import CAPrivateKey
 from ._inputs import Failure, read
 
@@ -23,10 +26,12 @@ PASSPHRASE_VARIABLE = "DEVICEID_CA_KEY_PASSPHRASE"
 
 def add_options(command: argparse.ArgumentParser, *, key_option: str = "--ca-key") -> None:
     """Add `key_option` (the key's PEM file) and --ca-key-passphrase-file to `command`."""
-    command.add_argument(key_option, required=True, help="the CA's private key (PEM; encrypted PKCS #8 or not)")
+    command.add_argument(key_option, required=True,
+                         help="the CA's private key: PEM (encrypted PKCS #8 or not), or pkcs11:…?module-path=… "
+                              "(RFC 7512) for a key in a token")
     command.add_argument("--ca-key-passphrase-file", metavar="FILE",
-                         help=f"a file whose first line is the passphrase of the encrypted CA key (or "
-                              f"${PASSPHRASE_VARIABLE}; never on the command line)")
+                         help=f"a file whose first line is the passphrase of the encrypted CA key or the token's PIN "
+                              f"(or ${PASSPHRASE_VARIABLE}; never on the command line)")
 
 
 def passphrase(args: argparse.Namespace) -> Optional[bytes]:
@@ -49,10 +54,14 @@ def passphrase(args: argparse.Namespace) -> Optional[bytes]:
     return None
 
 
-def load(args: argparse.Namespace) -> CAPrivateKey:
-    """The ECDSA or RSA CA key of --ca-key, decrypted with passphrase(args) when it is encrypted."""
+def load(args: argparse.Namespace, certificate: x509.Certificate) -> CAPrivateKey:
+    """The ECDSA or RSA CA key of --ca-key, decrypted with passphrase(args) when it is encrypted;
+    for a pkcs11: URI, the token's ECDSA key, logged in with passphrase(args) as the PIN, checked
+    to be the key of `certificate`, and closed until it first signs (after gunicorn's fork)."""
     path: str = args.ca_key
     secret = passphrase(args)
+    if _pkcs11.is_uri(path):
+        return _token_key(path, secret, certificate)
     try:
         key = serialization.load_pem_private_key(read(path), password=secret)
     except TypeError:
@@ -65,6 +74,30 @@ def load(args: argparse.Namespace) -> CAPrivateKey:
         raise Failure(f"{path} is not a PEM private key, or the passphrase is not its passphrase") from None
     if not isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):
         raise Failure(f"{path} is neither an ECDSA nor an RSA key")
+    return key
+
+
+def _token_key(uri: str, pin: Optional[bytes], certificate: x509.Certificate) -> _pkcs11.TokenKey:
+    public = certificate.public_key()
+    if not isinstance(public, ec.EllipticCurvePublicKey):
+        raise Failure("a CA key in a PKCS #11 token must be an ECDSA key (the CA certificate's is not)")
+    try:
+        _pkcs11.parse_uri(uri)
+    except ValueError as e:
+        raise Failure(f"--ca-key {uri}: {e}") from None
+    if pin is None:
+        raise Failure(f"give the PIN of the token of {uri} with --ca-key-passphrase-file FILE or ${PASSPHRASE_VARIABLE}")
+    try:
+        import PyKCS11  # type: ignore[import]  # noqa: F401  # no type hints; imported to say what is missing
+    except ImportError:
+        raise Failure("a CA key in a PKCS #11 token needs PyKCS11 (Debian: apt install python3-pykcs11; PyPI: "
+                      "pip install 'deviceid-verifier[pkcs11]')") from None
+    try:
+        key = _pkcs11.TokenKey(uri, pin, public)
+        key.check()
+    except ValueError as e:
+        raise Failure(str(e)) from None
+    key.close()
     return key
 
 

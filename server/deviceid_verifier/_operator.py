@@ -76,7 +76,8 @@ def _crl(args: argparse.Namespace) -> None:
     store = _store(args.database)
     certificate = _inputs.certificates([args.ca_cert])[0]
     try:
-        ca = PrivacyCA(_cakey.load(args), certificate, [certificate], store=store)
+        # a CRL needs no EK pseudonyms, and a key in a token has no bytes to derive their key from
+        ca = PrivacyCA(_cakey.load(args, certificate), certificate, [certificate], store=store, pseudonym_key=bytes(32))
         crl = ca.crl(next_update=datetime.timedelta(days=args.days))
     except ValueError as e:
         raise _inputs.Failure(str(e)) from None

@@ -59,8 +59,8 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
         raise _inputs.Failure(f"--database memory: keeps state in each worker's own memory: with --workers "
                               f"{args.workers} a nonce one worker issued is unknown to the others; use --workers 1, "
                               "or a database every worker shares (sqlite:///PATH, postgresql://…)")
-    key = _cakey.load(args)
     certificate = _inputs.certificates([args.ca_cert])[0]
+    key = _cakey.load(args, certificate)
     pseudonym_key = None
     if args.pseudonym_key is not None:
         pseudonym_key = _inputs.read(args.pseudonym_key)
