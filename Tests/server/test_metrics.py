@@ -141,3 +141,21 @@ def test_a_metrics_bind_in_use_is_a_usage_error(ca_files, ek_anchors, tmp_path):
                       "--metrics-bind", f"127.0.0.1:{port}")
     assert refused.returncode == 2, refused
     assert f"--metrics-bind 127.0.0.1:{port}: Address already in use" in refused.stderr
+
+
+def test_the_metrics_hooks_follow_gunicorn_hooks_already_set(tmp_path, monkeypatch):
+    """serve's other gunicorn hooks keep running, and gunicorn accepts the pairs (it checks arity)."""
+    from gunicorn.config import Config
+    from deviceid_verifier._service._metrics import Exporter
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)  # Exporter sets it; gone again after the test
+    exporter = Exporter(f"127.0.0.1:{free_port()}")
+    ran = []
+    options = exporter.gunicorn_options({"workers": 2, "post_fork": lambda server, worker: ran.append(worker)})
+    config = Config()
+    for name, hook in options.items():
+        config.set(name, hook)
+    config.post_fork(None, "a worker")
+    assert ran == ["a worker"] and exporter.server.socket.fileno() == -1  # theirs ran, then ours closed it
+    config.on_exit(None)
+    assert list(tmp_path.iterdir()) == []

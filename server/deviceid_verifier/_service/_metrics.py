@@ -15,6 +15,7 @@ imported, from $PROMETHEUS_MULTIPROC_DIR, so this module imports it only once Ex
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -100,9 +101,10 @@ class Exporter:
         self.server.set_app(make_wsgi_app(registry))
         self._operations = _operations()
 
-    def gunicorn_options(self) -> Dict[str, Callable[..., None]]:
-        """gunicorn server hooks: the master answers scrapes once it is ready; a worker closes its
-        copy of the metrics socket (only the master listens there); the directory goes at exit."""
+    def gunicorn_options(self, options: Dict[str, Any]) -> Dict[str, Any]:
+        """`options` with gunicorn server hooks added (after any hook of the same name there): the
+        master answers scrapes once it is ready; a worker closes its copy of the metrics socket
+        (only the master listens there); the directory goes when the master exits."""
         def when_ready(_: Any) -> None:
             threading.Thread(target=self.server.serve_forever, name="metrics", daemon=True).start()
 
@@ -113,7 +115,8 @@ class Exporter:
             self.server.server_close()
             shutil.rmtree(self.directory, ignore_errors=True)
 
-        return {"when_ready": when_ready, "post_fork": post_fork, "on_exit": on_exit}
+        hooks: Dict[str, Callable[..., None]] = {"when_ready": when_ready, "post_fork": post_fork, "on_exit": on_exit}
+        return {**options, **{name: _after(options.get(name), hook) for name, hook in hooks.items()}}
 
     def wrap(self, app: WSGIApp) -> WSGIApp:
         """`app`, counting and timing every request it answers."""
@@ -144,6 +147,19 @@ class Exporter:
             self.unavailable.inc()
         elif status.startswith("4"):
             self.rejections.labels(_reason(b"".join(chunks))).inc()
+
+
+def _after(first: Optional[Callable[..., None]], then: Callable[..., None]) -> Callable[..., None]:
+    """A gunicorn hook that runs `first` (when there is one), then `then`."""
+    if first is None:
+        return then
+    earlier: Callable[..., None] = first
+
+    def both(*args: Any) -> None:
+        earlier(*args)
+        then(*args)
+    both.__signature__ = inspect.signature(then)  # type: ignore[attr-defined]  # gunicorn checks a hook's arity
+    return both
 
 
 def _reason(body: bytes) -> str:

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> None:
     if args.metrics_bind is not None:
         from ._metrics import Exporter  # imports prometheus_client once it knows where workers count
         exporter = Exporter(args.metrics_bind)
-        application, options = exporter.wrap(application), {**options, **exporter.gunicorn_options()}
+        application, options = exporter.wrap(application), exporter.gunicorn_options(options)
     if args.tls_cert is not None:
         options["certfile"] = args.tls_cert
         options["keyfile"] = args.tls_key
