@@ -24,9 +24,9 @@ from ._inputs import Failure, read
 PASSPHRASE_VARIABLE = "DEVICEID_CA_KEY_PASSPHRASE"
 
 
-def add_options(command: argparse.ArgumentParser, *, key_option: str = "--ca-key") -> None:
-    """Add `key_option` (the key's PEM file) and --ca-key-passphrase-file to `command`."""
-    command.add_argument(key_option, required=True,
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add --ca-key (a PEM file or a pkcs11: URI) and --ca-key-passphrase-file to `command`."""
+    command.add_argument("--ca-key", required=True,
                          help="the CA's private key: PEM (encrypted PKCS #8 or not), or pkcs11:…?module-path=… "
                               "(RFC 7512) for a key in a token")
     command.add_argument("--ca-key-passphrase-file", metavar="FILE",
@@ -35,8 +35,8 @@ def add_options(command: argparse.ArgumentParser, *, key_option: str = "--ca-key
 
 
 def passphrase(args: argparse.Namespace) -> Optional[bytes]:
-    """The passphrase --ca-key-passphrase-file or $DEVICEID_CA_KEY_PASSPHRASE gives (the file's first
-    line, without its line end), or None when neither does; both at once is a usage error."""
+    """The passphrase (or a token's PIN) --ca-key-passphrase-file or $DEVICEID_CA_KEY_PASSPHRASE gives
+    (the file's first line, without its line end), or None when neither does; both is a usage error."""
     variable = os.environ.pop(PASSPHRASE_VARIABLE, None)
     path: Optional[str] = args.ca_key_passphrase_file
     if path is not None and variable is not None:
