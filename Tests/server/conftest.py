@@ -112,6 +112,7 @@ class Service:
 
     def __init__(self, database: str, ca_files, ek_anchors, *, workers: int = 2, extra=()):
         self.port = free_port()
+        self.workers = workers
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="deviceid-serve-", suffix=".log", delete=False)
         argv = [sys.executable, "-m", "deviceid_verifier", "serve", "--database", database,
@@ -134,6 +135,16 @@ class Service:
 
     def output(self) -> str:
         return Path(self.log.name).read_text(errors="replace")
+
+    def processes(self) -> list:
+        """The pids of gunicorn's master and of its workers, once all of them have started."""
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+            if len(children) >= self.workers:
+                return [self.process.pid, *map(int, children)]
+            assert time.monotonic() < deadline, f"{len(children)} of {self.workers} workers started:\n{self.output()}"
+            time.sleep(0.05)
 
     def request(self, method: str, path: str, body=None, headers=None, timeout=30):
         """(status, headers, body bytes) of one request; body: bytes, str or a JSON-able object."""
@@ -173,11 +184,12 @@ class Service:
 
 @pytest.fixture
 def services(ca_files, ek_anchors):
-    """services(database, count, workers=2) → that many Services on one database; all stopped after."""
+    """services(database, count, workers=2, ca=(KEY, CERT)) → that many Services on one database (with
+    ca_files' CA unless `ca` names another); all stopped after."""
     started = []
 
-    def start(database: str, count: int = 1, **options):
-        new = [Service(database, ca_files, ek_anchors, **options) for _ in range(count)]
+    def start(database: str, count: int = 1, ca=ca_files, **options):
+        new = [Service(database, ca, ek_anchors, **options) for _ in range(count)]
         started.extend(new)
         return new
 

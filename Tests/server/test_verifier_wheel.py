@@ -28,7 +28,9 @@ def test_the_wheel_is_pure_python_at_the_headers_version(verifier_wheel):
     assert [n for n in names if not PACKAGED.fullmatch(n)] == []
     assert "deviceid_verifier/_service/_serve.py" in names and "deviceid_verifier/schemas/nonce.schema.json" in names
     requires = re.findall(r"^Requires-Dist: (.*)$", metadata, re.M)
-    assert requires == ["cryptography (<49,>=38)", "psycopg[binary] (<4,>=3.1) ; extra == 'postgresql'",
+    assert requires == ["cryptography (<49,>=38)", "prometheus-client (<1,>=0.16) ; extra == 'metrics'",
+                        "PyKCS11 (<2,>=1.5.12) ; extra == 'pkcs11'",
+                        "psycopg[binary] (<4,>=3.1) ; extra == 'postgresql'",
                         "gunicorn (<24,>=20.1) ; extra == 'service'"], requires
 
 

@@ -1,7 +1,7 @@
 """python3 -m deviceid_verifier: the Privacy CA and the verifier on the command line, for operators
 and shell tests. Messages go through standard input and output; state lives in files.
 
-    new-ca    --key KEY.pem --cert CERT.pem --name NAME [--days N]
+    new-ca    --key KEY.pem --cert CERT.pem --name NAME [--days N] [--ca-key-passphrase-file FILE]
               a new ECDSA P-256 CA key (mode 0600) and self-signed certificate; neither file may exist
     challenge --ca-key K --ca-cert C --ek-anchor PEM [--ek-anchor PEM...] [--ek-intermediate PEM...]
               [--ek-kind KIND...] [--out-of-band-ek-cert PEM...] [--platform-ak-anchor PEM...]
@@ -12,11 +12,18 @@ and shell tests. Messages go through standard input and output; state lives in f
               prints {"hardware_id": ..., "app_id": ...}
 
     serve     --database URL --ca-key K --ca-cert C --ek-anchor PEM [challenge's other trust options]...
-              --bind HOST:PORT [--workers N]   the HTTP service (gunicorn) on a shared database
+              --bind HOST:PORT [--workers N] [--metrics-bind HOST:PORT]
+              the HTTP service (gunicorn) on a shared database; Prometheus metrics on their own bind
     migrate   --database URL [--until NAME]    apply the schema's missing migrations
     revoke    --database URL --serial HEX [--reason TEXT]
     set-limit --database URL --enrolments N --window SECONDS
     crl       --database URL --ca-key K --ca-cert C [--days N] [--der]   the CRL, PEM by default
+
+Every command that takes --ca-key takes an encrypted PKCS #8 key too, its passphrase from the first
+line of --ca-key-passphrase-file FILE or from $DEVICEID_CA_KEY_PASSPHRASE, never from the command
+line (new-ca encrypts the key it writes with the same), and a key in a PKCS #11 token as an RFC 7512
+URI, pkcs11:token=…;object=…?module-path=…, the token's PIN given as that passphrase
+(docs/SERVER.md, "The CA key").
 
 A state file is created with mode 0600 (the CA's holds the pending challenges' secrets), locked
 while in use, and rewritten in place. A PEM file may hold several certificates.
@@ -42,12 +49,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from . import _operator, _verify, _wire
+from . import _cakey, _operator, _verify, _wire
 from ._service._serve import add_command as _service_command
 from ._ca import PrivacyCA
 from ._errors import Rejected
 from ._inputs import Failure as _Failure, add_trust_options as _add_trust_options, certificates as _certificates
-from ._inputs import private_key as _private_key, read as _read, trust as _trust
+from ._inputs import read as _read, trust as _trust
 from ._store import MemoryStore
 
 PROGRAM = "python3 -m deviceid_verifier"
@@ -56,7 +63,7 @@ PROGRAM = "python3 -m deviceid_verifier"
 def _privacy_ca(args: argparse.Namespace, anchors: Sequence[x509.Certificate] = (), **trust: Any) -> PrivacyCA:
     certificate = _certificates([args.ca_cert])[0]
     try:
-        return PrivacyCA(_private_key(args.ca_key), certificate, anchors, **trust)
+        return PrivacyCA(_cakey.load(args, certificate), certificate, anchors, **trust)
     except ValueError as e:
         raise _Failure(str(e)) from None
 
@@ -122,10 +129,8 @@ def _new_ca(args: argparse.Namespace) -> None:
     for path in (args.key, args.cert):
         if os.path.lexists(path):
             raise _Failure(f"{path} exists; new-ca writes new files only")
+    secret = _cakey.passphrase(args)
     key = ec.generate_private_key(ec.SECP256R1())
-    # One class since cryptography 3.4; the stale stubs that `apt install mypy` brings (python3-typeshed's
-    # types-cryptography 3.3) keep serialization in a subclass. True at run time either way.
-    assert isinstance(key, ec.EllipticCurvePrivateKeyWithSerialization)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, args.name)])
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     certificate = (
@@ -140,8 +145,7 @@ def _new_ca(args: argparse.Namespace) -> None:
         .sign(key, hashes.SHA256())
     )
     files = [
-        (args.key, 0o600, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                            serialization.NoEncryption())),
+        (args.key, 0o600, _cakey.pem(key, secret)),
         (args.cert, 0o644, certificate.public_bytes(serialization.Encoding.PEM)),
     ]
     for path, mode, data in files:
@@ -231,7 +235,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     new_ca = commands.add_parser("new-ca", help="create an ECDSA P-256 CA key and self-signed certificate")
-    new_ca.add_argument("--key", required=True, help="the private key to write (PEM, mode 0600)")
+    new_ca.add_argument("--key", required=True,
+                        help="the private key to write (PKCS #8 PEM, mode 0600; encrypted when a passphrase is given)")
+    new_ca.add_argument("--ca-key-passphrase-file", metavar="FILE",
+                        help=f"encrypt the key with the first line of FILE (or ${_cakey.PASSPHRASE_VARIABLE}) as "
+                             "its passphrase")
     new_ca.add_argument("--cert", required=True, help="the certificate to write (PEM)")
     new_ca.add_argument("--name", required=True, help="the CA's common name")
     new_ca.add_argument("--days", type=_within(int, 1, MAX_CA_DAYS, "--days"), default=3650,
@@ -239,7 +247,7 @@ def _parser() -> argparse.ArgumentParser:
     new_ca.set_defaults(run=_new_ca)
 
     def ca_options(command: argparse.ArgumentParser) -> None:
-        command.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
+        _cakey.add_options(command)
         command.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
         command.add_argument("--state", required=True, help="the pending challenges (JSON, mode 0600)")
 

@@ -1,4 +1,4 @@
-"""The operator's inputs to the command line: PEM files of certificates and keys. Every problem
+"""The operator's inputs to the command line: PEM files of certificates (keys: _cakey). Every problem
 with them is a Failure, the command line's exit status 2, never a traceback."""
 
 from __future__ import annotations
@@ -8,11 +8,8 @@ import re
 from typing import Any, Dict, List, Sequence
 
 from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from . import _chain, _ek
-from ._ca import CAPrivateKey
 
 _PEM_CERTIFICATE = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.DOTALL)
 
@@ -41,17 +38,6 @@ def certificates(paths: Sequence[str]) -> List[x509.Certificate]:
         except (ValueError, TypeError, _chain.ChainError) as e:
             raise Failure(f"{path}: a certificate does not parse: {e}") from None
     return out
-
-
-def private_key(path: str) -> CAPrivateKey:
-    """The unencrypted ECDSA or RSA private key of the PEM file at `path`."""
-    try:
-        key = serialization.load_pem_private_key(read(path), password=None)
-    except (ValueError, TypeError) as e:
-        raise Failure(f"{path} is not an unencrypted PEM private key: {e}") from None
-    if not isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):
-        raise Failure(f"{path} is neither an ECDSA nor an RSA key")
-    return key
 
 
 def add_trust_options(command: argparse.ArgumentParser) -> None:

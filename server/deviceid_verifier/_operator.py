@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from cryptography.hazmat.primitives import serialization
 
-from . import _inputs
+from . import _cakey, _inputs
 from ._ca import PrivacyCA, check_app_id
 from ._errors import Rejected
 from ._service._tenants import key_digest
@@ -140,7 +140,8 @@ def _crl(args: argparse.Namespace) -> None:
     store = _store(args.database)
     certificate = _inputs.certificates([args.ca_cert])[0]
     try:
-        ca = PrivacyCA(_inputs.private_key(args.ca_key), certificate, [certificate], store=store)
+        # a CRL needs no EK pseudonyms, and a key in a token has no bytes to derive their key from
+        ca = PrivacyCA(_cakey.load(args, certificate), certificate, [certificate], store=store, pseudonym_key=bytes(32))
         crl = ca.crl(next_update=datetime.timedelta(days=args.days))
     except ValueError as e:
         raise _inputs.Failure(str(e)) from None
@@ -196,7 +197,7 @@ def add_commands(commands: Any, within: Callable[..., Callable[[str], float]]) -
 
     crl = commands.add_parser("crl", help="write the CA's CRL of revoked AK certificates (PEM; --der)")
     crl.add_argument("--database", required=True, help="the service's database URL")
-    crl.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
+    _cakey.add_options(crl)
     crl.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
     crl.add_argument("--days", type=within(int, 1, 366, "--days"), default=1, help="validity, 1 to 366 days")
     crl.add_argument("--der", action="store_true", help="DER instead of PEM")

@@ -8,7 +8,7 @@ import argparse
 import datetime
 from typing import Any, Callable, Dict
 
-from .. import _inputs
+from .. import _cakey, _inputs
 from .._ca import PrivacyCA
 from .._store import open_store
 from .._store._sql import StoreUnavailable
@@ -21,7 +21,7 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
     """Add `serve` to the command line's subcommands."""
     serve = commands.add_parser("serve", help="run the Privacy CA and verifier as an HTTP service (gunicorn)")
     serve.add_argument("--database", required=True, help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
-    serve.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
+    _cakey.add_options(serve)
     serve.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
     _inputs.add_trust_options(serve)
     serve.add_argument("--bind", required=True, action="append",
@@ -44,6 +44,8 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
     serve.add_argument("--webauthn-origin", action="append",
                        help="a client data origin App Attest registrations and assertions may carry (repeatable; "
                             "default: any)")
+    serve.add_argument("--metrics-bind", metavar="HOST:PORT",
+                       help="serve Prometheus metrics on this address of their own (never on --bind)")
     serve.add_argument("--access-log", default=None, help="a file for gunicorn's access log ('-': standard error)")
     serve.set_defaults(run=run)
 
@@ -57,8 +59,8 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
         raise _inputs.Failure(f"--database memory: keeps state in each worker's own memory: with --workers "
                               f"{args.workers} a nonce one worker issued is unknown to the others; use --workers 1, "
                               "or a database every worker shares (sqlite:///PATH, postgresql://…)")
-    key = _inputs.private_key(args.ca_key)
     certificate = _inputs.certificates([args.ca_cert])[0]
+    key = _cakey.load(args, certificate)
     pseudonym_key = None
     if args.pseudonym_key is not None:
         pseudonym_key = _inputs.read(args.pseudonym_key)
@@ -99,6 +101,10 @@ def run(args: argparse.Namespace) -> None:
         # bodies are bounded by the application (64 KiB); these bound the request line and headers
         "limit_request_line": 4094, "limit_request_fields": 100,
     }
+    if args.metrics_bind is not None:
+        from ._metrics import Exporter  # imports prometheus_client once it knows where workers count
+        exporter = Exporter(args.metrics_bind)
+        application, options = exporter.wrap(application), exporter.gunicorn_options(options)
     if args.tls_cert is not None:
         options["certfile"] = args.tls_cert
         options["keyfile"] = args.tls_key
