@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import os
+import re
 
 import jsonschema
 import pytest
@@ -82,6 +83,49 @@ def test_the_messages_of_a_real_enrolment_and_attestation_match_their_schemas(se
         validator("attestation").validate({**json.loads(evidence), "type": "deviceid.enrolment-request"})
     with pytest.raises(jsonschema.ValidationError):
         validator("verification").validate({k: v for k, v in json.loads(verification).items() if k != "hardware_id"})
+
+
+def strict(name):
+    """validator(name) for a message that may carry no key the schema does not name (its top
+    level: "unknown extra keys are ignored" lets a reader skip them, not a writer invent them)."""
+    checked = validator(name)
+    named = schema(name)
+
+    def validate(message):
+        checked.validate(message)
+        patterns = [re.compile(p) for p in named.get("patternProperties", {})]
+        extra = [k for k in message if k not in named["properties"] and not any(p.search(k) for p in patterns)]
+        assert not extra, f"{name}: keys the schema does not name: {extra}"
+    return validate
+
+
+def test_deviceid_sends_only_the_keys_its_messages_schemas_name(service, machines, tmp_path):
+    """Issue 50: each message deviceid itself writes (not tools_device's) against its schema, and no
+    key beside those the schema names: a key added on one side only fails here."""
+    from test_deviceid_device import deviceid, evidence
+    machine = machines("strict-keys")
+    request = deviceid(machine, "attest", "enrol", APP).stdout
+    status, _, challenge = call(service, "POST", "/v1/enrolment/challenge", request.encode())
+    assert status == 200, challenge
+    response = deviceid(machine, "attest", "activate", APP, input=challenge.decode()).stdout
+    status, _, certificate = call(service, "POST", "/v1/enrolment/finish", response.encode())
+    assert status == 200, certificate
+    status, _, nonce_message = call(service, "POST", "/v1/nonce")
+    nonce = base64.b64decode(json.loads(nonce_message)["nonce"])
+    made = evidence(machine, APP, nonce, certificate.decode(), tmp_path)
+    digest = base64.urlsafe_b64encode(bytes(range(32))).rstrip(b"=").decode()
+    (tmp_path / "ak.json").write_bytes(certificate)
+    webauthn = deviceid(machine, "attest", "webauthn", APP, "--client-data-hash", digest, "--ak-certificate",
+                        str(tmp_path / "ak.json")).stdout
+    assertion = deviceid(machine, "assert", APP, "--client-data-hash", digest).stdout
+    for name, message in [("enrolment-request", request), ("enrolment-challenge", challenge),
+                          ("enrolment-response", response), ("ak-certificate", certificate),
+                          ("nonce", nonce_message), ("attestation", made), ("webauthn-attestation", webauthn),
+                          ("webauthn-assertion", assertion)]:
+        strict(name)(json.loads(message))
+    assert any(k.startswith("credential_") and k != "credential" for k in json.loads(response))  # swtpm: two EKs
+    with pytest.raises(AssertionError, match="keys the schema does not name"):
+        strict("attestation")({**json.loads(made), "hardware_id_v2": "x"})
 
 
 def test_the_openapi_document_names_the_operations_and_embeds_the_schemas():
