@@ -1,5 +1,5 @@
-"""The operator's commands on a service's database: migrate, revoke, lift, add-tenant, list-tenants,
-remove-tenant, set-limit, crl. They are reachable only here, by whoever can reach the database,
+"""The operator's commands on a service's database: migrate, revoke, lift, tenant (add, list,
+remove), set-limit, crl. They are reachable only here, by whoever can reach the database,
 never through the HTTP service."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import base64
 import datetime
+import json
 import os
 import re
 import sys
@@ -88,12 +89,12 @@ def _lift(args: argparse.Namespace) -> None:
     print(f"lifted {args.serial:x}")
 
 
-def _add_tenant(args: argparse.Namespace) -> None:
+def _tenant_add(args: argparse.Namespace) -> None:
     store = _store(args.database)
     try:
-        app_ids = [check_app_id(app_id) for app_id in args.app_id]
+        app_ids = [check_app_id(app_id) for app_id in args.app]
     except Rejected as e:
-        raise _inputs.Failure(f"--app-id: {e.message}") from None
+        raise _inputs.Failure(f"--app: {e.message}") from None
     key = "dvt_" + base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
     tenant = Tenant(args.name, tuple(sorted(set(app_ids))), key_digest(key),
                     datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
@@ -103,27 +104,28 @@ def _add_tenant(args: argparse.Namespace) -> None:
         raise _inputs.Failure(str(e)) from None
     if refusal is not None:
         raise _inputs.Failure(refusal)
-    print(key)  # shown once: the database keeps its digest only
+    print(json.dumps({"tenant": tenant.name, "api_key": key}))  # shown once: the database keeps its digest
 
 
-def _list_tenants(args: argparse.Namespace) -> None:
+def _tenant_list(args: argparse.Namespace) -> None:
     store = _store(args.database)
     try:
         tenants = store.tenants()
     except StoreUnavailable as e:
         raise _inputs.Failure(str(e)) from None
     for tenant in tenants:
-        print(f"{tenant.name}\t{','.join(tenant.app_ids)}\t{tenant.created.isoformat()}Z")
+        print(json.dumps({"tenant": tenant.name, "apps": list(tenant.app_ids),
+                          "created": tenant.created.isoformat() + "Z"}))
 
 
-def _remove_tenant(args: argparse.Namespace) -> None:
+def _tenant_remove(args: argparse.Namespace) -> None:
     store = _store(args.database)
     try:
         if not store.remove_tenant(args.name):
             raise _inputs.Failure(f"no tenant is named {args.name!r}")
     except StoreUnavailable as e:
         raise _inputs.Failure(str(e)) from None
-    print(f"removed {args.name}")
+    print(json.dumps({"removed": args.name}))
 
 
 def _set_limit(args: argparse.Namespace) -> None:
@@ -170,22 +172,21 @@ def add_commands(commands: Any, within: Callable[..., Callable[[str], float]]) -
     lift.add_argument("--serial", required=True, type=_serial, help="a serial number (hex) of the device's certificates")
     lift.set_defaults(run=_lift)
 
-    add_tenant = commands.add_parser("add-tenant", help="add a tenant (an app servers' account) owning these app "
-                                                        "ids; prints its API key, once")
-    add_tenant.add_argument("--database", required=True, help="the service's database URL")
-    add_tenant.add_argument("--name", required=True, type=_tenant_name, help="the tenant's name, 1 to 64 characters "
-                                                                            "of A-Z a-z 0-9 . _ -")
-    add_tenant.add_argument("--app-id", required=True, action="append", help="an app id it owns (repeatable)")
-    add_tenant.set_defaults(run=_add_tenant)
-
-    list_tenants = commands.add_parser("list-tenants", help="the tenants: name, app ids, when added (tab-separated)")
-    list_tenants.add_argument("--database", required=True, help="the service's database URL")
-    list_tenants.set_defaults(run=_list_tenants)
-
-    remove_tenant = commands.add_parser("remove-tenant", help="remove a tenant: its key stops working within 5 s")
-    remove_tenant.add_argument("--database", required=True, help="the service's database URL")
-    remove_tenant.add_argument("--name", required=True, type=_tenant_name, help="the tenant's name")
-    remove_tenant.set_defaults(run=_remove_tenant)
+    tenant = commands.add_parser("tenant", help="the tenants: app servers' accounts, their app ids and API keys")
+    actions = tenant.add_subparsers(dest="action", required=True, metavar="ACTION")
+    add = actions.add_parser("add", help="add a tenant owning these app ids; prints its API key, once, as "
+                                         '{"tenant": NAME, "api_key": KEY}')
+    add.add_argument("name", type=_tenant_name, help="the tenant's name, 1 to 64 characters of A-Z a-z 0-9 . _ -")
+    add.add_argument("--app", required=True, action="append", help="an app id it owns (repeatable)")
+    add.add_argument("--database", required=True, help="the service's database URL")
+    add.set_defaults(run=_tenant_add)
+    listing = actions.add_parser("list", help="the tenants, one JSON object a line")
+    listing.add_argument("--database", required=True, help="the service's database URL")
+    listing.set_defaults(run=_tenant_list)
+    remove = actions.add_parser("remove", help="remove a tenant: its key stops working within 5 s")
+    remove.add_argument("name", type=_tenant_name, help="the tenant's name")
+    remove.add_argument("--database", required=True, help="the service's database URL")
+    remove.set_defaults(run=_tenant_remove)
 
     set_limit = commands.add_parser("set-limit", help="change the enrolment limit per TPM and app id")
     set_limit.add_argument("--database", required=True, help="the service's database URL")

@@ -21,7 +21,7 @@ from .._store._sql import StoreUnavailable
 from .._verify import Verifier
 from .._webauthn import WebAuthnCredential, WebAuthnVerifier
 from ._openapi import openapi_document
-from ._tenants import CHALLENGE, Gate, Unauthenticated, check_app_id as _tenant_app_id
+from ._tenants import CHALLENGE, Gate, Unauthenticated
 
 #: The largest request body read; a larger one is refused (413) unread.
 MAX_BODY_BYTES = 64 * 1024
@@ -127,7 +127,6 @@ class _Service:
         self._purged_at: Optional[float] = None
         self._purge_lock = threading.Lock()
         self.gate = Gate(ca.store)
-        self._request = threading.local()  # the tenant of the request this thread answers
         self.openapi = json.dumps(openapi_document(), separators=(",", ":")).encode("utf-8")
         self.routes: Dict[str, Tuple[str, Callable[[bytes], Response]]] = {
             "/v1/nonce": ("POST", self.new_nonce),
@@ -143,14 +142,9 @@ class _Service:
             "/openapi.json": ("GET", lambda _: (200, [("Content-Type", "application/json")], self.openapi)),
         }
 
-    #: The operations of app servers, which a tenant's key opens once the service has tenants;
-    #: the rest are devices' and anyone's.
-    APP_SERVER_PATHS = frozenset({"/v1/nonce", "/v1/attestation/verify", "/v1/webauthn/challenge",
-                                  "/v1/webauthn/register", "/v1/assertion/verify"})
-
-    def _for_tenant(self, app_id: Optional[str]) -> None:
-        """Refuse a tenant's request for an app id not its own, before anything is consumed."""
-        _tenant_app_id(getattr(self._request, "tenant", None), app_id)
+    #: Where nonces and challenges are issued: to app servers, which need a tenant's key once the
+    #: service has tenants. Verifications need none (a device may post its own evidence).
+    ISSUING_PATHS = frozenset({"/v1/nonce", "/v1/webauthn/challenge"})
 
     # -- operations ---------------------------------------------------------------------------
 
@@ -192,7 +186,6 @@ class _Service:
         app_id = request.get("app_id")
         if app_id is not None:
             check_app_id(app_id)
-        self._for_tenant(app_id)
         result = self.verifier.verify(json.dumps(evidence), nonce, app_id=app_id)
         answer: Dict[str, Any] = {
             "v": _wire.VERSION, "type": VERIFICATION, "app_id": result.app_id, "hardware_id": result.hardware_id,
@@ -214,18 +207,14 @@ class _Service:
         request = _wire.loads(body, WEBAUTHN_REGISTRATION)
         attestation = _device_message(request, "attestation")
         client_data = _wire.b64url_field(request, "client_data_json")
-        app_id = _expected_app_id(request)
-        self._for_tenant(app_id)
-        credential = self.webauthn.register(attestation, client_data, app_id=app_id)
+        credential = self.webauthn.register(attestation, client_data, app_id=_expected_app_id(request))
         return _json(200, _credential_answer(WEBAUTHN_CREDENTIAL, credential))
 
     def verify_assertion(self, body: bytes) -> Response:
         request = _wire.loads(body, ASSERTION_REQUEST)
         assertion = _device_message(request, "assertion")
         client_data = _wire.b64url_field(request, "client_data_json")
-        app_id = _expected_app_id(request)
-        self._for_tenant(app_id)
-        credential = self.webauthn.verify_assertion(assertion, client_data, app_id=app_id)
+        credential = self.webauthn.verify_assertion(assertion, client_data, app_id=_expected_app_id(request))
         return _json(200, _credential_answer(ASSERTION_VERIFICATION, credential))
 
     def ca_certificate(self, _: bytes) -> Response:
@@ -255,7 +244,8 @@ class _Service:
                 method = "GET"
             if method != allowed:
                 raise _Refused(405, f"{path} takes {allowed}, not {method}", [("Allow", allowed)])
-            self._request.tenant = self.gate.tenant(environ) if path in self.APP_SERVER_PATHS else None
+            if path in self.ISSUING_PATHS:
+                self.gate.tenant(environ)
             return handler(_body(environ) if allowed == "POST" else b"")
         except Unauthenticated as e:
             return _rejection(401, "unauthenticated", str(e), [("WWW-Authenticate", CHALLENGE)])

@@ -71,8 +71,8 @@ def _rejections(*statuses: int) -> Dict[str, Any]:
 
 def _post(operation_id: str, summary: str, request: str, response: str, *rejections: int,
           app_server: bool = False) -> Dict[str, Any]:
-    """An operation; an app server's (`app_server`) takes a tenant's API key once the service has
-    tenants, and none while it has none (the empty security requirement)."""
+    """An operation; one that issues to app servers (`app_server`) takes a tenant's API key once
+    the service has tenants, and none while it has none (the empty security requirement)."""
     statuses = (400, 401, 413, *rejections) if app_server else (400, 413, *rejections)
     operation: Dict[str, Any] = {
         "operationId": operation_id, "summary": summary,
@@ -101,16 +101,16 @@ def openapi_document() -> Dict[str, Any]:
             "/v1/enrolment/finish": _post("enrolmentFinish", "Answer an activated challenge with an AK certificate",
                                           "enrolment-response", "ak-certificate", 403, 429),
             "/v1/attestation/verify": _post("verifyAttestation", "Verify a device's evidence for a nonce",
-                                            "verification-request", "verification", 403, app_server=True),
+                                            "verification-request", "verification", 403),
             "/v1/webauthn/challenge": _post("newWebAuthnChallenge",
                                             "A fresh single-use challenge for App Attest client data", "",
                                             "webauthn-challenge", app_server=True),
             "/v1/webauthn/register": _post("registerCredential",
                                            "Register a device's App Attest credential (WebAuthn \"tpm\" attestation)",
-                                           "webauthn-registration", "webauthn-credential", 403, app_server=True),
+                                           "webauthn-registration", "webauthn-credential", 403),
             "/v1/assertion/verify": _post("verifyAssertion",
                                           "Verify a device's App Attest assertion and raise its credential's counter",
-                                          "assertion-request", "assertion-verification", 403, app_server=True),
+                                          "assertion-request", "assertion-verification", 403),
             "/v1/ca-certificate": {"get": {"operationId": "caCertificate", "summary": "The CA certificate (PEM)",
                                            "responses": {"200": {"description": "PEM", "content": {
                                                "application/x-pem-file": {"schema": {"type": "string"}}}}}}},

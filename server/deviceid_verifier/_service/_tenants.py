@@ -1,6 +1,6 @@
 """Which tenant an app server's request comes from (docs/SERVER-STATE.md, "Tenant" and invariant
 10): none while the store has no tenant (the open trial); otherwise the tenant whose API key the
-request's `Authorization: Bearer KEY` carries, or a refusal. The store's tenants are read at most
+request's `Authorization: Bearer KEY` carries, or a refusal where one is required. The store's tenants are read at most
 every CACHE_SECONDS by each process, so a key costs no database round trip per request."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import threading
 import time
 from typing import Any, Dict, Mapping, Optional
 
-from .._errors import Rejected
 from .._store import Store, Tenant
 
 #: How long a process trusts its copy of the tenants: a tenant added or removed takes effect within it.
@@ -59,14 +58,3 @@ class Gate:
         if found is None:
             raise Unauthenticated("the API key is no tenant's (removed, or mistyped)")
         return found
-
-
-def check_app_id(tenant: Optional[Tenant], app_id: Optional[str]) -> None:
-    """Refuse ("app-id-mismatch") a tenant's request unless it names one of the tenant's app ids,
-    before anything is consumed; nothing for the open service."""
-    if tenant is None:
-        return
-    if app_id is None:
-        raise Rejected("app-id-mismatch", f"a request of the tenant {tenant.name!r} names its app id (\"app_id\")")
-    if app_id not in tenant.app_ids:
-        raise Rejected("app-id-mismatch", f"the app id {app_id!r} is not one of the tenant {tenant.name!r}'s")
