@@ -15,9 +15,9 @@ def test_migrate_names_what_it_applied(database_url):
     rest = run("migrate", "--database", database_url)
     assert (rest.returncode, rest.stdout) == (0, "applied 0002_certificates_and_limits\napplied 0003_challenge_tpm_device\n"
                                                  "applied 0004_webauthn_credentials\napplied 0005_devices_and_bans\n"
-                                                 "applied 0008_tenants\nat 0008_tenants\n")
+                                                 "applied 0008_tenants\napplied 0009_device_bits\nat 0009_device_bits\n")
     again = run("migrate", "--database", database_url)
-    assert (again.returncode, again.stdout) == (0, "at 0008_tenants\n")
+    assert (again.returncode, again.stdout) == (0, "at 0009_device_bits\n")
 
 
 def test_set_limit_is_kept_in_the_database(database_url):

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from deviceid_verifier import (Ban, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
+from deviceid_verifier import (Ban, CertificateRecord, DeviceBits, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
                                PostgresStore, SQLiteStore, StoreUnavailable, open_store)
 from deviceid_verifier._store._migrations import LATEST, MIGRATIONS
 from deviceid_verifier._store._sql import micros
@@ -161,7 +161,7 @@ def test_migration_0005_makes_each_revocation_of_1_0_its_devices_ban(database_ur
                            "revocation_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            (format(serial, "x"), pseudonym, "com.example.a", b"name", micros(T0), micros(T0 + SECOND * 86400),
                             None if revoked is None else micros(revoked), None if revoked is None else "fraud"))
-    assert store.migrate() == ["0005_devices_and_bans"]
+    assert store.migrate(until="0005_devices_and_bans") == ["0005_devices_and_bans"]
     assert store.banned(b"p" * 32, "com.example.a") == Ban(T0, "fraud", 1)
     assert store.banned(b"p" * 32, "com.example.b") is None and store.banned(b"q" * 32, "com.example.a") is None
     assert store.device(b"p" * 32) == b"p" * 32 and store.device(b"q" * 32) == b"q" * 32
@@ -222,6 +222,26 @@ def test_24_processes_race_with_24_counters_the_highest_stays(database_url):
     open_store(database_url).add_credential(credential())
     results = _race(database_url, _race_counter, lambda i: (i + 1,))
     assert True in results and open_store(database_url).credential(b"c" * 32).counter == RACERS, results
+
+
+def _race_bits(store, i):
+    bits = ((i & 1) == 1, (i & 2) == 2, True)
+    return store.write_bits("tenant", b"k" * 32, bits, T0 + i * 32 * 86400 * SECOND)  # a month of its own each
+
+
+def test_24_processes_racing_bit_writes_leave_one_writes_value(database_url):
+    """Invariant 11 (issue 55: "two instances racing bit writes leave one value"): the record
+    holds exactly one racer's bits, stamped with that racer's time, and its months are those a
+    sequence of the writes gives: bit 2, true in every write, changed only in the first write
+    to commit, so its month is not the last writer's — unless that writer read a stale record."""
+    open_store(database_url)  # migrated before the racers open it
+    results = _race(database_url, _race_bits, lambda i: (i,))
+    assert all(isinstance(r, DeviceBits) for r in results), results
+    stored = open_store(database_url).device_bits("tenant", [b"k" * 32])
+    winner = [r for r in results if r.updated == stored.updated]
+    assert len(winner) == 1 and stored == winner[0], (stored, results)
+    first = [r for r in results if r.months[2] == r.updated.strftime("%Y-%m")]
+    assert len(first) == 1 and stored.months[2] == first[0].months[2] != stored.updated.strftime("%Y-%m"), results
 
 
 def test_24_processes_race_for_one_nonce_one_wins(database_url):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from deviceid_verifier import Ban, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
+from deviceid_verifier import Ban, DeviceBits, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 PSEUDONYMS = (b"p" * 32, b"q" * 32, b"r" * 32)
@@ -32,6 +32,21 @@ class Model:
         self.devices = {}       # pseudonym → device name (the least pseudonym of the group)
         self.bans = {}          # (pseudonym, app id) → Ban
         self.tenants = {}       # name → Tenant
+        self.bits = {}          # (tenant, device key) → DeviceBits
+
+    def write_bits(self, tenant, key, bits, now):
+        before = self.bits.get((tenant, key), DeviceBits((False,) * 3, (None,) * 3, now))
+        months = tuple(now.strftime("%Y-%m") if b != a else m for b, a, m in zip(bits, before.bits, before.months))
+        record = DeviceBits(bits, months, now)
+        if any(bits):
+            self.bits[tenant, key] = record
+        else:
+            self.bits.pop((tenant, key), None)
+        return record
+
+    def device_bits(self, tenant, keys):
+        found = [(self.bits[tenant, k].updated, k) for k in keys if (tenant, k) in self.bits]
+        return self.bits[tenant, max(found)[1]] if found else None
 
     def add_tenant(self, tenant):
         if tenant.name in self.tenants:
@@ -252,6 +267,22 @@ class StoreMachine(RuleBasedStateMachine):
     def remove_tenant(self, name):
         assert self.store.remove_tenant(name) == (self.model.tenants.pop(name, None) is not None)
 
+    @rule(tenant=st.sampled_from(["t1", "t2"]), key=st.sampled_from(PSEUDONYMS), bits=st.tuples(*[st.booleans()] * 3))
+    def write_bits(self, tenant, key, bits):
+        assert self.store.write_bits(tenant, key, bits, self.now) == self.model.write_bits(tenant, key, bits, self.now)
+
+    @rule(tenant=st.sampled_from(["t1", "t2"]), keys=st.lists(st.sampled_from(PSEUDONYMS), max_size=3))
+    def device_bits(self, tenant, keys):
+        assert self.store.device_bits(tenant, keys) == self.model.device_bits(tenant, keys)
+
+    @rule(back=seconds)
+    def forget_bits(self, back):
+        before = self.now - back
+        old = [k for k, b in self.model.bits.items() if b.updated < before]
+        for k in old:
+            del self.model.bits[k]
+        assert self.store.forget_bits(before) == len(old)
+
     @rule()
     def purge(self):
         self.store.purge(self.now)
@@ -287,7 +318,7 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
             store = open_store(url, migrate=False)
             with store._tx() as cursor:  # an empty database of the current schema, quickly
                 for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials", "device_links",
-                              "bans", "tenant_apps", "tenants"):
+                              "bans", "tenant_apps", "tenants", "device_bits"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
             return store

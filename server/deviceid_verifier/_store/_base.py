@@ -94,6 +94,28 @@ class Tenant:
     created: datetime.datetime
 
 
+@dataclass(frozen=True)
+class DeviceBits:
+    """A tenant's bits of a device (docs/SERVER-STATE.md, "Device bits"): three bits, the month
+    (YYYY-MM, UTC) each last changed in (None while it never did), and when the record last changed."""
+    bits: Tuple[bool, bool, bool]
+    months: Tuple[Optional[str], Optional[str], Optional[str]]
+    updated: datetime.datetime
+
+
+#: What a device without a record reads as.
+NO_BITS = DeviceBits((False, False, False), (None, None, None), datetime.datetime.min)
+
+
+def written_bits(before: Optional[DeviceBits], bits: Tuple[bool, bool, bool], now: datetime.datetime) -> DeviceBits:
+    """The record write_bits leaves after `before` (NO_BITS when None): each changed bit takes
+    now's month, the others keep theirs (the one rule, for every store and the model)."""
+    old = before or NO_BITS
+    month = now.strftime("%Y-%m")
+    months = tuple(month if new != was else kept for new, was, kept in zip(bits, old.bits, old.months))
+    return DeviceBits(bits, (months[0], months[1], months[2]), now)
+
+
 def tenant_refusal(tenant: Tenant, existing: Sequence[Tenant]) -> Optional[str]:
     """Why `tenant` cannot join `existing` (add_tenant's answer), or None."""
     if any(t.name == tenant.name for t in existing):
@@ -223,6 +245,20 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def remove_tenant(self, name: str) -> bool:
         """Remove the tenant of this name (its app ids are free again); False if there is none."""
+
+    @abc.abstractmethod
+    def device_bits(self, tenant: str, keys: Sequence[bytes]) -> Optional[DeviceBits]:
+        """Of the tenant's records of these device keys (a device's EKs'), the one updated last (of
+        two updated at once, the one of the greater key)."""
+
+    @abc.abstractmethod
+    def write_bits(self, tenant: str, key: bytes, bits: Tuple[bool, bool, bool], now: datetime.datetime) -> DeviceBits:
+        """Write the tenant's bits of this device key (written_bits; all false removes the record,
+        answered with its months); the record as it now is."""
+
+    @abc.abstractmethod
+    def forget_bits(self, before: datetime.datetime) -> int:
+        """Remove every record of device bits not updated since `before`; how many."""
 
     @abc.abstractmethod
     def purge(self, now: datetime.datetime) -> None:

@@ -8,8 +8,8 @@ import threading
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import _chain
-from ._base import (DEFAULT_LIMIT, Ban, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge,
-                    Store, Tenant, tenant_refusal as _tenant_refusal)
+from ._base import (DEFAULT_LIMIT, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited, NonceState,
+                    PendingChallenge, Store, Tenant, tenant_refusal as _tenant_refusal, written_bits)
 
 
 class StoreFull(RuntimeError):
@@ -33,6 +33,7 @@ class MemoryStore(Store):
         self._devices: Dict[bytes, bytes] = {}  # EK pseudonym → its device's name
         self._bans: Dict[Tuple[bytes, str], Ban] = {}  # (EK pseudonym, app id) → ban
         self._tenants: Dict[str, Tenant] = {}
+        self._bits: Dict[Tuple[str, bytes], DeviceBits] = {}
         self._limit = DEFAULT_LIMIT
         self._lock = threading.Lock()
 
@@ -212,6 +213,27 @@ class MemoryStore(Store):
     def remove_tenant(self, name: str) -> bool:
         with self._lock:
             return self._tenants.pop(name, None) is not None
+
+    def device_bits(self, tenant: str, keys: Sequence[bytes]) -> Optional[DeviceBits]:
+        with self._lock:
+            found = [(self._bits[tenant, k].updated, k) for k in keys if (tenant, k) in self._bits]
+            return self._bits[tenant, max(found)[1]] if found else None
+
+    def write_bits(self, tenant: str, key: bytes, bits: Tuple[bool, bool, bool], now: datetime.datetime) -> DeviceBits:
+        with self._lock:
+            record = written_bits(self._bits.get((tenant, key)), bits, now)
+            if any(bits):
+                self._bits[tenant, key] = record
+            else:
+                self._bits.pop((tenant, key), None)
+        return record
+
+    def forget_bits(self, before: datetime.datetime) -> int:
+        with self._lock:
+            old = [k for k, b in self._bits.items() if b.updated < before]
+            for k in old:
+                del self._bits[k]
+        return len(old)
 
     def purge(self, now: datetime.datetime) -> None:
         with self._lock:

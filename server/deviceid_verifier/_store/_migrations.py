@@ -64,6 +64,13 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         "CREATE TABLE tenants (name TEXT PRIMARY KEY, key_digest BLOB NOT NULL UNIQUE, created BIGINT NOT NULL)",
         "CREATE TABLE tenant_apps (app_id TEXT PRIMARY KEY, tenant TEXT NOT NULL REFERENCES tenants (name))",
     )),
+    # DeviceCheck for Linux (docs/SERVER-STATE.md, "Device bits", invariant 11): a tenant's three
+    # bits of a device, by the tenant's pseudonym of one of its EKs; bits 1, 2, 4; months YYYY-MM.
+    ("0009_device_bits", (
+        "CREATE TABLE device_bits (tenant TEXT NOT NULL, device_key BLOB NOT NULL, bits INTEGER NOT NULL, "
+        "month0 TEXT, month1 TEXT, month2 TEXT, updated BIGINT NOT NULL, PRIMARY KEY (tenant, device_key))",
+        "CREATE INDEX device_bits_updated ON device_bits (updated)",
+    )),
 ]
 
 #: The name of the newest migration: a store at this schema is current.

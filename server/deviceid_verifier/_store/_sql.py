@@ -13,7 +13,7 @@ import threading
 import json
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
-from ._base import Ban, Tenant, tenant_refusal, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import Ban, DeviceBits, Tenant, tenant_refusal, written_bits, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
 from ._migrations import MIGRATIONS
 
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -452,6 +452,47 @@ class SQLStore(Store):
             cursor.execute("DELETE FROM tenant_apps WHERE tenant = ?", (name,))
             cursor.execute("DELETE FROM tenants WHERE name = ? RETURNING name", (name,))
             return cursor.fetchone() is not None
+
+    # -- device bits --------------------------------------------------------------------------
+
+    _BITS_COLUMNS = "bits, month0, month1, month2, updated"
+
+    @staticmethod
+    def _bits_of(row: Tuple[Any, ...]) -> DeviceBits:
+        bits = int(row[0])
+        return DeviceBits((bool(bits & 1), bool(bits & 2), bool(bits & 4)), (row[1], row[2], row[3]), from_micros(row[4]))
+
+    def device_bits(self, tenant: str, keys: Sequence[bytes]) -> Optional[DeviceBits]:
+        if not keys:
+            return None
+        with self._tx(write=False) as cursor:
+            cursor.execute(f"SELECT {self._BITS_COLUMNS} FROM device_bits WHERE tenant = ? AND device_key IN "
+                           f"{self._in(keys)} ORDER BY updated DESC, device_key DESC", (tenant, *keys))
+            row = cursor.fetchone()
+        return None if row is None else self._bits_of(row)
+
+    def write_bits(self, tenant: str, key: bytes, bits: Tuple[bool, bool, bool], now: datetime.datetime) -> DeviceBits:
+        with self._tx() as cursor:
+            # The row's lock, then read, compute and write under it (invariant 11).
+            cursor.execute("INSERT INTO device_bits (tenant, device_key, bits, updated) VALUES (?, ?, 0, ?) "
+                           "ON CONFLICT DO NOTHING", (tenant, key, micros(now)))
+            cursor.execute(f"SELECT {self._BITS_COLUMNS} FROM device_bits WHERE tenant = ? AND device_key = ?"
+                           + self.for_update, (tenant, key))
+            row = cursor.fetchone()
+            before = None if row is None or int(row[0]) == 0 else self._bits_of(row)  # 0: the row just made
+            record = written_bits(before, bits, now)
+            if any(bits):
+                cursor.execute("UPDATE device_bits SET bits = ?, month0 = ?, month1 = ?, month2 = ?, updated = ? "
+                               "WHERE tenant = ? AND device_key = ?",
+                               (sum(1 << i for i, b in enumerate(bits) if b), *record.months, micros(now), tenant, key))
+            else:
+                cursor.execute("DELETE FROM device_bits WHERE tenant = ? AND device_key = ?", (tenant, key))
+        return record
+
+    def forget_bits(self, before: datetime.datetime) -> int:
+        with self._tx() as cursor:
+            cursor.execute("DELETE FROM device_bits WHERE updated < ? RETURNING tenant", (micros(before),))
+            return len(cursor.fetchall())
 
     def purge(self, now: datetime.datetime) -> None:
         with self._tx() as cursor:
