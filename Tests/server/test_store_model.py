@@ -29,6 +29,7 @@ class Model:
         self.certificates = {}  # serial → CertificateRecord
         self.limit = Limit(5, datetime.timedelta(days=1))
         self.credentials = {}   # credential id → CredentialRecord
+        self.revocation_generation = 0
 
     def use_nonce(self, nonce, now):
         if nonce not in self.nonces:
@@ -59,6 +60,7 @@ class Model:
             return False
         self.certificates[serial] = CertificateRecord(record.serial, record.ek_pseudonym, record.app_id,
                                                       record.ak_name, record.issued, record.not_after, now, reason)
+        self.revocation_generation += 1
         return True
 
     def add_credential(self, record):
@@ -68,7 +70,7 @@ class Model:
         if known is not None:
             record = CredentialRecord(known.credential_id, known.app_id, known.cose_key, record.ak_name,
                                       record.ak_serial, max(known.counter, record.counter), known.registered,
-                                      known.counter_failed)
+                                      known.counter_failed, record.ak_anchor, record.ak_not_after)
         self.credentials[record.credential_id] = record
         return record
 
@@ -155,10 +157,12 @@ class StoreMachine(RuleBasedStateMachine):
         assert self.store.certificate(serial) == self.model.certificates.get(serial)
 
     @rule(credential=st.sampled_from(CREDENTIALS), app_id=st.sampled_from(APPS), counter=COUNTERS,
-          serial=st.integers(min_value=1, max_value=3))
-    def add_credential(self, credential, app_id, counter, serial):
+          serial=st.integers(min_value=1, max_value=3), anchor=st.sampled_from([None, b"a" * 32, b"b" * 32]),
+          life=seconds)
+    def add_credential(self, credential, app_id, counter, serial, anchor, life):
+        # AK anchor and not after: none as in a credential registered before migration 0006
         record = CredentialRecord(credential, app_id, b"cose:" + app_id.encode(), b"ak%d" % serial, serial, counter,
-                                  self.now)
+                                  self.now, None, anchor, None if anchor is None else self.now + life)
         assert self.store.add_credential(record) == self.model.add_credential(record)
 
     @rule(credential=st.sampled_from(CREDENTIALS), counter=COUNTERS)
@@ -185,6 +189,7 @@ class StoreMachine(RuleBasedStateMachine):
                                if r.revoked is not None and r.not_after >= self.now), key=lambda r: r.serial)
             assert self.store.revoked(self.now) == expected
             assert self.store.limit() == self.model.limit
+            assert self.store.revocation_generation() == self.model.revocation_generation
 
 
 # No target phase: stateful tests report a step-count target, and optimising it spent 90% of the
@@ -210,6 +215,7 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
                 for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
+                cursor.execute("UPDATE revocation_generation SET generation = 0")
             return store
     elif kind == "sqlite":
         def open_new():

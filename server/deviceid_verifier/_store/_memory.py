@@ -30,6 +30,7 @@ class MemoryStore(Store):
         self._pending: Dict[str, PendingChallenge] = {}
         self._certificates: Dict[int, CertificateRecord] = {}
         self._limit = DEFAULT_LIMIT
+        self._revocation_generation = 0
         self._lock = threading.Lock()
 
     def add_nonce(self, nonce: bytes, expires: datetime.datetime) -> None:
@@ -99,12 +100,17 @@ class MemoryStore(Store):
             self._certificates[serial] = CertificateRecord(
                 record.serial, record.ek_pseudonym, record.app_id, record.ak_name, record.issued, record.not_after,
                 now, reason)
+            self._revocation_generation += 1
         return True
 
     def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
         with self._lock:
             return sorted((r for r in self._certificates.values() if r.revoked is not None and r.not_after >= now),
                           key=lambda r: r.serial)
+
+    def revocation_generation(self) -> int:
+        with self._lock:
+            return self._revocation_generation
 
     def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:
         with self._lock:
@@ -117,6 +123,7 @@ class MemoryStore(Store):
                 return None
             else:
                 stored = dataclasses.replace(known, ak_name=record.ak_name, ak_serial=record.ak_serial,
+                                             ak_anchor=record.ak_anchor, ak_not_after=record.ak_not_after,
                                              counter=max(known.counter, record.counter))
             self._credentials[record.credential_id] = stored
         return stored

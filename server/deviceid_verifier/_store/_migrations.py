@@ -44,6 +44,16 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         "ak_name BLOB NOT NULL, ak_serial TEXT NOT NULL, counter BIGINT NOT NULL, registered BIGINT NOT NULL, "
         "counter_failed BIGINT)",
     )),
+    # Every assertion re-checks its AK certificate (issue 51): the trusted CA its chain ended at
+    # (SHA-256 of its SubjectPublicKeyInfo) and the end of its validity. NULL for a credential
+    # registered before: refused as credential-unknown until registered again. And a generation
+    # that every revocation raises, which the service's cached CRL is built at.
+    ("0006_credential_ak_anchor_and_revocation_generation", (
+        "ALTER TABLE credentials ADD COLUMN ak_anchor BLOB",
+        "ALTER TABLE credentials ADD COLUMN ak_not_after BIGINT",
+        "CREATE TABLE revocation_generation (id INTEGER PRIMARY KEY CHECK (id = 1), generation BIGINT NOT NULL)",
+        "INSERT INTO revocation_generation (id, generation) VALUES (1, 0)",
+    )),
 ]
 
 #: The name of the newest migration: a store at this schema is current.

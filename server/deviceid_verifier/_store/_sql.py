@@ -254,7 +254,11 @@ class SQLStore(Store):
             cursor.execute("UPDATE certificates SET revoked = ?, revocation_reason = ? "
                            "WHERE serial = ? AND revoked IS NULL RETURNING serial",
                            (micros(now), reason, format(serial, "x")))
-            return cursor.fetchone() is not None
+            if cursor.fetchone() is None:
+                return False
+            # in the revocation's transaction: whoever sees the revocation sees the new generation
+            cursor.execute("UPDATE revocation_generation SET generation = generation + 1 WHERE id = 1")
+            return True
 
     def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
         with self._tx(write=False) as cursor:
@@ -263,27 +267,40 @@ class SQLStore(Store):
             rows = cursor.fetchall()
         return sorted((self._record(row) for row in rows), key=lambda r: r.serial)
 
+    def revocation_generation(self) -> int:
+        with self._tx(write=False) as cursor:
+            cursor.execute("SELECT generation FROM revocation_generation WHERE id = 1")
+            row = cursor.fetchone()
+        if row is None:
+            raise StoreUnavailable("the database has no revocation generation row: run migrate")
+        return int(row[0])
+
     # -- App Attest credentials ---------------------------------------------------------------
 
-    _CREDENTIAL_COLUMNS = "credential_id, app_id, cose_key, ak_name, ak_serial, counter, registered, counter_failed"
+    _CREDENTIAL_COLUMNS = ("credential_id, app_id, cose_key, ak_name, ak_serial, counter, registered, counter_failed, "
+                           "ak_anchor, ak_not_after")
 
     @staticmethod
     def _credential(row: Tuple[Any, ...]) -> CredentialRecord:
         return CredentialRecord(bytes(row[0]), row[1], bytes(row[2]), bytes(row[3]), int(row[4], 16), int(row[5]),
-                                from_micros(row[6]), None if row[7] is None else from_micros(row[7]))
+                                from_micros(row[6]), None if row[7] is None else from_micros(row[7]),
+                                None if row[8] is None else bytes(row[8]), None if row[9] is None else from_micros(row[9]))
 
     def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:
         with self._tx() as cursor:
             # One statement: of racing registrations of one id, the database orders the writes.
-            cursor.execute(f"INSERT INTO credentials ({self._CREDENTIAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            cursor.execute(f"INSERT INTO credentials ({self._CREDENTIAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                            "ON CONFLICT (credential_id) DO UPDATE SET ak_name = excluded.ak_name, "
-                           "ak_serial = excluded.ak_serial, counter = CASE WHEN excluded.counter > credentials.counter "
+                           "ak_serial = excluded.ak_serial, ak_anchor = excluded.ak_anchor, "
+                           "ak_not_after = excluded.ak_not_after, "
+                           "counter = CASE WHEN excluded.counter > credentials.counter "
                            "THEN excluded.counter ELSE credentials.counter END "
                            "WHERE credentials.app_id = excluded.app_id "
                            f"RETURNING {self._CREDENTIAL_COLUMNS}",
                            (record.credential_id, record.app_id, record.cose_key, record.ak_name,
                             format(record.ak_serial, "x"), record.counter, micros(record.registered),
-                            None if record.counter_failed is None else micros(record.counter_failed)))
+                            None if record.counter_failed is None else micros(record.counter_failed),
+                            record.ak_anchor, None if record.ak_not_after is None else micros(record.ak_not_after)))
             row = cursor.fetchone()
         return None if row is None else self._credential(row)
 
