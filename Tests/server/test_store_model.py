@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from deviceid_verifier import CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
+from deviceid_verifier._store import PublishedCRL
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 PSEUDONYMS = (b"p" * 32, b"q" * 32)
@@ -30,6 +31,7 @@ class Model:
         self.limit = Limit(5, datetime.timedelta(days=1))
         self.credentials = {}   # credential id → CredentialRecord
         self.revocation_generation = 0
+        self.published_crl = None
 
     def use_nonce(self, nonce, now):
         if nonce not in self.nonces:
@@ -177,6 +179,17 @@ class StoreMachine(RuleBasedStateMachine):
         self.store.set_limit(limit)
         self.model.limit = limit
 
+    @rule(behind=st.integers(min_value=0, max_value=1), age=seconds)
+    def publish_crl(self, behind, age):
+        # a worker that read the generation before a revocation, or built its CRL earlier, loses
+        crl = PublishedCRL(max(self.model.revocation_generation - behind, 0), self.now - age,
+                           b"crl %d" % next(self.counter))
+        self.store.publish_crl(crl)
+        kept = self.model.published_crl
+        if kept is None or (crl.generation, crl.built) > (kept.generation, kept.built):
+            self.model.published_crl = crl
+        assert self.store.published_crl() == self.model.published_crl
+
     @rule()
     def purge(self):
         self.store.purge(self.now)
@@ -185,8 +198,8 @@ class StoreMachine(RuleBasedStateMachine):
     @invariant()
     def revoked_list_agrees(self):
         if hasattr(self, "store"):
-            expected = sorted((r for r in self.model.certificates.values()
-                               if r.revoked is not None and r.not_after >= self.now), key=lambda r: r.serial)
+            expected = sorted((r.serial, r.revoked) for r in self.model.certificates.values()
+                              if r.revoked is not None and r.not_after >= self.now)
             assert self.store.revoked(self.now) == expected
             assert self.store.limit() == self.model.limit
             assert self.store.revocation_generation() == self.model.revocation_generation
@@ -216,6 +229,7 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
                 cursor.execute("UPDATE revocation_generation SET generation = 0")
+                cursor.execute("DELETE FROM published_crl")
             return store
     elif kind == "sqlite":
         def open_new():

@@ -13,7 +13,9 @@ from typing import Dict, Iterable, Optional, Tuple, Union
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
-_SEQUENCE, _INTEGER, _BOOLEAN, _OID, _UTC_TIME, _GENERALIZED_TIME, _EXTENSIONS = 0x30, 0x02, 0x01, 0x06, 0x17, 0x18, 0xA0
+#: DER tags: universal, and the [0] EXPLICIT of a TBSCertList's crlExtensions.
+_SEQUENCE, _INTEGER, _BOOLEAN, _OID, _UTC_TIME, _GENERALIZED_TIME = 0x30, 0x02, 0x01, 0x06, 0x17, 0x18
+_EXTENSIONS = 0xA0
 
 
 def tlv(data: bytes, at: int) -> Tuple[int, int, int]:

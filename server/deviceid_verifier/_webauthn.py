@@ -62,7 +62,7 @@ class WebAuthnCredential:
     counter_failed: Optional[datetime.datetime] = None
     #: the trusted CA the AK certificate chained to (SHA-256 of its SubjectPublicKeyInfo) and the
     #: end of its validity: assertions stop passing once that CA is no longer trusted or the
-    #: certificate expired. None in a credential registered before 1.1 (then register it again)
+    #: certificate expired. None in a credential registered before migration 0006 (register it again)
     ak_anchor: Optional[bytes] = None
     ak_not_after: Optional[datetime.datetime] = None
 
@@ -97,7 +97,8 @@ class WebAuthnCredential:
                 raise ValueError("counter")
             if type(serial) is not int or serial <= 0:  # noqa: E721
                 raise ValueError("ak_serial")
-            failed, anchor, not_after = fields.get("counter_failed"), fields.get("ak_anchor"), fields.get("ak_not_after")
+            failed = fields.get("counter_failed")
+            anchor, not_after = fields.get("ak_anchor"), fields.get("ak_not_after")
             if (anchor is None) != (not_after is None):
                 raise ValueError("ak_anchor and ak_not_after come together")
             anchor_id = None if anchor is None else _wire.from_b64url(anchor, "ak_anchor")

@@ -4,9 +4,9 @@ a fleet. open_store(url) picks one by the URL's scheme."""
 
 from __future__ import annotations
 
-from ._base import CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, PublishedCRL, Store
 from ._memory import MemoryStore
 from ._open import open_store
 
 __all__ = ["Store", "MemoryStore", "open_store", "NonceState", "PendingChallenge", "CertificateRecord", "CredentialRecord", "Limit",
-           "Limited"]
+           "Limited", "PublishedCRL"]

@@ -7,7 +7,7 @@ import abc
 import datetime
 import enum
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 
 class NonceState(enum.Enum):
@@ -76,6 +76,17 @@ class CredentialRecord:
     ak_not_after: Optional[datetime.datetime] = None
 
 
+@dataclass(frozen=True)
+class PublishedCRL:
+    """The CRL the service serves: DER, built at `built` with the revocations up to `generation`."""
+    generation: int
+    built: datetime.datetime
+    der: bytes
+
+    def newer_than(self, other: Optional["PublishedCRL"]) -> bool:
+        return other is None or (self.generation, self.built) > (other.generation, other.built)
+
+
 #: The limit of a new store: 5 enrolments per EK and app id a day.
 DEFAULT_LIMIT = Limit(5, datetime.timedelta(days=1))
 
@@ -129,13 +140,22 @@ class Store(abc.ABC):
         """Revoke a known certificate (monotonic); False if the serial is unknown or already revoked."""
 
     @abc.abstractmethod
-    def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
-        """The revoked certificates not yet past their not-after, by serial."""
+    def revoked(self, now: datetime.datetime) -> List[Tuple[int, datetime.datetime]]:
+        """(serial, revoked at) of the revoked certificates not yet past their not-after at
+        `now`, by serial: what a CRL lists."""
 
     @abc.abstractmethod
     def revocation_generation(self) -> int:
         """A number every revocation raises by one, in its transaction: a CRL built at a
         generation lacks no revocation as long as the generation is unchanged."""
+
+    @abc.abstractmethod
+    def publish_crl(self, crl: PublishedCRL) -> None:
+        """Keep `crl` for every worker, unless the one kept is as new (by generation, then built)."""
+
+    @abc.abstractmethod
+    def published_crl(self) -> Optional[PublishedCRL]:
+        """The CRL publish_crl() kept, or None."""
 
     @abc.abstractmethod
     def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:

@@ -8,7 +8,8 @@ import threading
 from typing import Dict, List, Optional, Tuple
 
 from .. import _chain
-from ._base import DEFAULT_LIMIT, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import (DEFAULT_LIMIT, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge,
+                    PublishedCRL, Store)
 
 
 class StoreFull(RuntimeError):
@@ -31,6 +32,7 @@ class MemoryStore(Store):
         self._certificates: Dict[int, CertificateRecord] = {}
         self._limit = DEFAULT_LIMIT
         self._revocation_generation = 0
+        self._published_crl: Optional[PublishedCRL] = None
         self._lock = threading.Lock()
 
     def add_nonce(self, nonce: bytes, expires: datetime.datetime) -> None:
@@ -103,14 +105,23 @@ class MemoryStore(Store):
             self._revocation_generation += 1
         return True
 
-    def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
+    def revoked(self, now: datetime.datetime) -> List[Tuple[int, datetime.datetime]]:
         with self._lock:
-            return sorted((r for r in self._certificates.values() if r.revoked is not None and r.not_after >= now),
-                          key=lambda r: r.serial)
+            return sorted((r.serial, r.revoked) for r in self._certificates.values()
+                          if r.revoked is not None and r.not_after >= now)
 
     def revocation_generation(self) -> int:
         with self._lock:
             return self._revocation_generation
+
+    def publish_crl(self, crl: PublishedCRL) -> None:
+        with self._lock:
+            if crl.newer_than(self._published_crl):
+                self._published_crl = crl
+
+    def published_crl(self) -> Optional[PublishedCRL]:
+        with self._lock:
+            return self._published_crl
 
     def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:
         with self._lock:
