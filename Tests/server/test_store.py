@@ -149,6 +149,25 @@ def test_migrations_from_empty_and_from_the_previous_version(database_url):
     assert store.add_credential(credential()) == credential()  # 0004
 
 
+def test_a_credential_of_1_0_reads_back_without_ak_anchor_after_migration_0006(database_url):
+    """Migration 0006 adds what assertions re-check of the AK certificate; a credential 1.0
+    registered has none (its assertions are credential-unknown until registered again), and
+    keeps everything else; registering it again fills them in."""
+    store = open_store(database_url, migrate=False)
+    store.migrate(until="0004_webauthn_credentials")
+    old = credential(counter=3)
+    with store._tx() as cursor:
+        cursor.execute("INSERT INTO credentials (credential_id, app_id, cose_key, ak_name, ak_serial, counter, "
+                       "registered) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (old.credential_id, old.app_id, old.cose_key, old.ak_name, format(old.ak_serial, "x"),
+                        old.counter, micros(old.registered)))
+    store.migrate()
+    assert store.credential(old.credential_id) == old and old.ak_anchor is None and old.ak_not_after is None
+    assert store.revocation_generation() == 0 and store.published_crl() is None
+    again = dataclasses.replace(credential(counter=0), ak_anchor=b"a" * 32, ak_not_after=T0 + SECOND)
+    assert store.add_credential(again) == dataclasses.replace(again, counter=3)
+
+
 def _race_nonce(store):
     return store.use_nonce(b"n" * 32, T0).value
 
