@@ -110,3 +110,48 @@ def test_a_credential_registered_before_migration_0006_asserts_again_once_regist
     assert (again.counter, again.ak_anchor, again.ak_not_after) == (counter, credential.ak_anchor,
                                                                     credential.ak_not_after)
     assert app_server.verify_assertion(*asserted(app_server, machine_a, app)).counter > counter
+
+
+def test_through_the_service_a_finished_rotation_refuses_the_old_cas_credentials(machines, database_url, ca_files,
+                                                                                   ek_anchors, tmp_path):
+    """The operator's rotation of docs/SERVER.md, "Rotating the CA": the service on the new CA with
+    `--trust-ca OLD.pem` still accepts the old CA's credentials (200); once `--trust-ca` is dropped,
+    403 ak-untrusted (1.0 answered 200)."""
+    from conftest import Service
+    from test_service import ok
+    from test_service import rejected as refused
+    from test_webauthn_service import assertion, enrol as enrol_over_http, registration
+    key, certificate = new_ca_files(tmp_path)
+    machine = machines(f"rotation-{database_url[:6]}")
+    app = next(APPS)
+    started = []
+
+    def serve(files, *extra):
+        started.append(Service(database_url, files, ek_anchors, workers=1, extra=extra))
+        return started[-1]
+
+    try:
+        old = serve(ca_files)
+        ok(old.post("/v1/webauthn/register", registration(machine, old, app, enrol_over_http(machine, old, old, app),
+                                                          tmp_path)))
+        ok(old.post("/v1/assertion/verify", assertion(machine, old, app)))
+        during = serve((key, certificate), "--trust-ca", ca_files[1])
+        ok(during.post("/v1/assertion/verify", assertion(machine, during, app)))
+        after = serve((key, certificate))
+        body, _ = refused(after.post("/v1/assertion/verify", assertion(machine, after, app)), 403, "ak-untrusted")
+        assert "no longer one this verifier trusts" in body["message"], body
+    finally:
+        for service in started:
+            service.stop()
+        machine.tpm.stop()
+
+
+def new_ca_files(directory):
+    """(key PEM path, certificate PEM path) of another Privacy CA, as `new-ca` makes one."""
+    from machines import make_ca_certificate
+    key, certificate = make_ca_certificate("deviceid rotated-to CA")
+    key_path, cert_path = directory / "new-ca.key", directory / "new-ca.pem"
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    return str(key_path), str(cert_path)
