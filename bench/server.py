@@ -136,14 +136,17 @@ def fido2_packed():
     return summary(latencies, time.perf_counter() - start)
 
 
-def _assertions():
+def _assertions(ca_certificate):
     """(a credential, [(assertion message, client data)]) of a software P-256 credential key in
-    DeviceID's assertion format: the server's cost, which does not depend on who signed."""
+    DeviceID's assertion format, its AK certificate of `ca_certificate` and valid for a day: the
+    server's cost, which does not depend on who signed."""
     from fido2 import cbor
     key = ec.generate_private_key(ec.SECP256R1())
     numbers = key.public_key().public_numbers()
     cose = cbor.encode({1: 2, 3: -7, -1: 1, -2: numbers.x.to_bytes(32, "big"), -3: numbers.y.to_bytes(32, "big")})
-    credential = dv.WebAuthnCredential(APP, os.urandom(32), cose, 0, b"\0\x0b" + bytes(32), 1)
+    credential = dv.WebAuthnCredential(APP, os.urandom(32), cose, 0, b"\0\x0b" + bytes(32), 1,
+                                       ak_anchor=dv._crl.ca_key_id(ca_certificate),
+                                       ak_not_after=datetime.datetime.utcnow() + datetime.timedelta(days=1))
     return key, credential
 
 
@@ -151,7 +154,7 @@ def assertion_rows(ca_certificate):
     """WebAuthnVerifier.verify_assertion (challenge, signature, counter) beside python-fido2's
     CoseKey.verify of the same signatures (the signature alone), per call on one core."""
     from fido2.cose import ES256
-    key, credential = _assertions()
+    key, credential = _assertions(ca_certificate)
     verifier = dv.WebAuthnVerifier([ca_certificate])
     rp = hashlib.sha256(APP.encode()).digest()
     work = []
@@ -202,7 +205,7 @@ def attestation_bodies(port, device, clients):
     return "/v1/attestation/verify", [bodies[i::clients] for i in range(clients)]
 
 
-def assertion_bodies(port, database, clients):
+def assertion_bodies(port, database, clients, ca_certificate):
     """Per client, the assertions of its own credential (registered in the service's database)
     with growing counters, each on a challenge the service issued: what verifyAssertion costs,
     the counter's conditional update included. A credential per client, so that no two
@@ -211,10 +214,11 @@ def assertion_bodies(port, database, clients):
     rp = hashlib.sha256(APP.encode()).digest()
     shares = []
     for _ in range(clients):
-        key, credential = _assertions()
+        key, credential = _assertions(ca_certificate)
         store.add_credential(dv.CredentialRecord(credential.credential_id, APP, credential.cose_key,
                                                  credential.ak_name, credential.ak_serial, 0,
-                                                 datetime.datetime.utcnow()))
+                                                 datetime.datetime.utcnow(), ak_anchor=credential.ak_anchor,
+                                                 ak_not_after=credential.ak_not_after))
         share = []
         for counter in range(1, PER_RUN // clients + 1):
             challenge = json.loads(_post(port, "/v1/webauthn/challenge", b"")[1])["challenge"]
@@ -301,7 +305,7 @@ def main():
             database = postgresql.new_database()
             rows[f"service_assertion_{workers}"] = service(
                 workers, database, ca_files, ca_files[1],
-                lambda port, clients, database=database: assertion_bodies(port, database, clients))
+                lambda port, clients, database=database: assertion_bodies(port, database, clients, ca_certificate))
     finally:
         postgresql.stop()
     rows["cores"] = os.cpu_count()

@@ -117,8 +117,8 @@ def test_revocation_is_monotonic_and_lists_only_live_certificates(database_url):
     assert store.revoke(2, "superseded", T0)
     got = store.certificate(0xABCDEF0123456789ABCDEF0123456789ABCDEF01)
     assert (got.revoked, got.revocation_reason) == (T0, "key-compromise")
-    assert [r.serial for r in store.revoked(T0)] == [2, 0xABCDEF0123456789ABCDEF0123456789ABCDEF01]
-    assert [r.serial for r in store.revoked(T0 + 2 * SECOND)] == [0xABCDEF0123456789ABCDEF0123456789ABCDEF01]
+    assert [serial for serial, _ in store.revoked(T0)] == [2, 0xABCDEF0123456789ABCDEF0123456789ABCDEF01]
+    assert [serial for serial, _ in store.revoked(T0 + 2 * SECOND)] == [0xABCDEF0123456789ABCDEF0123456789ABCDEF01]
 
 
 def test_the_limit_is_an_operators_setting_kept_in_the_database(database_url):
@@ -167,6 +167,25 @@ def test_migration_0005_makes_each_revocation_of_1_0_its_devices_ban(database_ur
     assert store.device(b"p" * 32) == b"p" * 32 and store.device(b"q" * 32) == b"q" * 32
     assert store.add_certificate(record(4), store.limit()) == Ban(T0, "fraud", 1)
     assert store.add_certificate(record(5, b"q" * 32), store.limit()) is None
+
+
+def test_a_credential_of_1_0_reads_back_without_ak_anchor_after_migration_0006(database_url):
+    """Migration 0006 adds what assertions re-check of the AK certificate; a credential 1.0
+    registered has none (its assertions are credential-unknown until registered again), and
+    keeps everything else; registering it again fills them in."""
+    store = open_store(database_url, migrate=False)
+    store.migrate(until="0004_webauthn_credentials")
+    old = credential(counter=3)
+    with store._tx() as cursor:
+        cursor.execute("INSERT INTO credentials (credential_id, app_id, cose_key, ak_name, ak_serial, counter, "
+                       "registered) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (old.credential_id, old.app_id, old.cose_key, old.ak_name, format(old.ak_serial, "x"),
+                        old.counter, micros(old.registered)))
+    store.migrate()
+    assert store.credential(old.credential_id) == old and old.ak_anchor is None and old.ak_not_after is None
+    assert store.revocation_generation() == 0 and store.published_crl() is None
+    again = dataclasses.replace(credential(counter=0), ak_anchor=b"a" * 32, ak_not_after=T0 + SECOND)
+    assert store.add_credential(again) == dataclasses.replace(again, counter=3)
 
 
 def _race_nonce(store):

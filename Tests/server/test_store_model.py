@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from deviceid_verifier import Ban, DeviceBits, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
+from deviceid_verifier._store import PublishedCRL
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 PSEUDONYMS = (b"p" * 32, b"q" * 32, b"r" * 32)
@@ -29,6 +30,8 @@ class Model:
         self.certificates = {}  # serial → CertificateRecord
         self.limit = Limit(5, datetime.timedelta(days=1))
         self.credentials = {}   # credential id → CredentialRecord
+        self.revocation_generation = 0
+        self.published_crl = None
         self.devices = {}       # pseudonym → device name (the least pseudonym of the group)
         self.bans = {}          # (pseudonym, app id) → Ban
         self.tenants = {}       # name → Tenant
@@ -118,6 +121,8 @@ class Model:
         if self.banned(record.ek_pseudonym, record.app_id) is None:
             self.bans[record.ek_pseudonym, record.app_id] = Ban(now, reason, serial)
             changed = True
+        if changed:
+            self.revocation_generation += 1
         return changed
 
     def lift(self, serial):
@@ -136,7 +141,7 @@ class Model:
         if known is not None:
             record = CredentialRecord(known.credential_id, known.app_id, known.cose_key, record.ak_name,
                                       record.ak_serial, max(known.counter, record.counter), known.registered,
-                                      known.counter_failed)
+                                      known.counter_failed, record.ak_anchor, record.ak_not_after)
         self.credentials[record.credential_id] = record
         return record
 
@@ -235,10 +240,12 @@ class StoreMachine(RuleBasedStateMachine):
         assert self.store.lift(serial) == self.model.lift(serial)
 
     @rule(credential=st.sampled_from(CREDENTIALS), app_id=st.sampled_from(APPS), counter=COUNTERS,
-          serial=st.integers(min_value=1, max_value=3))
-    def add_credential(self, credential, app_id, counter, serial):
+          serial=st.integers(min_value=1, max_value=3), anchor=st.sampled_from([None, b"a" * 32, b"b" * 32]),
+          life=seconds)
+    def add_credential(self, credential, app_id, counter, serial, anchor, life):
+        # AK anchor and not after: none as in a credential registered before migration 0006
         record = CredentialRecord(credential, app_id, b"cose:" + app_id.encode(), b"ak%d" % serial, serial, counter,
-                                  self.now)
+                                  self.now, None, anchor, None if anchor is None else self.now + life)
         assert self.store.add_credential(record) == self.model.add_credential(record)
 
     @rule(credential=st.sampled_from(CREDENTIALS), counter=COUNTERS)
@@ -283,6 +290,17 @@ class StoreMachine(RuleBasedStateMachine):
             del self.model.bits[k]
         assert self.store.forget_bits(before) == len(old)
 
+    @rule(behind=st.integers(min_value=0, max_value=1), age=seconds)
+    def publish_crl(self, behind, age):
+        # a worker that read the generation before a revocation, or built its CRL earlier, loses
+        crl = PublishedCRL(max(self.model.revocation_generation - behind, 0), self.now - age,
+                           b"crl %d" % next(self.counter))
+        self.store.publish_crl(crl)
+        kept = self.model.published_crl
+        if kept is None or (crl.generation, crl.built) > (kept.generation, kept.built):
+            self.model.published_crl = crl
+        assert self.store.published_crl() == self.model.published_crl
+
     @rule()
     def purge(self):
         self.store.purge(self.now)
@@ -291,10 +309,11 @@ class StoreMachine(RuleBasedStateMachine):
     @invariant()
     def revoked_list_agrees(self):
         if hasattr(self, "store"):
-            expected = sorted((r for r in self.model.certificates.values()
-                               if r.revoked is not None and r.not_after >= self.now), key=lambda r: r.serial)
+            expected = sorted((r.serial, r.revoked) for r in self.model.certificates.values()
+                              if r.revoked is not None and r.not_after >= self.now)
             assert self.store.revoked(self.now) == expected
             assert self.store.limit() == self.model.limit
+            assert self.store.revocation_generation() == self.model.revocation_generation
 
 
 # No target phase: stateful tests report a step-count target, and optimising it spent 90% of the
@@ -321,6 +340,8 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
                               "bans", "tenant_apps", "tenants", "device_bits"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
+                cursor.execute("UPDATE revocation_generation SET generation = 0")
+                cursor.execute("DELETE FROM published_crl")
             return store
     elif kind == "sqlite":
         def open_new():

@@ -1,31 +1,45 @@
 """The AK certificate as an app server checks it, for both evidence formats (v1 evidence and
 WebAuthn's "tpm" attestation): it chains to a trusted Privacy CA, is an attestation key's
-certificate, is not revoked, and names the one app id its AK was enrolled for."""
+certificate, is not revoked, and names the one app id its AK was enrolled for; and, at each
+assertion of a credential it certified, what can change after registration: its expiry, its
+CA's trust, its revocation."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+import datetime
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 from cryptography import x509
 
 from . import _ca, _chain, _tpm
-from ._crl import RevocationLists
+from ._crl import RevocationLists, ca_key_id
 from ._errors import Rejected
 from ._store import CertificateRecord, Store
 
 
+class TrustedAK(NamedTuple):
+    """An AK certificate that passed trusted()."""
+    certificate: x509.Certificate
+    #: the app id it names
+    app_id: str
+    #: the issuing CA's record of it, when the store is that CA's
+    record: Optional[CertificateRecord]
+    #: ca_key_id of the trusted CA its chain ended at
+    anchor: bytes
+    #: the earliest notAfter on its chain below that CA: when it stops being valid
+    not_after: datetime.datetime
+
+
 def trusted(der: bytes, anchors: Sequence[x509.Certificate], store: Store,
-            intermediates: Sequence[x509.Certificate] = (), crls: Optional[RevocationLists] = None,
-            ) -> Tuple[x509.Certificate, str, Optional[CertificateRecord]]:
-    """(the AK certificate, the app id it names, the issuing CA's record of it when `store` is
-    that CA's). Rejected "malformed", "ak-untrusted", "revoked" (by the store's record or a CRL
-    held in `crls`), "revocation-unknown" or "ak-app-id-missing"."""
+            intermediates: Sequence[x509.Certificate] = (), crls: Optional[RevocationLists] = None) -> TrustedAK:
+    """The AK certificate in `der`, checked. Rejected "malformed", "ak-untrusted", "revoked" (by
+    the store's record or a CRL held in `crls`), "revocation-unknown" or "ak-app-id-missing"."""
     try:
         certificate = _chain.load_der(der)
     except _chain.ChainError as e:
         raise Rejected("malformed", f"ak_certificate: {e}") from None
     try:
-        _chain.verify_chain(certificate, anchors, intermediates)
+        path = _chain.verify_chain(certificate, anchors, intermediates)
         usages = certificate.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
     except _chain.ChainError as e:
         raise Rejected("ak-untrusted", f"the AK certificate does not chain to a trusted CA: {e}") from None
@@ -43,7 +57,39 @@ def trusted(der: bytes, anchors: Sequence[x509.Certificate], store: Store,
             raise Rejected("ak-untrusted", "the AK certificate's keyUsage lacks digitalSignature")
     except x509.ExtensionNotFound:
         pass
-    return certificate, certified_app_id(certificate), record
+    return TrustedAK(certificate, certified_app_id(certificate), record, ca_key_id(path[-1]),
+                     min(_chain.not_after(c) for c in path[:-1] or path))
+
+
+def anchors_by_key(anchors: Sequence[x509.Certificate]) -> Dict[bytes, List[x509.Certificate]]:
+    """The trusted CA certificates by ca_key_id (a CA re-issued with its key has several)."""
+    by_key: Dict[bytes, List[x509.Certificate]] = {}
+    for anchor in anchors:
+        by_key.setdefault(ca_key_id(anchor), []).append(anchor)
+    return by_key
+
+
+def still_trusted(serial: int, anchor: bytes, not_after: datetime.datetime,
+                  anchors: Dict[bytes, List[x509.Certificate]], store: Store, crls: RevocationLists,
+                  now: datetime.datetime) -> None:
+    """Whether the AK certificate `serial`, which chained to the CA `anchor` (ca_key_id) and is
+    valid until `not_after` (what trusted() found at registration), still passes at `now`:
+    Rejected "ak-untrusted" once that CA is no longer among `anchors` (a rotation finished) or
+    no longer valid, or once the certificate expired; "revoked" by the store's record or that
+    CA's CRL held in `crls`; "revocation-unknown" if that CRL is past its nextUpdate. The expiry
+    is what keeps a revoked certificate out after its CA's CRL dropped it (RFC 5280 §3.3
+    allows that once it expired)."""
+    if not any(_chain.not_before(a) <= now <= _chain.not_after(a) for a in anchors.get(anchor, ())):
+        raise Rejected("ak-untrusted", f"the CA that issued the AK certificate {serial:x} is no longer one this "
+                                       "verifier trusts (or its certificate expired): the device enrols with a "
+                                       "trusted CA and registers again")
+    if now > not_after:
+        raise Rejected("ak-untrusted", f"the AK certificate {serial:x} that certified the credential expired at "
+                                       f"{not_after.isoformat()}Z: the device enrols and registers again")
+    record = store.certificate(serial)
+    if record is not None:
+        check_record(record, store)
+    crls.check_issued_by(anchor, serial)
 
 
 def check_record(record: CertificateRecord, store: Store) -> None:

@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import os
+import threading
 import urllib.parse
 from typing import Any, Callable, List, Optional, Sequence, Union
 
@@ -19,9 +20,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509 import ObjectIdentifier
 
-from . import _chain, _credential, _ek, _platform_ak, _tpm, _wire
+from . import _chain, _credential, _crl_der, _ek, _platform_ak, _tpm, _wire
 from ._errors import Rejected
-from ._store import Ban, CertificateRecord, Limited, MemoryStore, PendingChallenge, Store
+from ._store import Ban, CertificateRecord, Limited, MemoryStore, PendingChallenge, PublishedCRL, Store
 from ._store._memory import StoreFull
 
 #: Private keys a PrivacyCA can sign AK certificates with.
@@ -154,6 +155,15 @@ def derived_pseudonym_key(key: CAPrivateKey) -> bytes:
     return hmac.new(der, _PSEUDONYM_LABEL, hashlib.sha256).digest()
 
 
+#: How long a revoked AK certificate stays on the CA's CRL past its expiry. RFC 5280 §3.3 lets a
+#: CA drop it at expiry, and verifiers refuse an expired one themselves; the day covers a
+#: verifier whose clock runs behind the CA's (by more than CLOCK_SKEW it refuses the CRL).
+CRL_KEEPS_EXPIRED = datetime.timedelta(days=1)
+#: How often published_crl() is rebuilt when nothing was revoked: expired entries leave, the
+#: nextUpdate moves on (a day after the build: a holder that fetches hourly always has one current).
+CRL_REFRESH = datetime.timedelta(hours=1)
+
+
 def _crl_number(now: datetime.datetime) -> int:
     """The CRL number of a CRL made at `now` (naive UTC): microseconds since 1970."""
     delta = now - datetime.datetime(1970, 1, 1)
@@ -233,6 +243,8 @@ class PrivacyCA:
             raise ValueError(f"ek_kinds must name EK kinds of {', '.join(k.name for k in _ek.KINDS)}: "
                              f"{', '.join(map(repr, unknown)) or 'none given'}")
         self._ek_kinds = [k for k in (_ek.kind_named(name) for name in names) if k is not None]
+        self._published: Optional[PublishedCRL] = None
+        self._published_lock = threading.Lock()
 
     @property
     def certificate(self) -> x509.Certificate:
@@ -613,23 +625,51 @@ class PrivacyCA:
         return self._store.lift(serial)
 
     def crl(self, *, next_update: datetime.timedelta = datetime.timedelta(days=1)) -> x509.CertificateRevocationList:
-        """A CRL (RFC 5280) of the revoked AK certificates not yet expired, signed by the CA key,
-        valid for `next_update` (at least a minute: its lastUpdate is a minute back, for clocks
-        that differ)."""
+        """A CRL (RFC 5280) of the revoked AK certificates not expired a day ago (CRL_KEEPS_EXPIRED),
+        signed by the CA key, valid for `next_update` (at least a minute: its lastUpdate is a
+        minute back, for clocks that differ)."""
+        return x509.load_der_x509_crl(self._crl_der(next_update))
+
+    def _crl_der(self, next_update: datetime.timedelta) -> bytes:
         now = _chain.utcnow()
         builder = (x509.CertificateRevocationListBuilder().issuer_name(self._certificate.subject)
                    .last_update(now - datetime.timedelta(minutes=1)).next_update(now + next_update))
-        for record in self._store.revoked(now):
-            builder = builder.add_revoked_certificate(
-                x509.RevokedCertificateBuilder().serial_number(record.serial)
-                .revocation_date(record.revoked or now).build())
         builder = builder.add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
                                         critical=False)
         # RFC 5280 §5.2.3: a CRL number that grows, so a holder tells the newer of two CRLs made
         # in one second (CRL times have seconds only). Microseconds since 1970: every worker
         # and host makes one without sharing a sequence.
         builder = builder.add_extension(x509.CRLNumber(_crl_number(now)), critical=False)
-        return builder.sign(self._key, hashes.SHA256())
+        # The entries by hand (_crl_der): cryptography's builder took 94 s for 150,000.
+        empty = builder.sign(self._key, hashes.SHA256()).public_bytes(serialization.Encoding.DER)
+        return _crl_der.with_entries(empty, self._store.revoked(now - CRL_KEEPS_EXPIRED), self._key)
+
+    def published_crl(self) -> bytes:
+        """The DER CRL that `GET /v1/crl` serves: crl(), built once per revocation generation of
+        the store (and when the one kept is CRL_REFRESH old) by the first worker that needs it,
+        kept in the store for every other worker and host (a read of 4 MB at 100,000 entries,
+        where a build takes a second), and by each process. Each call reads the generation (one
+        row), so no CRL it returns after a revocation committed lacks it; an entry leaves it at
+        most CRL_REFRESH after crl() would drop it; its nextUpdate is a day after it was built."""
+        generation = self._store.revocation_generation()
+
+        def current(crl: Optional[PublishedCRL]) -> bool:
+            return (crl is not None and crl.generation >= generation
+                    and _chain.utcnow() - crl.built < CRL_REFRESH)
+
+        held = self._published
+        if held is not None and current(held):
+            return held.der
+        with self._published_lock:  # one build per process at a time; the others wait for it
+            held = self._published
+            if held is None or not current(held):
+                held = self._store.published_crl()
+                if held is None or not current(held):
+                    # the generation read before the list: the list holds at least its revocations
+                    held = PublishedCRL(generation, _chain.utcnow(), self._crl_der(datetime.timedelta(days=1)))
+                    self._store.publish_crl(held)
+                self._published = held
+            return held.der
 
     def _issue(self, ak_public: bytes, app_id: str, tpm_device: str, now: datetime.datetime) -> x509.Certificate:
         """An AK certificate of the TCG AIK profile (TCG EK Credential Profile 2.0 §3.2.x; WebAuthn

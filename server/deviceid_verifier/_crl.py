@@ -1,18 +1,30 @@
 """The Privacy CAs' CRLs as an app server holds them when it does not share a CA's store: one
 current CRL per trusted CA, loaded from what the CA publishes (`GET /v1/crl`, `python3 -m
-deviceid_verifier crl`), and the check of an AK certificate against its issuer's."""
+deviceid_verifier crl`), and the check of an AK certificate against its issuer's.
+
+A fleet's CRL holds 100,000 entries and more. cryptography builds an object per entry when
+asked for one (12 µs each: 1.2 s to list 100,000) and searches them one by one for a serial
+(40 ms at 100,000): so load() verifies the signature first, then reads the signed list's
+serial numbers by hand (_crl_der) into a dictionary (a check is one lookup), and keeps
+nothing else of the CRL. It refuses what RFC 5280 says must not be used: a delta CRL (§5.2.4; a holder of
+complete CRLs would take its few entries for the whole list), a critical CRL extension it does
+not process (§5.2: issuingDistributionPoint of a partitioned CRL, or any other), and a
+critical entry extension (§5.3: certificateIssuer of an indirect CRL)."""
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import threading
-from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, cast
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509.oid import ExtensionOID
 
-from . import _chain
+from . import _chain, _crl_der
 from ._errors import Rejected
 
 
@@ -20,11 +32,56 @@ from ._errors import Rejected
 CLOCK_SKEW = datetime.timedelta(minutes=5)
 
 
+def ca_key_id(certificate: x509.Certificate) -> bytes:
+    """SHA-256 of a CA certificate's SubjectPublicKeyInfo: which CA, whatever its name (two CAs
+    may share one, `new-ca --name` twice in a rotation) and however often it was re-issued."""
+    spki = certificate.public_key().public_bytes(serialization.Encoding.DER,
+                                                 serialization.PublicFormat.SubjectPublicKeyInfo)
+    return hashlib.sha256(spki).digest()
+
+
 def _naive(obj: Any, name: str) -> Optional[datetime.datetime]:
     """A CRL time, naive UTC: through NAME_utc where cryptography has it (42 and later deprecate
     the naive property, Debian 13), NAME before (Debian 12). None if the CRL has none."""
     aware: Optional[datetime.datetime] = getattr(obj, f"{name}_utc", None)
     return aware.replace(tzinfo=None) if aware is not None else getattr(obj, name)
+
+
+@dataclass(frozen=True)
+class _Held:
+    """What is kept of a loaded CRL: who signed it, how new it is, until when it holds, and its
+    serial numbers (with where each one's revocationDate is in `tbs`)."""
+    issuer: bytes
+    issuer_text: str
+    order: Tuple[datetime.datetime, int]
+    next_update: datetime.datetime
+    revoked: Dict[int, int]
+    tbs: bytes
+
+
+def _parse(data: bytes) -> x509.CertificateRevocationList:
+    try:
+        if data.lstrip().startswith(b"-----BEGIN"):
+            crl = x509.load_pem_x509_crl(data)
+        else:
+            crl = x509.load_der_x509_crl(data)
+        # read what the checks read now: cryptography parses names, times and extensions lazily
+        crl.issuer.rfc4514_string()
+        _naive(crl, "last_update")
+        _naive(crl, "next_update")
+        extensions = list(crl.extensions)
+    except (ValueError, TypeError, KeyError, x509.InvalidVersion, x509.DuplicateExtension,
+            x509.UnsupportedGeneralNameType) as e:  # what cryptography raises for bytes it reads late
+        raise ValueError(f"not a CRL (DER or PEM): {e}") from None
+    for extension in extensions:
+        if extension.oid == ExtensionOID.DELTA_CRL_INDICATOR:
+            raise ValueError("the CRL is a delta CRL (deltaCRLIndicator): this verifier holds complete CRLs "
+                             "only (RFC 5280 §5.2.4); load the CA's complete CRL")
+        if extension.critical:
+            name = getattr(extension.oid, "_name", "unknown")
+            raise ValueError(f"the CRL has a critical extension this verifier does not process: {name} "
+                             f"({extension.oid.dotted_string}); RFC 5280 §5.2 forbids using it")
+    return crl
 
 
 def _order(crl: x509.CertificateRevocationList) -> Tuple[datetime.datetime, int]:
@@ -37,38 +94,23 @@ def _order(crl: x509.CertificateRevocationList) -> Tuple[datetime.datetime, int]
     return _naive(crl, "last_update") or datetime.datetime.min, number
 
 
-def _parse(data: bytes) -> x509.CertificateRevocationList:
-    try:
-        if data.lstrip().startswith(b"-----BEGIN"):
-            crl = x509.load_pem_x509_crl(data)
-        else:
-            crl = x509.load_der_x509_crl(data)
-        # read what the checks read now: cryptography parses names, times and entries lazily
-        crl.issuer.rfc4514_string()
-        _order(crl)
-        [entry.serial_number for entry in cast(Iterable[x509.RevokedCertificate], crl)]
-        return crl
-    except (ValueError, TypeError, KeyError, x509.InvalidVersion, x509.DuplicateExtension,
-            x509.UnsupportedGeneralNameType) as e:  # what cryptography raises for bytes it reads late
-        raise ValueError(f"not a CRL (DER or PEM): {e}") from None
-
-
 class RevocationLists:
     """The newest CRL of each CA in `anchors` that was given to load(). Thread-safe."""
 
     def __init__(self, anchors: Sequence[x509.Certificate]) -> None:
         self._anchors = list(anchors)
-        # the signing CA's SubjectPublicKeyInfo → its newest CRL: two CAs may share one name
-        # (`new-ca --name` twice, a rotation), and one's CRL must not replace the other's
-        self._held: Dict[bytes, x509.CertificateRevocationList] = {}
+        # the signing CA's key id → its newest CRL: two CAs may share one name (`new-ca --name`
+        # twice, a rotation), and one's CRL must not replace the other's
+        self._held: Dict[bytes, _Held] = {}
         self._lock = threading.Lock()
 
     def load(self, data: bytes) -> bool:
         """Hold the CRL in `data` (DER or PEM) for the trusted CA that signed it; True if it
         replaced an older one or was the first, False if one as new is held. ValueError if it is
-        not a CRL, no trusted CA signed it, its nextUpdate is missing or past, or its lastUpdate
-        is more than CLOCK_SKEW ahead (a CRL from a clock in the future would outrank every
-        later one)."""
+        not a CRL, no trusted CA signed it, its nextUpdate is missing or past, its lastUpdate is
+        more than CLOCK_SKEW ahead (a CRL from a clock in the future would outrank every later
+        one), it is a delta CRL, or it has a critical extension (of the CRL or of an entry)
+        this verifier does not process."""
         crl = _parse(data)
         issuer = crl.issuer.public_bytes()
         signer = next((a for a in self._anchors if a.subject.public_bytes() == issuer and self._signed(crl, a)), None)
@@ -77,16 +119,22 @@ class RevocationLists:
         next_update, now = _naive(crl, "next_update"), _chain.utcnow()
         if next_update is None or next_update < now:
             raise ValueError("the CRL has no nextUpdate or it is past: fetch a current one")
-        if _order(crl)[0] > now + CLOCK_SKEW:
-            raise ValueError(f"the CRL's lastUpdate {_order(crl)[0].isoformat()}Z is ahead of this clock by more "
+        order = _order(crl)
+        if order[0] > now + CLOCK_SKEW:
+            raise ValueError(f"the CRL's lastUpdate {order[0].isoformat()}Z is ahead of this clock by more "
                              f"than {CLOCK_SKEW}: the CA's clock or this one is wrong")
-        key = signer.public_key().public_bytes(serialization.Encoding.DER,
-                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+        key = ca_key_id(signer)
         with self._lock:
             held = self._held.get(key)
-            if held is not None and _order(held) >= _order(crl):
+            if held is not None and held.order >= order:
                 return False
-            self._held[key] = crl
+        tbs = crl.tbs_certlist_bytes  # signed: read after the signature verified
+        kept = _Held(issuer, crl.issuer.rfc4514_string(), order, next_update, _crl_der.revoked_serials(tbs), tbs)
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None and held.order >= order:
+                return False
+            self._held[key] = kept
         return True
 
     @staticmethod
@@ -101,28 +149,27 @@ class RevocationLists:
         Nothing for an issuer without a CRL held (its revocation is the store's, or not checked)."""
         issuer = certificate.issuer.public_bytes()
         with self._lock:
-            held = [crl for crl in self._held.values() if crl.issuer.public_bytes() == issuer]
+            held = [crl for crl in self._held.values() if crl.issuer == issuer]
         for crl in held:
             self._judge(crl, certificate.serial_number)
 
-    def check_serial(self, serial: int) -> None:
-        """check() for a certificate known by its serial number alone (a registered credential's
-        AK certificate): against every CRL held, since serial numbers are random (159 bits from
-        DeviceID's CA) and a stale CRL of any CA leaves it undecided."""
+    def check_issued_by(self, ca: bytes, serial: int) -> None:
+        """check() for a certificate known by its serial number and the key id (ca_key_id) of
+        the trusted CA its chain ended at (a registered credential's AK certificate): against
+        that CA's CRL, if one is held."""
         with self._lock:
-            held = list(self._held.values())
-        for crl in held:
-            self._judge(crl, serial)
+            held = self._held.get(ca)
+        if held is not None:
+            self._judge(held, serial)
 
     @staticmethod
-    def _judge(crl: x509.CertificateRevocationList, serial: int) -> None:
-        next_update = _naive(crl, "next_update")
-        if next_update is not None and next_update < _chain.utcnow():
-            raise Rejected("revocation-unknown", f"the CRL held for {crl.issuer.rfc4514_string()} passed its "
-                                                 f"nextUpdate {next_update.isoformat()}Z: load a current one")
-        entry = crl.get_revoked_certificate_by_serial_number(serial)
-        if entry is not None:
-            revoked = _naive(entry, "revocation_date")
+    def _judge(crl: _Held, serial: int) -> None:
+        if crl.next_update < _chain.utcnow():
+            raise Rejected("revocation-unknown", f"the CRL held for {crl.issuer_text} passed its "
+                                                 f"nextUpdate {crl.next_update.isoformat()}Z: load a current one")
+        at = crl.revoked.get(serial)
+        if at is not None:
+            revoked = _crl_der.time_at(crl.tbs, at)
             raise Rejected("revoked", f"the AK certificate {serial:x} is on its CA's CRL"
                                       + (f" (revoked {revoked.isoformat()}Z)" if revoked is not None else ""))
 

@@ -15,7 +15,9 @@ REASONS: Mapping[str, str] = {
     "nonce-expired": "the nonce was issued by this verifier but its lifetime is over",
     "nonce-replayed": "the nonce was issued by this verifier and already used",
     "nonce-mismatch": "the evidence, or the TPM's extraData, carries another nonce than the one being checked",
-    "ak-untrusted": "no AK certificate, or it does not chain to a trusted CA, or it is not an AK certificate",
+    "ak-untrusted": "no AK certificate, or it does not chain to a trusted CA, or it is not an AK certificate; for a "
+                    "WebAuthn assertion, the AK certificate that certified the credential has expired or its CA is no "
+                    "longer trusted",
     "ak-app-id-missing": "the AK certificate names no app id (it has not exactly one canonical "
                          "urn:deviceid:app-id: URI)",
     "ak-mismatch": "the AK certificate and the AK public area do not name one key, or a platform AK certified "
@@ -51,7 +53,8 @@ REASONS: Mapping[str, str] = {
     "credential-mismatch": "WebAuthn: the attested credential (its id, its COSE key) is not the certified "
                            "credential key, or an assertion names another credential",
     "credential-key-template": "WebAuthn: pubArea is not the frozen credential key template (ECC P-256, scheme NULL)",
-    "credential-unknown": "WebAuthn: the assertion names a credential id this server has not registered",
+    "credential-unknown": "WebAuthn: the assertion names a credential id this server has not registered, or one "
+                          "registered before it kept what assertions re-check of the AK certificate (register it again)",
     "counter": "WebAuthn: the assertion's signCount is not above the last one accepted for the credential: a "
                "replayed assertion, or one from a clone of the TPM's state",
 }

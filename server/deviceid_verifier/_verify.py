@@ -210,8 +210,8 @@ class Verifier:
         # The AK: a certificate from a trusted CA, for exactly this AK public area.
         if ak_certificate_der is None:
             raise Rejected("ak-untrusted", "the evidence has no AK certificate")
-        ak_certificate, certified_app_id, record = _akcert.trusted(ak_certificate_der, self._anchors, self._store,
-                                                                   crls=self._crls)
+        ak_certificate, certified_app_id, record, _, _ = _akcert.trusted(ak_certificate_der, self._anchors,
+                                                                         self._store, crls=self._crls)
 
         # The app id: the one the CA certified this AK for, which the evidence (and the caller) names.
         if claimed_app_id != certified_app_id:

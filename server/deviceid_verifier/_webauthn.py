@@ -60,6 +60,11 @@ class WebAuthnCredential:
     #: when an assertion's counter first failed to rise above `counter` at a verifier on this
     #: credential's store: a clone of the TPM may exist (sticky; None while it never happened)
     counter_failed: Optional[datetime.datetime] = None
+    #: the trusted CA the AK certificate chained to (SHA-256 of its SubjectPublicKeyInfo) and the
+    #: end of its validity: assertions stop passing once that CA is no longer trusted or the
+    #: certificate expired. None in a credential registered before migration 0006 (register it again)
+    ak_anchor: Optional[bytes] = None
+    ak_not_after: Optional[datetime.datetime] = None
 
     @property
     def public_key(self) -> ec.EllipticCurvePublicKey:
@@ -72,12 +77,15 @@ class WebAuthnCredential:
                                   "ak_name": _wire.b64url(self.ak_name), "ak_serial": self.ak_serial}
         if self.counter_failed is not None:
             fields["counter_failed"] = self.counter_failed.isoformat() + "Z"
+        if self.ak_anchor is not None and self.ak_not_after is not None:
+            fields["ak_anchor"] = _wire.b64url(self.ak_anchor)
+            fields["ak_not_after"] = self.ak_not_after.isoformat() + "Z"
         return json.dumps(fields, separators=(",", ":"))
 
     @classmethod
     def _of(cls, record: CredentialRecord) -> "WebAuthnCredential":
         return cls(record.app_id, record.credential_id, record.cose_key, record.counter, record.ak_name,
-                   record.ak_serial, record.counter_failed)
+                   record.ak_serial, record.counter_failed, record.ak_anchor, record.ak_not_after)
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "WebAuthnCredential":
@@ -90,10 +98,17 @@ class WebAuthnCredential:
             if type(serial) is not int or serial <= 0:  # noqa: E721
                 raise ValueError("ak_serial")
             failed = fields.get("counter_failed")
+            anchor, not_after = fields.get("ak_anchor"), fields.get("ak_not_after")
+            if (anchor is None) != (not_after is None):
+                raise ValueError("ak_anchor and ak_not_after come together")
+            anchor_id = None if anchor is None else _wire.from_b64url(anchor, "ak_anchor")
+            if anchor_id is not None and len(anchor_id) != 32:
+                raise ValueError("ak_anchor is not 32 bytes")
             credential = cls(_ca.check_app_id(fields["app_id"]), _wire.from_b64url(fields["credential_id"], "id"),
                              _wire.from_b64url(fields["cose_key"], "key"), counter,
                              _wire.from_b64url(fields["ak_name"], "ak_name"), serial,
-                             None if failed is None else _ca.parse_utc(failed))
+                             None if failed is None else _ca.parse_utc(failed), anchor_id,
+                             None if not_after is None else _ca.parse_utc(not_after))
             credential.public_key  # noqa: B018  (the key must parse)
             return credential
         except (ValueError, KeyError, TypeError, RecursionError, Rejected) as e:
@@ -172,6 +187,7 @@ class WebAuthnVerifier:
         if not ca_certificates:
             raise ValueError("a WebAuthnVerifier needs at least one CA certificate")
         self._anchors = _chain.trusted_set(ca_certificates, "CA certificate")
+        self._anchors_by_key = _akcert.anchors_by_key(self._anchors)
         self._crls = revocation_lists(self._anchors, crls)
         self._origins = None if origins is None else frozenset(origins)
         self._store: Store = store if store is not None else MemoryStore()
@@ -258,8 +274,8 @@ class WebAuthnVerifier:
                 intermediates.append(_chain.load_der(der))
             except _chain.ChainError as e:
                 raise Rejected("malformed", f"x5c: {e}") from None
-        ak_certificate, certified_app_id, _ = _akcert.trusted(chain[0], self._anchors, self._store, intermediates,
-                                                              self._crls)
+        ak = _akcert.trusted(chain[0], self._anchors, self._store, intermediates, self._crls)
+        ak_certificate, certified_app_id = ak.certificate, ak.app_id
         if certified_app_id != claimed_app_id:
             raise Rejected("app-id-mismatch", f"the attestation claims app id {claimed_app_id!r}, but its AK "
                                               f"certificate was issued for {certified_app_id!r}")
@@ -299,7 +315,7 @@ class WebAuthnVerifier:
             raise Rejected("credential-mismatch", "the credential id is not SHA-256 of pubArea in authData and the message")
         stored = self._store.add_credential(CredentialRecord(
             claimed_id, certified_app_id, authenticator_data.cose_key, ak_name, ak_certificate.serial_number,
-            authenticator_data.counter, _chain.utcnow()))
+            authenticator_data.counter, _chain.utcnow(), ak_anchor=ak.anchor, ak_not_after=ak.not_after))
         if stored is None:
             raise Rejected("credential-mismatch", "the credential id is registered for another app id")
         return WebAuthnCredential._of(stored)
@@ -315,7 +331,8 @@ class WebAuthnVerifier:
         """Verify a deviceid.webauthn-assertion message made over `client_data_json` (of type
         "webauthn.get", with a challenge of new_challenge()) by `credential`, by default the one
         registered with the message's credential id in the verifier's store ("credential-unknown"
-        if none); return the credential with the counter it carries.
+        if none, or registered before the AK certificate's CA and expiry were kept: it must be
+        registered again); return the credential with the counter it carries.
 
         The counter rule is the store's when it knows the credential (and a `credential` given
         may only raise the bar): of the assertions with one counter value that
@@ -325,8 +342,10 @@ class WebAuthnVerifier:
         with the one returned. `app_id`, when given, is the only app id accepted.
 
         Rejected "app-id-mismatch" or "credential-mismatch" for another app's or credential's;
-        "rp-id-mismatch"; "signature"; "revoked" once the AK certificate is (with the CA's store,
-        or on a CRL held); "counter" when its signCount is not above the credential's counter: a
+        "rp-id-mismatch"; "signature"; the AK certificate that certified the credential checked
+        again, as registration checked it: "ak-untrusted" once it expired or its CA is no longer
+        among the verifier's, "revoked" once it is (with the CA's store, or on its CA's CRL held),
+        "revocation-unknown" while that CRL is past its nextUpdate; "counter" when its signCount is not above the credential's counter: a
         replayed assertion, or one from a clone of the TPM's state, which counts on from the same
         value as the original. A "counter" rejection should end the server's trust in the
         credential: nothing binds the count to the TPM's counter but DeviceID's code (any process
@@ -362,11 +381,13 @@ class WebAuthnVerifier:
         except InvalidSignature:
             raise Rejected("signature", "the credential key's signature over authData ‖ clientDataHash "
                                         "does not verify") from None
-        record = self._store.certificate(credential.ak_serial)
-        if record is not None:
-            _akcert.check_record(record, self._store)
-        self._crls.check_serial(credential.ak_serial)
         counter, now = authenticator_data.counter, _chain.utcnow()
+        if credential.ak_anchor is None or credential.ak_not_after is None:
+            raise Rejected("credential-unknown", "the credential was registered before this server kept its AK "
+                                                 "certificate's CA and expiry, which every assertion re-checks: "
+                                                 "register it again (its counter and its mark are kept)")
+        _akcert.still_trusted(credential.ak_serial, credential.ak_anchor, credential.ak_not_after,
+                              self._anchors_by_key, self._store, self._crls, now)
         if stored is None:  # the caller's credential alone
             accepted = counter > credential.counter
         elif counter <= credential.counter:  # the caller's copy is ahead: refused, and marked as the store marks

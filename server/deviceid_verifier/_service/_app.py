@@ -222,8 +222,7 @@ class _Service:
         return 200, [("Content-Type", "application/x-pem-file")], pem
 
     def crl(self, _: bytes) -> Response:
-        der = self.ca.crl().public_bytes(serialization.Encoding.DER)
-        return 200, [("Content-Type", "application/pkix-crl")], der
+        return 200, [("Content-Type", "application/pkix-crl")], self.ca.published_crl()
 
     def health(self, _: bytes) -> Response:
         self.ca.store.limit()  # the database answers

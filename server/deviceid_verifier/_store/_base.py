@@ -72,6 +72,23 @@ class CredentialRecord:
     #: When an assertion's counter first failed to rise above `counter` (a clone of the TPM may
     #: exist); sticky: once set, never cleared or moved.
     counter_failed: Optional[datetime.datetime] = None
+    #: SHA-256 of the SubjectPublicKeyInfo of the trusted CA the AK certificate's chain ended at,
+    #: and the earliest notAfter on that chain below it: what every assertion re-checks (the CA
+    #: still trusted, the certificate not expired). None for a credential registered before
+    #: migration 0006.
+    ak_anchor: Optional[bytes] = None
+    ak_not_after: Optional[datetime.datetime] = None
+
+
+@dataclass(frozen=True)
+class PublishedCRL:
+    """The CRL the service serves: DER, built at `built` with the revocations up to `generation`."""
+    generation: int
+    built: datetime.datetime
+    der: bytes
+
+    def newer_than(self, other: Optional["PublishedCRL"]) -> bool:
+        return other is None or (self.generation, self.built) > (other.generation, other.built)
 
 
 #: The limit of a new store: 5 enrolments per device (TPM) and app id a day.
@@ -202,15 +219,29 @@ class Store(abc.ABC):
         the device may enrol again; certificates stay revoked. How many bans were removed."""
 
     @abc.abstractmethod
-    def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
-        """The revoked certificates not yet past their not-after, by serial."""
+    def revoked(self, now: datetime.datetime) -> List[Tuple[int, datetime.datetime]]:
+        """(serial, revoked at) of the revoked certificates not yet past their not-after at
+        `now`, by serial: what a CRL lists."""
+
+    @abc.abstractmethod
+    def revocation_generation(self) -> int:
+        """A number every revocation raises by one, in its transaction: a CRL built at a
+        generation lacks no revocation as long as the generation is unchanged."""
+
+    @abc.abstractmethod
+    def publish_crl(self, crl: PublishedCRL) -> None:
+        """Keep `crl` for every worker, unless the one kept is as new (by generation, then built)."""
+
+    @abc.abstractmethod
+    def published_crl(self) -> Optional[PublishedCRL]:
+        """The CRL publish_crl() kept, or None."""
 
     @abc.abstractmethod
     def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:
         """Register a credential, or register it again: a known credential id takes the record's
-        AK Name and serial, keeps the higher of the two counters, its registration time and its
-        counter_failed. Returns the record as stored; None if the id is registered for another
-        app id (nothing changed)."""
+        AK Name, serial, anchor and not after, keeps the higher of the two counters, its
+        registration time and its counter_failed. Returns the record as stored; None if the id
+        is registered for another app id (nothing changed)."""
 
     @abc.abstractmethod
     def credential(self, credential_id: bytes) -> Optional[CredentialRecord]:

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import _chain
 from ._base import (DEFAULT_LIMIT, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited, NonceState,
-                    PendingChallenge, Store, Tenant, tenant_refusal as _tenant_refusal, written_bits)
+                    PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal as _tenant_refusal, written_bits)
 
 
 class StoreFull(RuntimeError):
@@ -35,6 +35,8 @@ class MemoryStore(Store):
         self._tenants: Dict[str, Tenant] = {}
         self._bits: Dict[Tuple[str, bytes], DeviceBits] = {}
         self._limit = DEFAULT_LIMIT
+        self._revocation_generation = 0
+        self._published_crl: Optional[PublishedCRL] = None
         self._lock = threading.Lock()
 
     def add_nonce(self, nonce: bytes, expires: datetime.datetime) -> None:
@@ -139,6 +141,8 @@ class MemoryStore(Store):
             if self._banned(record.ek_pseudonym, record.app_id) is None:
                 self._bans[record.ek_pseudonym, record.app_id] = Ban(now, reason, serial)
                 changed = True
+            if changed:
+                self._revocation_generation += 1
         return changed
 
     def lift(self, serial: int) -> int:
@@ -151,10 +155,23 @@ class MemoryStore(Store):
                 del self._bans[key]
         return len(lifted)
 
-    def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
+    def revoked(self, now: datetime.datetime) -> List[Tuple[int, datetime.datetime]]:
         with self._lock:
-            return sorted((r for r in self._certificates.values() if r.revoked is not None and r.not_after >= now),
-                          key=lambda r: r.serial)
+            return sorted((r.serial, r.revoked) for r in self._certificates.values()
+                          if r.revoked is not None and r.not_after >= now)
+
+    def revocation_generation(self) -> int:
+        with self._lock:
+            return self._revocation_generation
+
+    def publish_crl(self, crl: PublishedCRL) -> None:
+        with self._lock:
+            if crl.newer_than(self._published_crl):
+                self._published_crl = crl
+
+    def published_crl(self) -> Optional[PublishedCRL]:
+        with self._lock:
+            return self._published_crl
 
     def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:
         with self._lock:
@@ -167,6 +184,7 @@ class MemoryStore(Store):
                 return None
             else:
                 stored = dataclasses.replace(known, ak_name=record.ak_name, ak_serial=record.ak_serial,
+                                             ak_anchor=record.ak_anchor, ak_not_after=record.ak_not_after,
                                              counter=max(known.counter, record.counter))
             self._credentials[record.credential_id] = stored
         return stored

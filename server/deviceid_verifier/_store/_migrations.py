@@ -58,6 +58,18 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         # the other EKs a pending challenge sealed a secret to: JSON [[kind, pseudonym hex, secret hex], …]
         "ALTER TABLE challenges ADD COLUMN linked TEXT",
     )),
+    # Every assertion re-checks its AK certificate (issue 51): the trusted CA its chain ended at
+    # (SHA-256 of its SubjectPublicKeyInfo) and the end of its validity. NULL for a credential
+    # registered before: refused as credential-unknown until registered again. And a generation
+    # that every revocation raises, and the CRL built at one, which every worker serves.
+    ("0006_credential_ak_anchor_and_published_crl", (
+        "ALTER TABLE credentials ADD COLUMN ak_anchor BLOB",
+        "ALTER TABLE credentials ADD COLUMN ak_not_after BIGINT",
+        "CREATE TABLE revocation_generation (id INTEGER PRIMARY KEY CHECK (id = 1), generation BIGINT NOT NULL)",
+        "INSERT INTO revocation_generation (id, generation) VALUES (1, 0)",
+        "CREATE TABLE published_crl (id INTEGER PRIMARY KEY CHECK (id = 1), generation BIGINT NOT NULL, "
+        "built BIGINT NOT NULL, der BLOB NOT NULL)",
+    )),
     # Tenants (docs/SERVER-STATE.md, invariant 10): developer accounts, their app ids (each one
     # tenant's at most) and the digests of their API keys.
     ("0008_tenants", (

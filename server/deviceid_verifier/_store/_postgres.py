@@ -30,6 +30,7 @@ class PostgresStore(SQLStore):
 
     blob_type = "BYTEA"
     for_update = " FOR UPDATE"
+    text_aggregate = "string_agg({}, ',')"
 
     def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
         super().__init__()

@@ -13,7 +13,8 @@ import threading
 import json
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
-from ._base import Ban, DeviceBits, Tenant, tenant_refusal, written_bits, CertificateRecord, CredentialRecord, Limit, Limited, NonceState, PendingChallenge, Store
+from ._base import (Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited, NonceState, PendingChallenge,
+                    PublishedCRL, Store, Tenant, tenant_refusal, written_bits)
 from ._migrations import MIGRATIONS
 
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -61,9 +62,11 @@ class SQLStore(Store):
     """A Store on a database reached through connect(): one connection per thread and process,
     or one per operation (connection_per_operation). A connection is never used across fork()."""
 
-    #: How the dialect spells a binary column, and the clause that locks a selected row.
+    #: How the dialect spells a binary column, the clause that locks a selected row, and the
+    #: aggregate that joins texts with commas.
     blob_type = "BLOB"
     for_update = ""
+    text_aggregate = "group_concat({}, ',')"
     #: Whether each operation opens and closes its own connection (SQLite: then no connection is
     #: open when the process forks, which SQLite's locks do not survive).
     connection_per_operation = False
@@ -336,6 +339,8 @@ class SQLStore(Store):
                 cursor.execute("INSERT INTO bans (ek_pseudonym, app_id, since, reason, serial) VALUES (?, ?, ?, ?, ?)",
                                (record.ek_pseudonym, record.app_id, micros(now), reason, format(serial, "x")))
                 changed = True
+            if changed:  # in the revocation's transaction: whoever sees the revocation sees the new generation
+                cursor.execute("UPDATE revocation_generation SET generation = generation + 1 WHERE id = 1")
         return changed
 
     def lift(self, serial: int) -> int:
@@ -349,34 +354,70 @@ class SQLStore(Store):
                            "RETURNING serial", (*members, record.app_id))
             return len(cursor.fetchall())
 
-    def revoked(self, now: datetime.datetime) -> List[CertificateRecord]:
+    def revoked(self, now: datetime.datetime) -> List[Tuple[int, datetime.datetime]]:
         with self._tx(write=False) as cursor:
-            cursor.execute(f"SELECT {self._CERTIFICATE_COLUMNS} FROM certificates "
-                           "WHERE revoked IS NOT NULL AND not_after >= ?", (micros(now),))
-            rows = cursor.fetchall()
-        return sorted((self._record(row) for row in rows), key=lambda r: r.serial)
+            # One text value, not a row per certificate: psycopg's ctypes libpq costs 3.5 µs a value
+            # (100,000 rows of 8 columns took 5 s; this, 0.3 s).
+            joined = self.text_aggregate.format("serial || ' ' || revoked")
+            cursor.execute(f"SELECT {joined} FROM certificates WHERE revoked IS NOT NULL AND not_after >= ?",
+                           (micros(now),))
+            row = cursor.fetchone()
+        if row is None or not row[0]:
+            return []
+        pairs = (item.split(" ") for item in row[0].split(","))
+        return sorted((int(serial, 16), from_micros(int(revoked))) for serial, revoked in pairs)
+
+    def revocation_generation(self) -> int:
+        with self._tx(write=False) as cursor:
+            cursor.execute("SELECT generation FROM revocation_generation WHERE id = 1")
+            row = cursor.fetchone()
+        if row is None:
+            raise StoreUnavailable("the database has no revocation generation row: run migrate")
+        return int(row[0])
+
+    def publish_crl(self, crl: PublishedCRL) -> None:
+        with self._tx() as cursor:
+            # one statement: of racing publications, the newer (generation, built) stays
+            cursor.execute("INSERT INTO published_crl (id, generation, built, der) VALUES (1, ?, ?, ?) "
+                           "ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, built = excluded.built, "
+                           "der = excluded.der WHERE excluded.generation > published_crl.generation OR "
+                           "(excluded.generation = published_crl.generation AND excluded.built > published_crl.built)",
+                           (crl.generation, micros(crl.built), crl.der))
+
+    def published_crl(self) -> Optional[PublishedCRL]:
+        with self._tx(write=False) as cursor:
+            cursor.execute("SELECT generation, built, der FROM published_crl WHERE id = 1")
+            row = cursor.fetchone()
+        return None if row is None else PublishedCRL(int(row[0]), from_micros(row[1]), bytes(row[2]))
 
     # -- App Attest credentials ---------------------------------------------------------------
 
-    _CREDENTIAL_COLUMNS = "credential_id, app_id, cose_key, ak_name, ak_serial, counter, registered, counter_failed"
+    _CREDENTIAL_COLUMNS = ("credential_id, app_id, cose_key, ak_name, ak_serial, counter, registered, counter_failed, "
+                           "ak_anchor, ak_not_after")
 
     @staticmethod
     def _credential(row: Tuple[Any, ...]) -> CredentialRecord:
         return CredentialRecord(bytes(row[0]), row[1], bytes(row[2]), bytes(row[3]), int(row[4], 16), int(row[5]),
-                                from_micros(row[6]), None if row[7] is None else from_micros(row[7]))
+                                from_micros(row[6]), None if row[7] is None else from_micros(row[7]),
+                                None if row[8] is None else bytes(row[8]),
+                                None if row[9] is None else from_micros(row[9]))
 
     def add_credential(self, record: CredentialRecord) -> Optional[CredentialRecord]:
         with self._tx() as cursor:
             # One statement: of racing registrations of one id, the database orders the writes.
-            cursor.execute(f"INSERT INTO credentials ({self._CREDENTIAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            cursor.execute(f"INSERT INTO credentials ({self._CREDENTIAL_COLUMNS}) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                            "ON CONFLICT (credential_id) DO UPDATE SET ak_name = excluded.ak_name, "
-                           "ak_serial = excluded.ak_serial, counter = CASE WHEN excluded.counter > credentials.counter "
+                           "ak_serial = excluded.ak_serial, ak_anchor = excluded.ak_anchor, "
+                           "ak_not_after = excluded.ak_not_after, "
+                           "counter = CASE WHEN excluded.counter > credentials.counter "
                            "THEN excluded.counter ELSE credentials.counter END "
                            "WHERE credentials.app_id = excluded.app_id "
                            f"RETURNING {self._CREDENTIAL_COLUMNS}",
                            (record.credential_id, record.app_id, record.cose_key, record.ak_name,
                             format(record.ak_serial, "x"), record.counter, micros(record.registered),
-                            None if record.counter_failed is None else micros(record.counter_failed)))
+                            None if record.counter_failed is None else micros(record.counter_failed),
+                            record.ak_anchor, None if record.ak_not_after is None else micros(record.ak_not_after)))
             row = cursor.fetchone()
         return None if row is None else self._credential(row)
 
