@@ -44,6 +44,17 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         "ak_name BLOB NOT NULL, ak_serial TEXT NOT NULL, counter BIGINT NOT NULL, registered BIGINT NOT NULL, "
         "counter_failed BIGINT)",
     )),
+    # Issue 51: a nonce serves one purpose and, when issued for one, one app id (NULL: issued
+    # before, either purpose may spend it); receipts of spending requests, for their retries;
+    # one lock row per EK pseudonym, under which its pending challenges are counted.
+    ("0007_nonce_purpose_and_receipts", (
+        "ALTER TABLE nonces ADD COLUMN purpose TEXT",
+        "ALTER TABLE nonces ADD COLUMN app_id TEXT",
+        "CREATE TABLE receipts (digest BLOB PRIMARY KEY, answer BLOB NOT NULL, expires BIGINT NOT NULL)",
+        "CREATE INDEX receipts_expires ON receipts (expires)",
+        "CREATE TABLE challenge_eks (ek_pseudonym BLOB PRIMARY KEY)",
+        "CREATE INDEX challenges_ek ON challenges (ek_pseudonym, expires)",
+    )),
 ]
 
 #: The name of the newest migration: a store at this schema is current.
