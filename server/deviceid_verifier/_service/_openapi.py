@@ -21,7 +21,7 @@ def schema(name: str) -> Dict[str, Any]:
     return loaded
 
 
-SCHEMAS = ("enrolment-request", "enrolment-challenge", "enrolment-response", "ak-certificate", "attestation", "nonce",
+SCHEMAS = ("nonce-request", "enrolment-request", "enrolment-challenge", "enrolment-response", "ak-certificate", "attestation", "nonce",
            "verification-request", "verification", "webauthn-challenge", "webauthn-attestation",
            "webauthn-registration", "webauthn-credential", "webauthn-assertion", "assertion-request",
            "assertion-verification", "rejection")
@@ -57,7 +57,8 @@ def _rejections(*statuses: int) -> Dict[str, Any]:
     words = {400: "not a message of this step (malformed, version, message-type)",
              403: "the message is well formed but its proof fails (the reason says which check)",
              404: "no such operation", 405: "another method", 413: "the body is over 64 KiB",
-             429: "rate-limited: the EK is at its enrolment limit for this app id (Retry-After says when to retry)"}
+             429: "rate-limited: the EK is at its enrolment limit for this app id, or has as many enrolment challenges "
+                  "pending as one EK may (Retry-After says when to retry)"}
     out: Dict[str, Any] = {}
     for status in statuses:
         out[str(status)] = {"description": words[status], **_json_body("rejection")}
@@ -68,13 +69,13 @@ def _rejections(*statuses: int) -> Dict[str, Any]:
     return out
 
 
-def _post(operation_id: str, summary: str, request: str, response: str, *rejections: int) -> Dict[str, Any]:
+def _post(operation_id: str, summary: str, request: str, response: str, *rejections: int,
+          body_required: bool = True) -> Dict[str, Any]:
     operation: Dict[str, Any] = {
         "operationId": operation_id, "summary": summary,
         "responses": {"200": {"description": response, **_json_body(response)}, **_rejections(400, 413, *rejections)},
+        "requestBody": {"required": body_required, **_json_body(request)},
     }
-    if request:
-        operation["requestBody"] = {"required": True, **_json_body(request)}
     return {"post": operation}
 
 
@@ -87,7 +88,8 @@ def openapi_document() -> Dict[str, Any]:
                                 "attestation evidence, on a database shared by every worker. Messages are DeviceID's "
                                 "wire format v1 (docs/HARDWARE-ID.md). Operator actions are not in this interface."},
         "paths": {
-            "/v1/nonce": _post("newNonce", "A fresh single-use nonce for a device's evidence", "", "nonce"),
+            "/v1/nonce": _post("newNonce", "A fresh single-use nonce for a device's evidence (of one app, if the "
+                               "body names it)", "nonce-request", "nonce", body_required=False),
             "/v1/enrolment/challenge": _post("enrolmentChallenge", "Answer an enrolment request with a challenge",
                                              "enrolment-request", "enrolment-challenge", 403, 429),
             "/v1/enrolment/finish": _post("enrolmentFinish", "Answer an activated challenge with an AK certificate",
@@ -95,8 +97,9 @@ def openapi_document() -> Dict[str, Any]:
             "/v1/attestation/verify": _post("verifyAttestation", "Verify a device's evidence for a nonce",
                                             "verification-request", "verification", 403),
             "/v1/webauthn/challenge": _post("newWebAuthnChallenge",
-                                            "A fresh single-use challenge for App Attest client data", "",
-                                            "webauthn-challenge"),
+                                            "A fresh single-use challenge for App Attest client data (of one app, "
+                                            "if the body names it)", "nonce-request", "webauthn-challenge",
+                                            body_required=False),
             "/v1/webauthn/register": _post("registerCredential",
                                            "Register a device's App Attest credential (WebAuthn \"tpm\" attestation)",
                                            "webauthn-registration", "webauthn-credential", 403),
