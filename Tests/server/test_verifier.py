@@ -24,6 +24,7 @@ from deviceid_verifier import (
     Verifier, ChainError, app_id_uri, app_key_unique, attestation_key_unique, hardware_id_from_name, kdfa,
     make_credential, verify_chain,
 )
+from deviceid_verifier import MemoryStore, NonceState, WebAuthnVerifier
 from deviceid_verifier._credential import aes_cfb_encrypt
 from deviceid_verifier._tpm import parse_certify_attest
 from tools_device import DeviceError, b64, unb64
@@ -390,6 +391,37 @@ def test_a_failed_attempt_spends_nothing(enrolled_a, verifier):
     rejected("app-id-mismatch", verifier.verify, evidence, nonce, app_id=APP_B)
     assert verifier.verify(evidence, nonce).app_id == APP_A
     rejected("nonce-replayed", verifier.verify, evidence, nonce)
+
+
+def test_a_nonce_serves_its_purpose_and_its_app(enrolled_a, ca):
+    """Issue 51, case 10: one pool served every purpose, tied to no app: a WebAuthn challenge
+    passed as an attestation nonce (and the reverse). Now a nonce is spent only by evidence of
+    its purpose and, when it was issued for one, its app id; a mismatch spends nothing."""
+    store = MemoryStore()
+    verifier, webauthn = Verifier([ca.certificate], store=store), WebAuthnVerifier([ca.certificate], store=store)
+    device = enrolled_a.device
+    challenge = webauthn.new_challenge()
+    rejected("nonce-unknown", verifier.verify, device.evidence(APP_A, challenge), challenge)
+    assert store.use_nonce(challenge, datetime.datetime.utcnow(), "webauthn", APP_A) is NonceState.FRESH  # unspent
+    bound = verifier.new_nonce(APP_B)
+    rejected("nonce-unknown", verifier.verify, device.evidence(APP_A, bound), bound)
+    assert verifier.verify(device.evidence(APP_B, bound), bound).app_id == APP_B
+    rejected("nonce-replayed", verifier.verify, device.evidence(APP_B, bound), bound)
+
+
+def test_an_ek_has_at_most_ten_challenges_pending(machine_a, make_ca):
+    """Issue 51, case 5: a saved enrolment request (the EK certificate is public) replayed at
+    190 challenges/s, each costing the CA an RSA-OAEP, under no limit. Now an EK has at most
+    PENDING_PER_EK challenges pending, whatever app ids they name."""
+    ca = make_ca("deviceid pending-bound CA")
+    device = machine_a.device
+    challenges = [ca.challenge(device.enrolment_request(APP_A if i % 2 else APP_B)) for i in range(10)]
+    refused = rejected("rate-limited", ca.challenge, device.enrolment_request("com.example.other"))
+    assert 290 <= refused.retry_after <= 300  # when the oldest of the ten expires
+    device.enrolment_request(APP_A)  # the device answers for the AK of its last request: APP_A's again
+    ca.finish(device.enrolment_response(challenges[-1]))  # a finished challenge is no longer pending
+    ca.challenge(device.enrolment_request(APP_A))
+    rejected("rate-limited", ca.challenge, device.enrolment_request(APP_A))
 
 
 def test_evidence_for_another_nonce(enrolled_a, verifier):
