@@ -49,6 +49,20 @@ def validator(name):
     return jsonschema.Draft202012Validator(schema(name), resolver=resolver)
 
 
+def test_a_nonce_request_may_name_the_app_it_is_for(service):
+    """Issue 51, case 10: POST /v1/nonce and /v1/webauthn/challenge take an optional body naming
+    the app id the nonce is for; an empty body still asks for one of no app."""
+    for path, name in (("/v1/nonce", "nonce"), ("/v1/webauthn/challenge", "webauthn-challenge")):
+        for body, app_id in ((b"", None), (b"{}", None), (json.dumps({"app_id": APP}).encode(), APP)):
+            status, _, answer = call(service, "POST", path, body)
+            assert status == 200, answer
+            validator(name).validate(json.loads(answer))
+            assert json.loads(answer).get("app_id") == app_id
+        for body in (b"[]", b"{", b'{"app_id":5}', b'{"app_id":""}', b'{"app_id":"a","app_id":"b"}'):
+            status, _, answer = call(service, "POST", path, body)
+            assert (status, json.loads(answer)["rejected"]) == (400, "malformed"), (path, body, answer)
+
+
 def test_every_schema_is_a_valid_draft_2020_12_schema():
     for name in SCHEMAS:
         jsonschema.Draft202012Validator.check_schema(schema(name))
