@@ -10,11 +10,13 @@ not given:
   made to fail at, while a connection cut there is what a restart or a failover does)."""
 import base64
 import json
+import os
 import threading
 import time
 
 import psycopg
 import pytest
+from cryptography import x509
 
 from pg_cut import CommitCutter
 from test_service import enrol, ok, rejected, verification
@@ -93,7 +95,6 @@ def test_an_enrolment_whose_commit_was_not_heard_gets_its_certificate_on_the_ret
 
     certificate = ok(service.post("/v1/enrolment/finish", response))
     machine_a.device.accept_ak_certificate(certificate, APP)
-    from cryptography import x509
     der = base64.b64decode(json.loads(certificate)["certificate"])
     assert format(x509.load_der_x509_certificate(der).serial_number, "x") == serial  # the one committed
     assert query(database, "SELECT count(*) FROM certificates") == [(1,)]
@@ -129,3 +130,29 @@ def test_a_verification_whose_commit_was_not_heard_is_answered_again_for_its_req
     cutter.arm(b"UPDATE nonces SET used")
     unavailable(service.post("/v1/attestation/verify", plain))
     rejected(service.post("/v1/attestation/verify", plain), 403, "nonce-replayed")
+
+
+def test_an_assertion_whose_commit_was_not_heard_is_answered_again_and_counted_once(machines, services, database,
+                                                                                   cutter, tmp_path):
+    """An assertion's counter committed, its acknowledgement lost: the retry with its request_id
+    is accepted with that counter, and the credential carries no mark of a counter that did not
+    rise (1.0: nonce-replayed; a retry that re-ran the counter rule would mark a clone)."""
+    from test_webauthn_service import assertion, enrol as enrol_with_the_command, registration
+    app = "com.example.retries-attest"
+    machine = machines(f"retries-{os.urandom(3).hex()}")
+    [service] = services(cutter.url(database), 1, workers=1)
+    certificate = enrol_with_the_command(machine, service, service, app)
+    ok(service.post("/v1/webauthn/register", registration(machine, service, app, certificate, tmp_path)))
+
+    request = {**assertion(machine, service, app), "request_id": "app-server-assert-1"}
+    counter = request["assertion"]["counter"]
+    cutter.arm(b"UPDATE credentials SET counter")
+    unavailable(service.post("/v1/assertion/verify", request))
+    assert cutter.cut.is_set()
+    assert query(database, "SELECT counter, counter_failed FROM credentials") == [(counter, None)]  # committed
+    answer = json.loads(ok(service.post("/v1/assertion/verify", request)))
+    assert answer["counter"] == counter and "counter_failed" not in answer
+    later = json.loads(ok(service.post("/v1/assertion/verify", assertion(machine, service, app))))
+    assert later["counter"] == counter + 1 and "counter_failed" not in later
+    assert query(database, "SELECT counter_failed FROM credentials") == [(None,)]
+    machine.tpm.stop()
