@@ -85,12 +85,12 @@ class CommitCutter:
                     break
                 message, pending = pending[:end], pending[end:]
                 if connection["armed"] and message[:1] == b"C" and message[5:].startswith(b"COMMIT"):
+                    self.cut.set()  # before the client can see the cut, and answer
                     try:
                         client.sendall(out)
                     except OSError:
                         pass
                     _close(client, server)
-                    self.cut.set()
                     return
                 out += message
             try:

@@ -446,6 +446,7 @@ def test_expired_nonce(enrolled_a, ca):
     nonce = short.new_nonce()
     evidence = enrolled_a.device.evidence(APP_A, nonce)
     rejected("nonce-expired", short.verify, evidence, nonce)
+    rejected("nonce-replayed", short.verify, evidence, nonce)  # used up, as use_nonce leaves an expired one
 
 
 def test_claimed_nonce_is_not_the_certified_one(enrolled_a, verifier):

@@ -448,9 +448,9 @@ class PrivacyCA:
         secret ("credential"). The EK must be under the store's limit for this app id
         ("rate-limited"), counted with this enrolment atomically, whatever the number of workers.
         The challenge is used up with the certificate recorded, in one transaction: a response
-        refused leaves it pending (docs/SERVER-STATE.md, "Spending"). The answer is kept until the
-        challenge would have expired: the same response again (a retry after a 503) gets it,
-        nothing counted twice.
+        refused leaves it pending (docs/SERVER-STATE.md, "Spending"). The answer is kept for one
+        challenge lifetime: the same response again (a retry after a 503) gets it, nothing
+        counted twice.
 
         A response of the platform-ak route carries, in place of the credential, the platform AK's
         certificate (whose key must be the request's: "credential" otherwise), its
@@ -497,7 +497,7 @@ class PrivacyCA:
             answer = _wire.dumps(_wire.AK_CERTIFICATE, {
                 "certificate": _wire.b64(certificate.public_bytes(serialization.Encoding.DER)),
             })
-            self._store.add_receipt(key, answer.encode("utf-8"), pending.expires)
+            self._store.add_receipt(key, answer.encode("utf-8"), now + self._challenge_lifetime)
         return answer
 
     def export_pending(self) -> str:

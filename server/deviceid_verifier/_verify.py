@@ -104,17 +104,18 @@ class _NonceBook:
                 kept = self._store.receipt(key, now)
                 if kept is not None:
                     return kept
-            if state is NonceState.UNKNOWN:
-                raise Rejected("nonce-unknown", "this verifier did not issue the nonce for this purpose and app id "
-                                                "(or forgot it after its lifetime)")
-            if state is NonceState.USED:
-                raise Rejected("nonce-replayed", "the nonce was already used")
-            if state is NonceState.EXPIRED:
-                raise Rejected("nonce-expired", "the nonce's lifetime is over")
-            answer = act()
-            if key is not None:
-                self._store.add_receipt(key, answer, now + self._lifetime)
-            return answer
+            if state is NonceState.FRESH:
+                answer = act()
+                if key is not None:
+                    self._store.add_receipt(key, answer, now + self._lifetime)
+                return answer
+        # after the block: an expired nonce stays used up, as use_nonce left it
+        if state is NonceState.UNKNOWN:
+            raise Rejected("nonce-unknown", "this verifier did not issue the nonce for this purpose and app id "
+                                            "(or forgot it after its lifetime)")
+        if state is NonceState.USED:
+            raise Rejected("nonce-replayed", "the nonce was already used")
+        raise Rejected("nonce-expired", "the nonce's lifetime is over")
 
     def _memory(self) -> MemoryStore:
         if not isinstance(self._store, MemoryStore):
