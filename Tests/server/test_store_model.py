@@ -174,8 +174,8 @@ class StoreMachine(RuleBasedStateMachine):
         key = b"t%d" % next(self.counter)
         record = CertificateRecord(next(self.counter), pseudonym, APPS[0], b"name", self.now, self.now)
         model = copy.deepcopy(self.model)
-        answers = (model.use_nonce(nonce, self.now, "attestation", APPS[0]), model.take_challenge(challenge_id, self.now),
-                   model.add_certificate(record, model.limit), model.advance_counter(credential, counter, self.now))
+        answers = (model.use_nonce(nonce, self.now, "attestation", APPS[0]),
+                   model.take_challenge(challenge_id, self.now), model.add_certificate(record, model.limit), model.advance_counter(credential, counter, self.now))
         model.receipts[key] = (b"kept", self.now)
         with contextlib.suppress(Rollback), self.store.atomic():
             assert (self.store.use_nonce(nonce, self.now, "attestation", APPS[0]),

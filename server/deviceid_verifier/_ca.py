@@ -468,28 +468,30 @@ class PrivacyCA:
         credential = b"" if certification is not None else _wire.bytes_field(message, "credential")
         now = _chain.utcnow()
         # The receipt's key: the body's digest. Repeating it gives nothing away (docs/SERVER-STATE.md, "Retries").
-        key = hashlib.sha256(b"enrolmentFinish\0" + (response if isinstance(response, bytes)
-                                                       else response.encode("utf-8", "surrogatepass"))).digest()
+        receipt_key = hashlib.sha256(b"enrolmentFinish\0" + (response if isinstance(response, bytes)
+                                                               else response.encode("utf-8", "surrogatepass"))).digest()
         # One transaction, the request's last use of the store: the challenge is taken, checked and
         # answered with a certificate recorded under the limit, or nothing of it happened (invariant 4).
         with self._store.atomic():
             pending = self._store.take_challenge(challenge_id, now)
             if pending is None:
-                kept = self._store.receipt(key, now)
+                kept = self._store.receipt(receipt_key, now)
                 if kept is not None:  # the retry of a finish whose answer was lost
                     return kept.decode("utf-8")
-                raise Rejected("challenge-unknown", "no pending enrolment challenge has this id (unknown, expired or used)")
+                raise Rejected("challenge-unknown",
+                               "no pending enrolment challenge has this id (unknown, expired or used)")
             if certification is not None:
                 attest, signature, platform_der = certification
                 # the key the challenge checked the chain of, by its pseudonym: no anchors needed here
-                key_of = _platform_ak.key_of(self._platform_certificate(platform_der))
-                if not hmac.compare_digest(self.ek_pseudonym(key_of), pending.ek_pseudonym):
+                key = _platform_ak.key_of(self._platform_certificate(platform_der))
+                if not hmac.compare_digest(self.ek_pseudonym(key), pending.ek_pseudonym):
                     raise Rejected("credential", "the response is not from the platform AK the enrolment request named")
-                _platform_ak.verify_signature(key_of, attest, signature)
+                _platform_ak.verify_signature(key, attest, signature)
                 _platform_ak.check_certification(attest, _platform_ak.nonce_of(pending.secret),
                                                  _tpm.name_of(pending.ak_public))
             elif not hmac.compare_digest(credential, pending.secret):
-                raise Rejected("credential", "the credential is wrong: the AK was not activated by the TPM holding the EK")
+                raise Rejected("credential",
+                               "the credential is wrong: the AK was not activated by the TPM holding the EK")
             certificate = self._issue(pending.ak_public, pending.app_id, pending.tpm_device, now)
             record = CertificateRecord(certificate.serial_number, pending.ek_pseudonym, pending.app_id,
                                        _tpm.name_of(pending.ak_public), now, _chain.not_after(certificate))
@@ -497,7 +499,7 @@ class PrivacyCA:
             answer = _wire.dumps(_wire.AK_CERTIFICATE, {
                 "certificate": _wire.b64(certificate.public_bytes(serialization.Encoding.DER)),
             })
-            self._store.add_receipt(key, answer.encode("utf-8"), now + self._challenge_lifetime)
+            self._store.add_receipt(receipt_key, answer.encode("utf-8"), now + self._challenge_lifetime)
         return answer
 
     def export_pending(self) -> str:

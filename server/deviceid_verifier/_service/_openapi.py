@@ -21,8 +21,8 @@ def schema(name: str) -> Dict[str, Any]:
     return loaded
 
 
-SCHEMAS = ("nonce-request", "enrolment-request", "enrolment-challenge", "enrolment-response", "ak-certificate", "attestation", "nonce",
-           "verification-request", "verification", "webauthn-challenge", "webauthn-attestation",
+SCHEMAS = ("enrolment-request", "enrolment-challenge", "enrolment-response", "ak-certificate", "attestation",
+           "nonce-request", "nonce", "verification-request", "verification", "webauthn-challenge", "webauthn-attestation",
            "webauthn-registration", "webauthn-credential", "webauthn-assertion", "assertion-request",
            "assertion-verification", "rejection")
 

@@ -346,7 +346,8 @@ class SQLStore(Store):
 
     def add_receipt(self, key: bytes, answer: bytes, expires: datetime.datetime) -> None:
         with self._tx() as cursor:
-            cursor.execute("INSERT INTO receipts (digest, answer, expires) VALUES (?, ?, ?)", (key, answer, micros(expires)))
+            cursor.execute("INSERT INTO receipts (digest, answer, expires) VALUES (?, ?, ?)",
+                           (key, answer, micros(expires)))
 
     def receipt(self, key: bytes, now: datetime.datetime) -> Optional[bytes]:
         with self._tx(write=False) as cursor:
