@@ -125,7 +125,7 @@ def _issued_for(body: bytes) -> Optional[str]:
         raise Rejected("malformed", "the body is neither empty nor JSON") from None
     if not isinstance(request, dict):
         raise Rejected("malformed", "the body is not a JSON object")
-    return _expected_app_id(request)
+    return check_app_id(request["app_id"]) if "app_id" in request else None
 
 
 #: Seconds between two purges of expired nonces and challenges by one process of the service.
