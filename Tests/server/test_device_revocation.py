@@ -2,7 +2,7 @@
 operator lifts it, and limits and risk count per TPM, not per EK certificate. Through the
 service on both stores, with `deviceid` itself enrolling on swtpm (which holds an RSA and an ECC
 EK, each with its certificate): it answers the secret the CA sealed to each EK it offered, so the
-CA learns the two EKs are one TPM (docs/SERVER-STATE.md, invariants 6 and 9)."""
+CA learns the two EKs are one TPM (docs/SERVER-STATE.md, invariants 6 and 11)."""
 import base64
 import json
 import os

@@ -6,6 +6,8 @@ from deviceid_verifier._store._migrations import LATEST, MIGRATIONS
 from postgres import free_port
 from verifier_command import cli
 
+from deviceid_verifier._store._migrations import LATEST, MIGRATIONS
+
 
 run = cli
 
@@ -14,8 +16,8 @@ def test_migrate_names_what_it_applied(database_url):
     first = run("migrate", "--database", database_url, "--until", "0001_nonces_and_challenges")
     assert (first.returncode, first.stdout) == (0, "applied 0001_nonces_and_challenges\nat 0001_nonces_and_challenges\n")
     rest = run("migrate", "--database", database_url)
-    assert (rest.returncode, rest.stdout) == (0, "".join(f"applied {name}\n" for name, _ in MIGRATIONS[1:])
-                                              + f"at {LATEST}\n")
+    applied = "".join(f"applied {name}\n" for name, _ in MIGRATIONS[1:])
+    assert (rest.returncode, rest.stdout) == (0, f"{applied}at {LATEST}\n")
     again = run("migrate", "--database", database_url)
     assert (again.returncode, again.stdout) == (0, f"at {LATEST}\n")
 

@@ -50,6 +50,37 @@ def validator(name):
     return jsonschema.Draft202012Validator(schema(name), resolver=resolver)
 
 
+def test_a_nonce_request_may_name_the_app_it_is_for(service):
+    """Issue 51, case 10: POST /v1/nonce and /v1/webauthn/challenge take an optional body naming
+    the app id the nonce is for; an empty body still asks for one of no app."""
+    for path, name in (("/v1/nonce", "nonce"), ("/v1/webauthn/challenge", "webauthn-challenge")):
+        for body, app_id in ((b"", None), (b"{}", None), (json.dumps({"app_id": APP}).encode(), APP)):
+            status, _, answer = call(service, "POST", path, body)
+            assert status == 200, answer
+            validator(name).validate(json.loads(answer))
+            assert json.loads(answer).get("app_id") == app_id
+        for body in (b"[]", b"{", b'{"app_id":5}', b'{"app_id":null}', b'{"app_id":""}', b'{"app_id":"a","app_id":"b"}'):
+            status, _, answer = call(service, "POST", path, body)
+            assert (status, json.loads(answer)["rejected"]) == (400, "malformed"), (path, body, answer)
+
+
+def test_an_ek_with_ten_challenges_pending_is_429_with_retry_after(machine_a):
+    """Issue 51, case 5, over HTTP: the eleventh pending challenge of one EK, whatever its app id."""
+    root, issuer = localca_files()
+    anchors = [x509.load_pem_x509_certificate(p.read_bytes()) for p in (root, issuer) if p.exists()]
+    key, certificate = make_ca_certificate("deviceid pending-bound service CA")
+    store = open_store("memory:")
+    app = make_app(PrivacyCA(key, certificate, anchors, store=store), Verifier([certificate], store=store))
+    for i in range(10):
+        status, _, answer = call(app, "POST", "/v1/enrolment/challenge",
+                                 machine_a.device.enrolment_request(f"com.example.pending-{i}").encode())
+        assert status == 200, answer
+    status, headers, answer = call(app, "POST", "/v1/enrolment/challenge",
+                                   machine_a.device.enrolment_request(APP).encode())
+    assert (status, json.loads(answer)["rejected"]) == (429, "rate-limited"), answer
+    assert 290 <= int(headers["Retry-After"]) <= 300 and 290 <= json.loads(answer)["retry_after"] <= 300
+
+
 def test_every_schema_is_a_valid_draft_2020_12_schema():
     for name in SCHEMAS:
         jsonschema.Draft202012Validator.check_schema(schema(name))

@@ -132,15 +132,19 @@ def test_migrations_from_empty_and_from_the_previous_version(database_url):
     store = open_store(database_url, migrate=False)
     assert store.applied_migrations() == []
     assert store.migrate(until="0001_nonces_and_challenges") == ["0001_nonces_and_challenges"]
-    store.add_nonce(b"n" * 32, T0 + 300 * SECOND)  # 0001's state survives 0002 and 0003
     old = pending()
-    with store._tx() as cursor:  # a challenge as 0.3 wrote it, before 0003's tpm_device column
+    with store._tx() as cursor:  # 0001's state survives the later migrations
+        for nonce in (b"n" * 32, b"w" * 32):  # nonces before 0007's purpose: either purpose spends them
+            cursor.execute("INSERT INTO nonces (nonce, expires, used) VALUES (?, ?, ?)",
+                           (nonce, micros(T0 + 300 * SECOND), False))
+        # a challenge as 0.3 wrote it, before 0003's tpm_device column
         cursor.execute("INSERT INTO challenges (id, secret, ak_public, app_id, ek_pseudonym, expires) "
                        "VALUES (?, ?, ?, ?, ?, ?)",
                        ("c" * 32, old.secret, old.ak_public, old.app_id, old.ek_pseudonym, micros(old.expires)))
     assert store.migrate() == [name for name, _ in MIGRATIONS[1:]] and MIGRATIONS[-1][0] == LATEST
     assert store.migrate() == []
     assert store.use_nonce(b"n" * 32, T0) is NonceState.FRESH
+    assert store.use_nonce(b"w" * 32, T0, "webauthn", "com.example.any") is NonceState.FRESH
     assert store.take_challenge("c" * 32, T0) == old and old.tpm_device == ""
     device = dataclasses.replace(pending(), tpm_device="2.23.133.2.3=id:20191023,2.23.133.2.2=swtpm,2.23.133.2.1=id:00001014")
     store.add_challenge("d" * 32, device)

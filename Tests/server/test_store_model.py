@@ -1,6 +1,8 @@
 """A randomized stateful test of every Store against the reference model of
 docs/SERVER-STATE.md: random sequences of the operations, with a clock that moves, and after each
 step the store's answer must be the model's."""
+import contextlib
+import copy
 import dataclasses
 import datetime
 import itertools
@@ -17,16 +19,25 @@ T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 PSEUDONYMS = (b"p" * 32, b"q" * 32, b"r" * 32)
 APPS = ("com.example.a", "com.example.b")
 CREDENTIALS = (b"c" * 32, b"d" * 32)
+PURPOSES = ("attestation", "webauthn")
+#: A nonce's app id: none (any app may spend it) or one of APPS.
+NONCE_APPS = (None, *APPS)
+RECEIPTS = (b"r" * 32, b"s" * 32)
 #: Few values, so that equal and lower counters come up often; 2**32 - 1 is the largest signCount.
 COUNTERS = st.sampled_from([0, 1, 2, 3, 2**32 - 1])
+
+
+class Rollback(Exception):
+    """Raised inside atomic(): the block's changes must all be undone."""
 
 
 class Model:
     """docs/SERVER-STATE.md, "Operations", as plainly as it can be written."""
 
     def __init__(self):
-        self.nonces = {}        # nonce → [expires, used]
+        self.nonces = {}        # nonce → [expires, used, purpose, app id or None]
         self.challenges = {}    # id → PendingChallenge
+        self.receipts = {}      # key → (answer, expires)
         self.certificates = {}  # serial → CertificateRecord
         self.limit = Limit(5, datetime.timedelta(days=1))
         self.credentials = {}   # credential id → CredentialRecord
@@ -78,12 +89,26 @@ class Model:
         bans = [self.bans[p, app_id] for p in self.members(pseudonym) if (p, app_id) in self.bans]
         return min(bans, key=lambda b: (b.since, b.serial)) if bans else None
 
-    def use_nonce(self, nonce, now):
+    def use_nonce(self, nonce, now, purpose, app_id):
         if nonce not in self.nonces:
             return NonceState.UNKNOWN
-        expires, used = self.nonces[nonce]
+        expires, used, issued_for, bound_to = self.nonces[nonce]
+        if issued_for != purpose or bound_to not in (None, app_id):
+            return NonceState.UNKNOWN
         self.nonces[nonce][1] = True
         return NonceState.USED if used else NonceState.EXPIRED if expires < now else NonceState.FRESH
+
+    def add_challenge(self, challenge_id, pending, now, most):
+        held = sorted(p.expires for p in self.challenges.values()
+                      if p.ek_pseudonym == pending.ek_pseudonym and p.expires >= now)
+        if len(held) >= most:
+            return Limited(held[len(held) - most])
+        self.challenges[challenge_id] = pending
+        return None
+
+    def receipt(self, key, now):
+        kept = self.receipts.get(key)
+        return kept[0] if kept is not None and kept[1] >= now else None
 
     def take_challenge(self, challenge_id, now):
         pending = self.challenges.pop(challenge_id, None)
@@ -159,6 +184,7 @@ class Model:
     def purge(self, now):
         self.nonces = {n: e for n, e in self.nonces.items() if e[0] >= now}
         self.challenges = {i: p for i, p in self.challenges.items() if p.expires >= now}
+        self.receipts = {k: e for k, e in self.receipts.items() if e[1] >= now}
 
 
 # Coarse times, so that the boundaries (an expiry equal to now, an issue time equal to the
@@ -180,24 +206,63 @@ class StoreMachine(RuleBasedStateMachine):
     def time_passes(self, step):
         self.now += step
 
-    @rule(lifetime=seconds)
-    def add_nonce(self, lifetime):
+    @rule(lifetime=seconds, purpose=st.sampled_from(PURPOSES), app_id=st.sampled_from(NONCE_APPS))
+    def add_nonce(self, lifetime, purpose, app_id):
         nonce = next(self.counter).to_bytes(32, "big")
-        self.store.add_nonce(nonce, self.now + lifetime)
-        self.model.nonces[nonce] = [self.now + lifetime, False]
+        self.store.add_nonce(nonce, self.now + lifetime, purpose, app_id)
+        self.model.nonces[nonce] = [self.now + lifetime, False, purpose, app_id]
 
-    @rule(data=st.data())
-    def use_nonce(self, data):
+    @rule(data=st.data(), purpose=st.sampled_from(PURPOSES), app_id=st.sampled_from(APPS))
+    def use_nonce(self, data, purpose, app_id):
         nonce = data.draw(st.sampled_from(sorted(self.model.nonces) + [b"unknown".ljust(32, b"\0")]))
-        assert self.store.use_nonce(nonce, self.now) == self.model.use_nonce(nonce, self.now)
+        assert self.store.use_nonce(nonce, self.now, purpose, app_id) == self.model.use_nonce(nonce, self.now,
+                                                                                              purpose, app_id)
 
-    @rule(lifetime=seconds, pseudonym=st.sampled_from(PSEUDONYMS))
-    def add_challenge(self, lifetime, pseudonym):
+    @rule(lifetime=seconds, pseudonym=st.sampled_from(PSEUDONYMS), most=st.integers(min_value=1, max_value=3))
+    def add_challenge(self, lifetime, pseudonym, most):
         challenge_id = format(next(self.counter), "032x")
         pending = PendingChallenge(b"s" * 32, b"ak", APPS[0], pseudonym, self.now + lifetime,
                                    linked=(("H-2", PSEUDONYMS[2], b"t" * 32),) if pseudonym == PSEUDONYMS[0] else ())
-        self.store.add_challenge(challenge_id, pending)
-        self.model.challenges[challenge_id] = pending
+        assert self.store.add_challenge(challenge_id, pending, self.now, most) == self.model.add_challenge(
+            challenge_id, pending, self.now, most)
+
+    @rule(key=st.sampled_from(RECEIPTS), lifetime=seconds)
+    def add_receipt(self, key, lifetime):
+        if key in self.model.receipts:  # a receipt is kept once, by the request that spent its nonce
+            return
+        answer = b"answer %d" % next(self.counter)
+        self.store.add_receipt(key, answer, self.now + lifetime)
+        self.model.receipts[key] = (answer, self.now + lifetime)
+
+    @rule(key=st.sampled_from(RECEIPTS))
+    def receipt(self, key):
+        assert self.store.receipt(key, self.now) == self.model.receipt(key, self.now)
+
+    @rule(data=st.data(), commit=st.booleans(), counter=COUNTERS, pseudonym=st.sampled_from(PSEUDONYMS))
+    def spend_atomically(self, data, commit, counter, pseudonym):
+        """What a spending request does (docs/SERVER-STATE.md, invariant 4): several operations in
+        one atomic() block, which either commits all of them or, when the block raises, none."""
+        nonce = data.draw(st.sampled_from(sorted(self.model.nonces) + [b"unknown".ljust(32, b"\0")]))
+        challenge_id = data.draw(st.sampled_from(sorted(self.model.challenges) + ["f" * 32]))
+        credential = data.draw(st.sampled_from(CREDENTIALS))
+        key = b"t%d" % next(self.counter)
+        record = CertificateRecord(next(self.counter), pseudonym, APPS[0], b"name", self.now, self.now)
+        model = copy.deepcopy(self.model)
+        answers = (model.use_nonce(nonce, self.now, "attestation", APPS[0]),
+                   model.take_challenge(challenge_id, self.now), model.add_certificate(record, model.limit), model.advance_counter(credential, counter, self.now))
+        model.receipts[key] = (b"kept", self.now)
+        with contextlib.suppress(Rollback), self.store.atomic():
+            assert (self.store.use_nonce(nonce, self.now, "attestation", APPS[0]),
+                    self.store.take_challenge(challenge_id, self.now), self.store.add_certificate(record, model.limit),
+                    self.store.advance_counter(credential, counter, self.now)) == answers
+            self.store.add_receipt(key, b"kept", self.now)
+            if not commit:
+                raise Rollback()
+        if commit:
+            self.model = model
+        assert self.store.receipt(key, self.now) == self.model.receipt(key, self.now)
+        assert self.store.certificate(record.serial) == self.model.certificates.get(record.serial)
+        assert self.store.credential(credential) == self.model.credentials.get(credential)
 
     @rule(data=st.data())
     def take_challenge(self, data):
@@ -336,8 +401,8 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
         def open_new():
             store = open_store(url, migrate=False)
             with store._tx() as cursor:  # an empty database of the current schema, quickly
-                for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials", "device_links",
-                              "bans", "tenant_apps", "tenants", "device_bits"):
+                for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials", "receipts",
+                              "challenge_eks", "device_links", "bans", "tenant_apps", "tenants", "device_bits"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
                 cursor.execute("UPDATE revocation_generation SET generation = 0")

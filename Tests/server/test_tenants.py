@@ -1,4 +1,4 @@
-"""Tenants (issue 51, "Run as production runs it"; docs/SERVER-STATE.md invariant 10): while the
+"""Tenants (issue 51, "Run as production runs it"; docs/SERVER-STATE.md invariant 12): while the
 service has none it is open, as a trial; once an operator adds one (`tenant add`, the interface
 issue 55 gives), nonces and challenges are issued only to a tenant's API key (`Authorization:
 Bearer KEY`); verifications and devices' operations need none (a device may post its own evidence)."""

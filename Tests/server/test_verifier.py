@@ -24,6 +24,7 @@ from deviceid_verifier import (
     Verifier, ChainError, app_id_uri, app_key_unique, attestation_key_unique, hardware_id_from_name, kdfa,
     make_credential, verify_chain,
 )
+from deviceid_verifier import MemoryStore, NonceState, WebAuthnVerifier
 from deviceid_verifier._credential import aes_cfb_encrypt
 from deviceid_verifier._tpm import parse_certify_attest
 from tools_device import DeviceError, b64, unb64
@@ -350,9 +351,10 @@ def test_pending_challenges_and_nonces_move_between_processes(enrolled_a, verifi
     second = PrivacyCA(key, certificate, [])
     second.import_pending(state)
     response = device.enrolment_response(challenge)
-    issued = x509.load_der_x509_certificate(unb64(json.loads(second.finish(response))["certificate"]))
+    answer = second.finish(response)
+    issued = x509.load_der_x509_certificate(unb64(json.loads(answer)["certificate"]))
     assert san_uris(issued)[1] == APP_ID_URI_PREFIX + APP_A
-    rejected("challenge-unknown", second.finish, response)
+    assert second.finish(response) == answer  # the same response again is a retry: the same certificate
     assert json.loads(second.export_pending())["pending"] == {}
     for bad in ("", "{}", '{"v":1,"type":"deviceid.ca-pending","pending":[]}',
                 '{"v":1,"type":"deviceid.ca-pending","pending":{"x":{"secret":"AA=="}}}', verifier.export_nonces()):
@@ -360,7 +362,8 @@ def test_pending_challenges_and_nonces_move_between_processes(enrolled_a, verifi
             second.import_pending(bad)
 
     fresh, spent = verifier.new_nonce(), verifier.new_nonce()
-    rejected("malformed", verifier.verify, "[]", spent)
+    rejected("malformed", verifier.verify, "[]", spent)  # spends nothing
+    verifier.verify(device.evidence(APP_A, spent), spent)
     other = Verifier([ca.certificate])
     other.import_nonces(verifier.export_nonces())
     assert other.verify(device.evidence(APP_A, fresh), fresh, app_id=APP_A).app_id == APP_A
@@ -378,11 +381,47 @@ def test_replayed_evidence(enrolled_a, verifier):
     rejected("nonce-replayed", verifier.verify, evidence, nonce)
 
 
-def test_a_failed_attempt_uses_the_nonce_up(enrolled_a, verifier):
+def test_a_failed_attempt_spends_nothing(enrolled_a, verifier):
+    """Issue 51, case 10: whoever saw a nonce could spend it with junk, and the device's genuine
+    evidence was then nonce-replayed. Evidence that fails a check spends nothing."""
     nonce = verifier.new_nonce()
     evidence = enrolled_a.device.evidence(APP_A, nonce)
     rejected("version", verifier.verify, edit(evidence, v=2), nonce)
+    rejected("signature", verifier.verify, edit(evidence, signature=b64(b"\x00\x00\x00\x00")), nonce)
+    rejected("app-id-mismatch", verifier.verify, evidence, nonce, app_id=APP_B)
+    assert verifier.verify(evidence, nonce).app_id == APP_A
     rejected("nonce-replayed", verifier.verify, evidence, nonce)
+
+
+def test_a_nonce_serves_its_purpose_and_its_app(enrolled_a, ca):
+    """Issue 51, case 10: one pool served every purpose, tied to no app: a WebAuthn challenge
+    passed as an attestation nonce (and the reverse). Now a nonce is spent only by evidence of
+    its purpose and, when it was issued for one, its app id; a mismatch spends nothing."""
+    store = MemoryStore()
+    verifier, webauthn = Verifier([ca.certificate], store=store), WebAuthnVerifier([ca.certificate], store=store)
+    device = enrolled_a.device
+    challenge = webauthn.new_challenge()
+    rejected("nonce-unknown", verifier.verify, device.evidence(APP_A, challenge), challenge)
+    assert store.use_nonce(challenge, datetime.datetime.utcnow(), "webauthn", APP_A) is NonceState.FRESH  # unspent
+    bound = verifier.new_nonce(APP_B)
+    rejected("nonce-unknown", verifier.verify, device.evidence(APP_A, bound), bound)
+    assert verifier.verify(device.evidence(APP_B, bound), bound).app_id == APP_B
+    rejected("nonce-replayed", verifier.verify, device.evidence(APP_B, bound), bound)
+
+
+def test_an_ek_has_at_most_ten_challenges_pending(machine_a, make_ca):
+    """Issue 51, case 5: a saved enrolment request (the EK certificate is public) replayed at
+    190 challenges/s, each costing the CA an RSA-OAEP, under no limit. Now an EK has at most
+    PENDING_PER_EK challenges pending, whatever app ids they name."""
+    ca = make_ca("deviceid pending-bound CA")
+    device = machine_a.device
+    challenges = [ca.challenge(device.enrolment_request(APP_A if i % 2 else APP_B)) for i in range(10)]
+    refused = rejected("rate-limited", ca.challenge, device.enrolment_request("com.example.other"))
+    assert 290 <= refused.retry_after <= 300  # when the oldest of the ten expires
+    device.enrolment_request(APP_A)  # the device answers for the AK of its last request: APP_A's again
+    ca.finish(device.enrolment_response(challenges[-1]))  # a finished challenge is no longer pending
+    ca.challenge(device.enrolment_request(APP_A))
+    rejected("rate-limited", ca.challenge, device.enrolment_request(APP_A))
 
 
 def test_evidence_for_another_nonce(enrolled_a, verifier):
@@ -407,6 +446,7 @@ def test_expired_nonce(enrolled_a, ca):
     nonce = short.new_nonce()
     evidence = enrolled_a.device.evidence(APP_A, nonce)
     rejected("nonce-expired", short.verify, evidence, nonce)
+    rejected("nonce-replayed", short.verify, evidence, nonce)  # used up, as use_nonce leaves an expired one
 
 
 def test_claimed_nonce_is_not_the_certified_one(enrolled_a, verifier):
@@ -580,7 +620,7 @@ def test_software_ak_cannot_be_activated(machine_a, make_ca):
     guess = json.dumps({"v": 1, "type": "deviceid.enrolment-response", "id": json.loads(challenge)["id"],
                         "credential": b64(os.urandom(32))})
     rejected("credential", ca.finish, guess)
-    rejected("challenge-unknown", ca.finish, guess)  # a challenge is answerable once
+    rejected("credential", ca.finish, guess)  # a wrong answer spends nothing: the challenge waits for the TPM's
 
 
 def test_software_key_with_a_self_made_ak_certificate(enrolled_a, verifier):
@@ -702,8 +742,11 @@ def test_challenge_ids_are_single_use(machine_a, make_ca):
     ca = make_ca("deviceid single-use CA")
     device = machine_a.device
     response = device.enrolment_response(ca.challenge(device.enrolment_request(APP_A)))
-    ca.finish(response)
-    rejected("challenge-unknown", ca.finish, response)
+    answer = ca.finish(response)
+    assert ca.finish(response) == answer  # a retry of the same response: the same certificate, counted once
+    serial = x509.load_der_x509_certificate(unb64(json.loads(answer)["certificate"])).serial_number
+    assert ca.risk(serial) == 1
+    rejected("challenge-unknown", ca.finish, edit(response, credential=b64(os.urandom(32))))
     rejected("challenge-unknown", ca.finish, edit(response, id=os.urandom(16).hex()))
 
 
@@ -903,7 +946,7 @@ def test_command_line_enrols_and_verifies(machine_a, swtpm_localca, tmp_path):
     assert cli_rejection(cli(*verify, input=evidence)) == "nonce-replayed"
     nonce = unb64(cli("nonce", "--state", nonces).stdout.strip())
     assert cli_rejection(cli(*verify, "--app-id", APP_A, input=device.evidence(app, nonce))) == "app-id-mismatch"
-    assert cli_rejection(cli(*verify, input=device.evidence(app, nonce))) == "nonce-replayed"  # used up
+    assert cli(*verify, input=device.evidence(app, nonce)).returncode == 0  # the rejection spent nothing
 
 
 def test_command_line_errors(tmp_path):
@@ -921,7 +964,7 @@ def test_command_line_errors(tmp_path):
     verify = ["verify", "--ca-cert", certificate, "--state", nonces]
     assert cli_rejection(cli(*verify, input="not json")) == "malformed"
     stranger = json.dumps({"v": 1, "type": "deviceid.attestation", "nonce": b64(os.urandom(32))})
-    assert cli_rejection(cli(*verify, input=stranger)) == "nonce-unknown"
+    assert cli_rejection(cli(*verify, input=stranger)) == "malformed"  # checked before its nonce
     nonces.write_text("garbage")
     for broken in (cli("nonce", "--state", nonces), cli(*verify, input=stranger)):
         assert broken.returncode == 2 and "nonce state" in broken.stderr, broken.stderr

@@ -60,7 +60,12 @@ def registration(machine, service, app_id, certificate, tmp_path):
 
 def assertion(machine, service, app_id=APP):
     """An assertion request for `app_id`, on a challenge of `service`."""
-    data = client_data("webauthn.get", challenge_of(service))
+    return assertion_on(machine, challenge_of(service), app_id)
+
+
+def assertion_on(machine, challenge, app_id=APP):
+    """An assertion request for `app_id` whose client data carries `challenge` (base64url)."""
+    data = client_data("webauthn.get", challenge)
     made = deviceid(machine, "assert", app_id, "--client-data-hash", b64url(hashlib.sha256(data).digest()))
     assert made.returncode == 0, made.stderr
     return {"v": 1, "type": "deviceid.assertion-request", "assertion": json.loads(made.stdout),
@@ -97,6 +102,29 @@ def test_register_at_one_instance_assert_at_the_other_each_once(registered, flee
     assert json.loads(ok(a.post("/v1/assertion/verify", second)))["counter"] == first["assertion"]["counter"] + 1
     with pytest.raises(jsonschema.ValidationError):  # the schema does say no
         validator("assertion-verification").validate({**answer, "counter": -1})
+
+
+def test_a_challenge_is_spent_by_its_own_purpose_and_app_and_never_by_junk(registered, fleet):  # noqa: F811
+    """Issue 51, case 10: whoever saw a challenge could spend it with junk, and the device's
+    genuine assertion was then nonce-replayed; a /v1/nonce nonce worked as a challenge, and a
+    challenge was tied to no app. Now junk spends nothing, and a challenge serves WebAuthn only,
+    and only the app it was issued for when the request named one."""
+    machine, _, _ = registered
+    a, b = fleet
+    request = assertion(machine, a)
+    junk = {**request, "assertion": {**request["assertion"], "signature": b64url(bytes(70))}}
+    rejected(b.post("/v1/assertion/verify", junk), 403, "signature")
+    ok(b.post("/v1/assertion/verify", request))
+
+    nonce = json.loads(ok(a.post("/v1/nonce")))["nonce"]
+    rejected(b.post("/v1/assertion/verify", assertion_on(machine, b64url(base64.b64decode(nonce)))), 403,
+             "nonce-unknown")
+    theirs = json.loads(ok(a.post("/v1/webauthn/challenge", {"app_id": UNREGISTERED})))
+    validator("webauthn-challenge").validate(theirs)
+    assert theirs["app_id"] == UNREGISTERED
+    rejected(b.post("/v1/assertion/verify", assertion_on(machine, theirs["challenge"])), 403, "nonce-unknown")
+    ours = json.loads(ok(a.post("/v1/webauthn/challenge", {"app_id": APP})))["challenge"]
+    ok(b.post("/v1/assertion/verify", assertion_on(machine, ours)))
 
 
 def test_24_concurrent_submissions_of_one_assertion_accept_exactly_one(registered, fleet):  # noqa: F811

@@ -56,6 +56,7 @@ from ._errors import Rejected
 from ._inputs import Failure as _Failure, add_trust_options as _add_trust_options, certificates as _certificates
 from ._inputs import read as _read, trust as _trust
 from ._store import MemoryStore
+from ._store._base import ATTESTATION
 
 PROGRAM = "python3 -m deviceid_verifier"
 
@@ -78,7 +79,7 @@ class _State:
 @contextlib.contextmanager
 def _state_file(path: str) -> Iterator[_State]:
     """Open (or create, mode 0600) and lock the state file at `path`; write the state back on
-    leaving, also when leaving by an exception (a rejection still uses a nonce or a challenge up)."""
+    leaving, also when leaving by an exception."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as e:
@@ -180,7 +181,7 @@ def _finish(args: argparse.Namespace) -> None:
 
 
 def _nonce(args: argparse.Namespace) -> None:
-    book = _verify._NonceBook(MemoryStore(), datetime.timedelta(seconds=args.lifetime))
+    book = _verify._NonceBook(MemoryStore(), datetime.timedelta(seconds=args.lifetime), ATTESTATION)
     with _state_file(args.state) as state:
         _load_state(book.load, state, args.state)
         try:

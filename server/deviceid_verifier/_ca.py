@@ -23,6 +23,7 @@ from cryptography.x509 import ObjectIdentifier
 from . import _chain, _credential, _crl_der, _ek, _platform_ak, _tpm, _wire
 from ._errors import Rejected
 from ._store import Ban, CertificateRecord, Limited, MemoryStore, PendingChallenge, PublishedCRL, Store
+from ._store._base import PENDING_PER_EK
 from ._store._memory import StoreFull
 
 #: Private keys a PrivacyCA can sign AK certificates with.
@@ -287,31 +288,37 @@ class PrivacyCA:
         self._refuse_if_limited(self._store.limited(pseudonym, app_id, self._store.limit(), now), now)
         ak_name = _tpm.name_of(ak_public)
         secret = os.urandom(_SECRET_BYTES)
+        # A secret for each other EK too: those the device answers are proven to be in the same
+        # TPM, which is then one device for limits, risk and revocation (invariant 11).
+        linked = [(other_kind, other_key, os.urandom(_SECRET_BYTES)) for other_kind, _, other_key in others]
+        challenge_id = os.urandom(16).hex()
+        # pending first: the EK's bound on pending challenges refuses before the sealing costs anything
+        self._pend(challenge_id, PendingChallenge(
+            secret, ak_public, app_id, pseudonym, now + self._challenge_lifetime, self._device_of(ek_certificate),
+            tuple((k.name, self.ek_pseudonym(key), other) for k, key, other in linked)), now)
         credential = _credential.make_credential(ek_key, secret, ak_name, kind=kind)
         fields = {
             "credential_blob": _wire.b64(credential.credential_blob),
             "encrypted_secret": _wire.b64(credential.encrypted_secret),
             "ek_kind": kind.name,
         }
-        # A secret sealed to each other EK too: those the device answers are proven to be in the
-        # same TPM, which is then one device for limits, risk and revocation (invariant 9).
-        linked = []
-        for other_kind, _, other_key in others:
-            other_secret = os.urandom(_SECRET_BYTES)
+        for other_kind, other_key, other_secret in linked:
             sealed = _credential.make_credential(other_key, other_secret, ak_name, kind=other_kind)
             fields[f"credential_blob_{other_kind.name}"] = _wire.b64(sealed.credential_blob)
             fields[f"encrypted_secret_{other_kind.name}"] = _wire.b64(sealed.encrypted_secret)
-            linked.append((other_kind.name, self.ek_pseudonym(other_key), other_secret))
-        challenge_id = os.urandom(16).hex()
-        self._pend(challenge_id, PendingChallenge(secret, ak_public, app_id, pseudonym, now + self._challenge_lifetime,
-                                                  self._device_of(ek_certificate), tuple(linked)))
         return _wire.dumps(_wire.ENROLMENT_CHALLENGE, {"id": challenge_id, **fields})
 
-    def _pend(self, challenge_id: str, pending: PendingChallenge) -> None:
+    def _pend(self, challenge_id: str, pending: PendingChallenge, now: datetime.datetime) -> None:
+        """Keep `pending`, unless its EK has PENDING_PER_EK challenges pending ("rate-limited"): a
+        saved enrolment request replays without a TPM, whatever app id it names."""
         try:
-            self._store.add_challenge(challenge_id, pending)
+            limited = self._store.add_challenge(challenge_id, pending, now, PENDING_PER_EK)
         except StoreFull:
             raise Rejected("challenge-unknown", "too many pending enrolment challenges; try again later") from None
+        if limited is not None:
+            wait = max((limited.retry_at - now).total_seconds(), 0.0)
+            raise Rejected("rate-limited", f"this EK has {PENDING_PER_EK} enrolment challenges pending; the next may "
+                                           f"start in {wait:.0f} s", retry_after=wait)
 
     @staticmethod
     def _device_of(certificate: x509.Certificate) -> str:
@@ -344,7 +351,7 @@ class PrivacyCA:
         secret = os.urandom(_SECRET_BYTES)
         challenge_id = os.urandom(16).hex()
         self._pend(challenge_id, PendingChallenge(secret, ak_public, app_id, pseudonym, now + self._challenge_lifetime,
-                                                  self._device_of(certificate)))
+                                                  self._device_of(certificate)), now)
         return _wire.dumps(_wire.ENROLMENT_CHALLENGE, {
             "id": challenge_id, "route": "platform-ak", "platform_ak": kind,
             "nonce": _wire.b64(_platform_ak.nonce_of(secret)),
@@ -463,10 +470,13 @@ class PrivacyCA:
     def finish(self, response: Union[str, bytes]) -> str:
         """Answer an enrolment response with an AK certificate message (both JSON).
 
-        The challenge id must be pending ("challenge-unknown"); it is used up by this call,
-        whatever its outcome. The credential must be the sealed secret ("credential"). The EK must
-        be under the store's limit for this app id ("rate-limited"), counted with this enrolment
-        atomically, whatever the number of workers.
+        The challenge id must be pending ("challenge-unknown"). The credential must be the sealed
+        secret ("credential"). The EK must be under the store's limit for this app id
+        ("rate-limited"), counted with this enrolment atomically, whatever the number of workers.
+        The challenge is used up with the certificate recorded, in one transaction: a response
+        refused leaves it pending (docs/SERVER-STATE.md, "Spending"). The answer is kept for one
+        challenge lifetime: the same response again (a retry after a 503) gets it, nothing
+        counted twice.
 
         A response of the platform-ak route carries, in place of the credential, the platform AK's
         certificate (whose key must be the request's: "credential" otherwise), its
@@ -483,30 +493,44 @@ class PrivacyCA:
                                         "(the platform-ak route)")
         credential = b"" if certification is not None else _wire.bytes_field(message, "credential")
         now = _chain.utcnow()
-        pending = self._store.take_challenge(challenge_id, now)
-        if pending is None:
-            raise Rejected("challenge-unknown", "no pending enrolment challenge has this id (unknown, expired or used)")
-        if certification is not None:
-            attest, signature, platform_der = certification
-            # the key the challenge checked the chain of, by its pseudonym: no anchors needed here
-            key = _platform_ak.key_of(self._platform_certificate(platform_der))
-            if not hmac.compare_digest(self.ek_pseudonym(key), pending.ek_pseudonym):
-                raise Rejected("credential", "the response is not from the platform AK the enrolment request named")
-            _platform_ak.verify_signature(key, attest, signature)
-            _platform_ak.check_certification(attest, _platform_ak.nonce_of(pending.secret), _tpm.name_of(pending.ak_public))
-        elif not hmac.compare_digest(credential, pending.secret):
-            raise Rejected("credential", "the credential is wrong: the AK was not activated by the TPM holding the EK")
-        self._link(pending, message)
-        certificate = self._issue(pending.ak_public, pending.app_id, pending.tpm_device, now)
-        record = CertificateRecord(certificate.serial_number, pending.ek_pseudonym, pending.app_id,
-                                   _tpm.name_of(pending.ak_public), now, _chain.not_after(certificate))
-        refusal = self._store.add_certificate(record, self._store.limit())
-        if isinstance(refusal, Ban):
-            raise self._revoked(refusal)
-        self._refuse_if_limited(refusal, now)
-        return _wire.dumps(_wire.AK_CERTIFICATE, {
-            "certificate": _wire.b64(certificate.public_bytes(serialization.Encoding.DER)),
-        })
+        # The receipt's key: the body's digest. Repeating it gives nothing away (docs/SERVER-STATE.md, "Retries").
+        receipt_key = hashlib.sha256(b"enrolmentFinish\0" + (response if isinstance(response, bytes)
+                                                               else response.encode("utf-8", "surrogatepass"))).digest()
+        # One transaction, the request's last use of the store: the challenge is taken, checked and
+        # answered with a certificate recorded under the limit, or nothing of it happened (invariant 4).
+        with self._store.atomic():
+            pending = self._store.take_challenge(challenge_id, now)
+            if pending is None:
+                kept = self._store.receipt(receipt_key, now)
+                if kept is not None:  # the retry of a finish whose answer was lost
+                    return kept.decode("utf-8")
+                raise Rejected("challenge-unknown",
+                               "no pending enrolment challenge has this id (unknown, expired or used)")
+            if certification is not None:
+                attest, signature, platform_der = certification
+                # the key the challenge checked the chain of, by its pseudonym: no anchors needed here
+                key = _platform_ak.key_of(self._platform_certificate(platform_der))
+                if not hmac.compare_digest(self.ek_pseudonym(key), pending.ek_pseudonym):
+                    raise Rejected("credential", "the response is not from the platform AK the enrolment request named")
+                _platform_ak.verify_signature(key, attest, signature)
+                _platform_ak.check_certification(attest, _platform_ak.nonce_of(pending.secret),
+                                                 _tpm.name_of(pending.ak_public))
+            elif not hmac.compare_digest(credential, pending.secret):
+                raise Rejected("credential",
+                               "the credential is wrong: the AK was not activated by the TPM holding the EK")
+            self._link(pending, message)
+            certificate = self._issue(pending.ak_public, pending.app_id, pending.tpm_device, now)
+            record = CertificateRecord(certificate.serial_number, pending.ek_pseudonym, pending.app_id,
+                                       _tpm.name_of(pending.ak_public), now, _chain.not_after(certificate))
+            refusal = self._store.add_certificate(record, self._store.limit())
+            if isinstance(refusal, Ban):
+                raise self._revoked(refusal)
+            self._refuse_if_limited(refusal, now)
+            answer = _wire.dumps(_wire.AK_CERTIFICATE, {
+                "certificate": _wire.b64(certificate.public_bytes(serialization.Encoding.DER)),
+            })
+            self._store.add_receipt(receipt_key, answer.encode("utf-8"), now + self._challenge_lifetime)
+        return answer
 
     def export_pending(self) -> str:
         """The pending challenges (their secrets, AK public areas, app ids and expiry times) as
@@ -564,7 +588,7 @@ class PrivacyCA:
 
     def _link(self, pending: PendingChallenge, response: Any) -> None:
         """Link the EKs whose sealed secrets the response answers (`credential_<kind>`) to the
-        challenge's EK: the TPM that activated them all holds them all (invariant 9). A wrong
+        challenge's EK: the TPM that activated them all holds them all (invariant 11). A wrong
         or missing answer links nothing and refuses nothing: the challenge's own EK decided."""
         proven = [pseudonym for kind, pseudonym, secret in pending.linked
                   if hmac.compare_digest(_wire.optional_bytes_field(response, f"credential_{kind}") or b"", secret)]

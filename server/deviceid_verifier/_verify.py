@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import base64
 import datetime
+import hashlib
 import hmac
 import json
 import os
 from dataclasses import dataclass
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Optional, Sequence, Union
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -20,6 +21,8 @@ from . import _akcert, _ca, _chain, _tpm, _wire
 from ._crl import revocation_lists
 from ._errors import Rejected
 from ._store import MemoryStore, NonceState, Store
+from ._store._base import ATTESTATION
+from ._store._memory import NonceRecord
 
 NONCE_BYTES = 32
 _NONCE_STATE = "deviceid.verifier-nonces"
@@ -62,27 +65,57 @@ class Attestation:
     risk: Optional[int] = None
 
 
-class _NonceBook:
-    """The nonces a verifier issued, in its store: each lives `lifetime` and is used up by its
-    first consume(), whatever the outcome. Used nonces are kept until they expire, to tell a replay."""
+def request_key(operation: str, request_id: Optional[str], *parts: bytes) -> Optional[bytes]:
+    """The digest a spending request's receipt is kept under (docs/SERVER-STATE.md, "Retries"):
+    SHA-256 of the operation, the caller's request id and the request's parts, each
+    length-prefixed; None without a request id (then no receipt is kept)."""
+    if request_id is None:
+        return None
+    digest = hashlib.sha256()
+    for part in (operation.encode(), request_id.encode("utf-8", "surrogatepass"), *parts):
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.digest()
 
-    def __init__(self, store: Store, lifetime: datetime.timedelta) -> None:
+
+class _NonceBook:
+    """The nonces a verifier issued for one purpose, in its store: each lives `lifetime` and is
+    spent by the first spend() of a request that passed every check before it (docs/SERVER-STATE.md,
+    "Spending"). Used nonces are kept until they expire, to tell a replay."""
+
+    def __init__(self, store: Store, lifetime: datetime.timedelta, purpose: str) -> None:
         self._store = store
         self._lifetime = lifetime
+        self._purpose = purpose
 
-    def issue(self) -> bytes:
+    def issue(self, app_id: Optional[str] = None) -> bytes:
         nonce = os.urandom(NONCE_BYTES)
-        self._store.add_nonce(nonce, _chain.utcnow() + self._lifetime)
+        self._store.add_nonce(nonce, _chain.utcnow() + self._lifetime, self._purpose, app_id)
         return nonce
 
-    def consume(self, nonce: bytes) -> None:
-        state = self._store.use_nonce(nonce, _chain.utcnow())
+    def spend(self, nonce: bytes, app_id: str, key: Optional[bytes], act: Callable[[], bytes]) -> bytes:
+        """In one transaction (the request's last use of the store): spend `nonce` for evidence of
+        `app_id`, run `act` (the writes the answer reports; it returns the answer to keep) and keep
+        that answer under `key`. The answer kept under `key` when the nonce was spent by this very
+        request before (its retry); Rejected when the nonce cannot be spent."""
+        now = _chain.utcnow()
+        with self._store.atomic():
+            state = self._store.use_nonce(nonce, now, self._purpose, app_id)
+            if state is NonceState.USED and key is not None:
+                kept = self._store.receipt(key, now)
+                if kept is not None:
+                    return kept
+            if state is NonceState.FRESH:
+                answer = act()
+                if key is not None:
+                    self._store.add_receipt(key, answer, now + self._lifetime)
+                return answer
+        # after the block: an expired nonce stays used up, as use_nonce left it
         if state is NonceState.UNKNOWN:
-            raise Rejected("nonce-unknown", "this verifier did not issue the nonce (or forgot it after its lifetime)")
+            raise Rejected("nonce-unknown", "this verifier did not issue the nonce for this purpose and app id "
+                                            "(or forgot it after its lifetime)")
         if state is NonceState.USED:
             raise Rejected("nonce-replayed", "the nonce was already used")
-        if state is NonceState.EXPIRED:
-            raise Rejected("nonce-expired", "the nonce's lifetime is over")
+        raise Rejected("nonce-expired", "the nonce's lifetime is over")
 
     def _memory(self) -> MemoryStore:
         if not isinstance(self._store, MemoryStore):
@@ -93,13 +126,14 @@ class _NonceBook:
     def export(self) -> str:
         store = self._memory()
         store.purge(_chain.utcnow())
-        nonces = {_wire.b64(n): {"expires": expires.isoformat() + "Z", "used": used}
-                  for n, (expires, used) in store.nonces().items()}
+        nonces = {_wire.b64(n): {"expires": e.expires.isoformat() + "Z", "used": e.used, "purpose": e.purpose,
+                                 **({} if e.app_id is None else {"app_id": e.app_id})}
+                  for n, e in store.nonces().items()}
         return json.dumps({"v": _wire.VERSION, "type": _NONCE_STATE, "nonces": nonces}, separators=(",", ":"))
 
     def load(self, state: Union[str, bytes]) -> None:
         store = self._memory()
-        loaded: Dict[bytes, Tuple[datetime.datetime, bool]] = {}
+        loaded: Dict[bytes, NonceRecord] = {}
         try:
             entries = _wire.loads(state, _NONCE_STATE).get("nonces")
             if not isinstance(entries, dict):
@@ -108,7 +142,12 @@ class _NonceBook:
                 nonce = base64.b64decode(key.encode("ascii"), validate=True)
                 if not isinstance(entry, dict) or not isinstance(entry.get("used"), bool):
                     raise ValueError(f"the nonce {key} has no expiry time or used flag")
-                loaded[nonce] = (_ca.parse_utc(_wire.text_field(entry, "expires")), entry["used"])
+                # a state file of 1.0 has neither: its nonces were all for evidence, of any app
+                purpose, app_id = entry.get("purpose", ATTESTATION), entry.get("app_id")
+                if not isinstance(purpose, str) or app_id is not None and not isinstance(app_id, str):
+                    raise ValueError(f"the nonce {key} has a purpose or app id that is not text")
+                loaded[nonce] = NonceRecord(_ca.parse_utc(_wire.text_field(entry, "expires")), entry["used"], purpose,
+                                            app_id)
         except (Rejected, ValueError) as e:  # binascii.Error and UnicodeEncodeError are ValueErrors
             raise ValueError(f"not a Verifier nonce state: {e}") from None
         store.merge_nonces(loaded)
@@ -120,7 +159,7 @@ class Verifier:
     certificates are `ca_certificates`.
 
     Nonces come from new_nonce(), live `nonce_lifetime`, and are used up by the first verify()
-    that names them, whatever its outcome. Thread-safe.
+    whose evidence passes every check for them (docs/SERVER-STATE.md, "Spending"). Thread-safe.
 
     `store` keeps the nonces (docs/SERVER-STATE.md): by default a MemoryStore of this process,
     whose export_nonces() / import_nonces() carry them to the next process (the command line
@@ -138,7 +177,7 @@ class Verifier:
         self._anchors = _chain.trusted_set(ca_certificates, "CA certificate")
         self._crls = revocation_lists(self._anchors, crls)
         self._store: Store = store if store is not None else MemoryStore(max_nonces=max_nonces)
-        self._nonces = _NonceBook(self._store, nonce_lifetime)
+        self._nonces = _NonceBook(self._store, nonce_lifetime, ATTESTATION)
         self._nonce_lifetime = nonce_lifetime
 
     @property
@@ -146,9 +185,10 @@ class Verifier:
         """How long a nonce of new_nonce() lives."""
         return self._nonce_lifetime
 
-    def new_nonce(self) -> bytes:
-        """A fresh 32-byte random nonce, to send to the device and to pass to verify() once."""
-        return self._nonces.issue()
+    def new_nonce(self, app_id: Optional[str] = None) -> bytes:
+        """A fresh 32-byte random nonce, to send to the device and to pass to verify() once; with
+        `app_id`, only evidence for that app id can spend it."""
+        return self._nonces.issue(app_id)
 
     def load_crl(self, crl: bytes) -> bool:
         """Hold the CRL `crl` (DER or PEM, as `GET /v1/crl` or `python3 -m deviceid_verifier
@@ -168,11 +208,12 @@ class Verifier:
         ones are dropped); ValueError if it is not such a state."""
         self._nonces.load(state)
 
-    def verify(self, evidence: Union[str, bytes], nonce: bytes, *, app_id: Optional[str] = None) -> Attestation:
+    def verify(self, evidence: Union[str, bytes], nonce: bytes, *, app_id: Optional[str] = None,
+               request_id: Optional[str] = None) -> Attestation:
         """Verify attestation evidence (JSON) produced for `nonce`; return what it proves, or raise
         Rejected with the reason of the first check that failed.
 
-        The checks: the nonce was issued here and is unused (it is consumed now); the message is
+        The checks: the message is
         a version-1 attestation; its nonce and TPMS_ATTEST.extraData are `nonce`; the AK certificate
         chains to a trusted CA, names the AK sent, and names one app id ("ak-app-id-missing"),
         which is the evidence's app_id and, if `app_id` is given, that one ("app-id-mismatch");
@@ -180,7 +221,11 @@ class Verifier:
         certification, signed by an owner-hierarchy primary of the AK's Name ("ak-hierarchy": only
         then are resetCount, restartCount and firmwareVersion obfuscated); it certifies the app key
         sent, an owner-hierarchy primary of the frozen app key template; and the claimed hardware
-        ID is the one of its Name.
+        ID is the one of its Name. Last, the nonce: issued here for evidence (of this app id, if
+        it was issued for one) and unused; it is spent now, and only now: evidence that fails a
+        check before spends nothing. `request_id`, the caller's own for this request, keeps
+        the spending's receipt: the same call repeated after a StoreUnavailable (whose commit
+        may have reached the database) is answered as the first, not "nonce-replayed".
 
         What it cannot check: that the app key (or the AK) was derived for the app id. A
         template's unique input is replaced by the public point in the created key, so no TPM
@@ -193,7 +238,6 @@ class Verifier:
         """
         if not isinstance(nonce, bytes):
             raise TypeError("nonce must be bytes")
-        self._nonces.consume(nonce)
         message = _wire.loads(evidence, _wire.ATTESTATION)
         claimed_app_id = _wire.text_field(message, "app_id")
         claimed_hardware_id = _wire.text_field(message, "hardware_id")
@@ -260,10 +304,12 @@ class Verifier:
         if claimed_hardware_id != hardware_id:
             raise Rejected("hardware-id-mismatch",
                            f"the evidence claims hardware ID {claimed_hardware_id!r}; the certified key gives {hardware_id}")
+        risk = None if record is None else self._store.enrolments(record.ek_pseudonym, record.app_id,
+                                                                  _chain.utcnow() - _ca.RISK_WINDOW)
+        key = request_key("verifyAttestation", request_id, evidence if isinstance(evidence, bytes)
+                          else evidence.encode("utf-8", "surrogatepass"), nonce, certified_app_id.encode())
+        self._nonces.spend(nonce, certified_app_id, key, lambda: b"")
         return Attestation(
             app_id=certified_app_id, hardware_id=hardware_id, app_name=app_name, app_public=app_public,
             app_public_key=app_key, ak_name=ak_name, ak_certificate=ak_certificate, clock=info.clock,
-            safe=info.safe, firmware_version=info.firmware_version,
-            risk=None if record is None else self._store.enrolments(record.ek_pseudonym, record.app_id,
-                                                                    _chain.utcnow() - _ca.RISK_WINDOW),
-        )
+            safe=info.safe, firmware_version=info.firmware_version, risk=risk)

@@ -27,13 +27,16 @@ from . import _akcert, _cbor, _ca, _chain, _tpm, _wire
 from ._crl import revocation_lists
 from ._errors import Rejected
 from ._store import CredentialRecord, MemoryStore, Store
-from ._verify import _NonceBook
+from ._store._base import WEBAUTHN
+from ._verify import _NonceBook, request_key
 
 #: Authenticator data flags (WebAuthn §6.1).
 FLAG_ATTESTED = 0x40
 FLAG_EXTENSIONS = 0x80
 #: The most certificates an x5c may hold (the AK's and its intermediates): each costs a signature check.
 MAX_CHAIN = 4
+#: The answers an assertion's receipt keeps: whether its counter was accepted.
+_ACCEPTED, _REFUSED = b"accepted", b"counter"
 #: COSE: kty EC2, alg ES256, crv P-256 (RFC 9053).
 _COSE_EC2, _COSE_ES256, _COSE_P256 = 2, -7, 1
 
@@ -128,6 +131,10 @@ def _cose_public_key(key: Any) -> ec.EllipticCurvePublicKey:
         raise Rejected("credential-mismatch", "the COSE key's point is not on P-256") from None
 
 
+def _text_bytes(message: Union[str, bytes]) -> bytes:
+    return message if isinstance(message, bytes) else message.encode("utf-8", "surrogatepass")
+
+
 def _point(key: ec.EllipticCurvePublicKey) -> bytes:
     return key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
 
@@ -177,7 +184,8 @@ class WebAuthnVerifier:
     that trusts the Privacy CAs whose certificates are `ca_certificates`.
 
     Challenges come from new_challenge(), live `challenge_lifetime` and are used up by the first
-    registration or assertion whose client data carries them, whatever its outcome. `origins`,
+    registration or assertion whose client data carries them and that passes every check before
+    (docs/SERVER-STATE.md, "Spending"): junk with a challenge spends nothing. `origins`,
     when given, are the only client data origins accepted. `store` keeps the challenges (and, when
     it is the issuing PrivacyCA's, says which AK certificates are revoked), as for Verifier."""
 
@@ -191,7 +199,7 @@ class WebAuthnVerifier:
         self._crls = revocation_lists(self._anchors, crls)
         self._origins = None if origins is None else frozenset(origins)
         self._store: Store = store if store is not None else MemoryStore()
-        self._challenges = _NonceBook(self._store, challenge_lifetime)
+        self._challenges = _NonceBook(self._store, challenge_lifetime, WEBAUTHN)
         self._challenge_lifetime = challenge_lifetime
 
     @property
@@ -204,12 +212,14 @@ class WebAuthnVerifier:
         certificates it lists, and verify_assertion() the credentials they certified."""
         return self._crls.load(crl)
 
-    def new_challenge(self) -> bytes:
-        """A fresh 32-byte challenge for the app to put into its client data."""
-        return self._challenges.issue()
+    def new_challenge(self, app_id: Optional[str] = None) -> bytes:
+        """A fresh 32-byte challenge for the app to put into its client data; with `app_id`, only
+        that app's registrations and assertions can spend it."""
+        return self._challenges.issue(app_id)
 
-    def _client_data(self, client_data_json: bytes, kind: str) -> bytes:
-        """SHA-256 of the client data, once its type, challenge (consumed now) and origin pass."""
+    def _client_data(self, client_data_json: bytes, kind: str) -> tuple[bytes, bytes]:
+        """SHA-256 of the client data and its challenge (spent later, by _challenges.spend), once
+        its type and origin pass."""
         if not isinstance(client_data_json, bytes):
             raise TypeError("client_data_json must be bytes: the exact bytes the app hashed")
         try:
@@ -225,11 +235,10 @@ class WebAuthnVerifier:
         origin = client_data.get("origin")
         if self._origins is not None and (not isinstance(origin, str) or origin not in self._origins):
             raise Rejected("client-data", f"the client data's origin {origin!r} is not one this server accepts")
-        self._challenges.consume(challenge)
-        return hashlib.sha256(client_data_json).digest()
+        return hashlib.sha256(client_data_json).digest(), challenge
 
     def register(self, attestation: Union[str, bytes], client_data_json: bytes, *,
-                 app_id: Optional[str] = None) -> WebAuthnCredential:
+                 app_id: Optional[str] = None, request_id: Optional[str] = None) -> WebAuthnCredential:
         """Register the credential of a deviceid.webauthn-attestation message made over
         `client_data_json` (of type "webauthn.create", with a challenge of new_challenge()); or
         raise Rejected with the reason of the first check that failed.
@@ -241,12 +250,13 @@ class WebAuthnVerifier:
         an owner-hierarchy primary, over SHA-256(authData ‖ clientDataHash) ("nonce-mismatch"); it
         certifies pubArea, an owner-hierarchy primary of the credential key template
         ("credential-key-template"), whose point is the COSE key and whose digest is the
-        credential id ("credential-mismatch")."""
+        credential id ("credential-mismatch"). Last, the challenge is spent with the registration,
+        in one transaction; `request_id` keeps its receipt, as for Verifier.verify."""
         message = _wire.loads(attestation, _wire.WEBAUTHN_ATTESTATION)
         claimed_app_id = _ca.check_app_id(message.get("app_id"))
         claimed_id = _wire.b64url_field(message, "credential_id")
         attestation_object = _wire.b64url_field(message, "attestation_object")
-        client_data_hash = self._client_data(client_data_json, "webauthn.create")
+        client_data_hash, challenge = self._client_data(client_data_json, "webauthn.create")
 
         decoded = _cbor.loads(attestation_object, "the attestation object")
         if not isinstance(decoded, dict) or decoded.get("fmt") != "tpm":
@@ -313,12 +323,24 @@ class WebAuthnVerifier:
             raise Rejected("credential-mismatch", "certInfo does not certify pubArea as an owner-hierarchy primary")
         if not (authenticator_data.credential_id == claimed_id == hashlib.sha256(public_area).digest()):
             raise Rejected("credential-mismatch", "the credential id is not SHA-256 of pubArea in authData and the message")
-        stored = self._store.add_credential(CredentialRecord(
-            claimed_id, certified_app_id, authenticator_data.cose_key, ak_name, ak_certificate.serial_number,
-            authenticator_data.counter, _chain.utcnow(), ak_anchor=ak.anchor, ak_not_after=ak.not_after))
-        if stored is None:
-            raise Rejected("credential-mismatch", "the credential id is registered for another app id")
-        return WebAuthnCredential._of(stored)
+        record = CredentialRecord(claimed_id, certified_app_id, authenticator_data.cose_key, ak_name,
+                                  ak_certificate.serial_number, authenticator_data.counter, _chain.utcnow(),
+                                  ak_anchor=ak.anchor, ak_not_after=ak.not_after)
+        registered: list[CredentialRecord] = []
+
+        def add() -> bytes:
+            stored = self._store.add_credential(record)
+            if stored is None:  # rolls the spending back: nothing changed
+                raise Rejected("credential-mismatch", "the credential id is registered for another app id")
+            registered.append(stored)
+            return b""
+
+        key = request_key("registerCredential", request_id, _text_bytes(attestation), client_data_json)
+        with self._store.atomic():
+            self._challenges.spend(challenge, certified_app_id, key, add)
+            if not registered:  # the retry of a registration committed before: the same upsert again
+                add()
+        return WebAuthnCredential._of(registered[0])
 
     def credential(self, credential_id: bytes) -> Optional[WebAuthnCredential]:
         """The credential registered with this id in the verifier's store, with its counter."""
@@ -327,7 +349,7 @@ class WebAuthnVerifier:
 
     def verify_assertion(self, assertion: Union[str, bytes], client_data_json: bytes,
                          credential: Optional[WebAuthnCredential] = None, *,
-                         app_id: Optional[str] = None) -> WebAuthnCredential:
+                         app_id: Optional[str] = None, request_id: Optional[str] = None) -> WebAuthnCredential:
         """Verify a deviceid.webauthn-assertion message made over `client_data_json` (of type
         "webauthn.get", with a challenge of new_challenge()) by `credential`, by default the one
         registered with the message's credential id in the verifier's store ("credential-unknown"
@@ -350,13 +372,17 @@ class WebAuthnVerifier:
         value as the original. A "counter" rejection should end the server's trust in the
         credential: nothing binds the count to the TPM's counter but DeviceID's code (any process
         that can use the TPM can sign any count), so the two copies may go on with growing counts;
-        the store's mark (`counter_failed`) says so in every later answer."""
+        the store's mark (`counter_failed`) says so in every later answer.
+
+        The challenge is spent last, with the counter, in one transaction: an assertion that fails
+        a check before spends nothing; one refused for its counter spends it (the mark stays).
+        `request_id` keeps the spending's receipt, as for Verifier.verify."""
         message = _wire.loads(assertion, _wire.WEBAUTHN_ASSERTION)
         credential_id = _wire.b64url_field(message, "credential_id")
         raw = _wire.b64url_field(message, "authenticator_data")
         signature = _wire.b64url_field(message, "signature")
         claimed_counter = message.get("counter")
-        client_data_hash = self._client_data(client_data_json, "webauthn.get")  # the challenge is used up now
+        client_data_hash, challenge = self._client_data(client_data_json, "webauthn.get")
         stored = self._store.credential(credential_id)
         if credential is None:
             if stored is None:
@@ -388,13 +414,19 @@ class WebAuthnVerifier:
                                                  "register it again (its counter and its mark are kept)")
         _akcert.still_trusted(credential.ak_serial, credential.ak_anchor, credential.ak_not_after,
                               self._anchors_by_key, self._store, self._crls, now)
-        if stored is None:  # the caller's credential alone
-            accepted = counter > credential.counter
-        elif counter <= credential.counter:  # the caller's copy is ahead: refused, and marked as the store marks
-            accepted = self._store.advance_counter(credential_id, 0, now)  # 0 rises above no counter: a mark only
-        else:  # the store's counter, every worker's
-            accepted = self._store.advance_counter(credential_id, counter, now)
-        if not accepted:
+        known = credential
+
+        def advance() -> bytes:
+            if stored is None:  # the caller's credential alone
+                accepted = counter > known.counter
+            elif counter <= known.counter:  # the caller's copy is ahead: refused, and marked as the store marks
+                accepted = self._store.advance_counter(credential_id, 0, now)  # 0 rises above no counter: a mark only
+            else:  # the store's counter, every worker's
+                accepted = self._store.advance_counter(credential_id, counter, now)
+            return _ACCEPTED if accepted else _REFUSED
+
+        key = request_key("verifyAssertion", request_id, _text_bytes(assertion), client_data_json)
+        if self._challenges.spend(challenge, credential.app_id, key, advance) != _ACCEPTED:
             raise Rejected("counter", f"the assertion's counter {counter} is not above the last one accepted for "
                                       "the credential: a replay, or a clone of the TPM")
         return dataclasses.replace(credential, counter=counter,

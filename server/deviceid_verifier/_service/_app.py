@@ -102,6 +102,33 @@ def _expected_app_id(request: Mapping[str, Any]) -> Optional[str]:
     return None if app_id is None else check_app_id(app_id)
 
 
+#: The longest request_id taken, in characters.
+MAX_REQUEST_ID = 255
+
+
+def _request_id(request: Mapping[str, Any]) -> Optional[str]:
+    """The app server's own id of a request, which keeps its answer for a retry (docs/SERVER-STATE.md,
+    "Retries"): none, or a string of 1 to MAX_REQUEST_ID characters."""
+    request_id = request.get("request_id")
+    if request_id is not None and not (isinstance(request_id, str) and 1 <= len(request_id) <= MAX_REQUEST_ID):
+        raise Rejected("malformed", f"request_id is not a string of 1 to {MAX_REQUEST_ID} characters")
+    return request_id
+
+
+def _issued_for(body: bytes) -> Optional[str]:
+    """The app id a nonce or challenge request names: an empty body names none; otherwise a JSON
+    object with an optional "app_id" (other keys are ignored, as in every message of wire format v1)."""
+    if not body.strip():
+        return None
+    try:
+        request = json.loads(body, object_pairs_hook=_wire.no_duplicates)
+    except (ValueError, RecursionError):
+        raise Rejected("malformed", "the body is neither empty nor JSON") from None
+    if not isinstance(request, dict):
+        raise Rejected("malformed", "the body is not a JSON object")
+    return check_app_id(request["app_id"]) if "app_id" in request else None
+
+
 #: Seconds between two purges of expired nonces and challenges by one process of the service.
 PURGE_INTERVAL = 60.0
 
@@ -164,11 +191,13 @@ class _Service:
         finally:
             self._purge_lock.release()
 
-    def new_nonce(self, _: bytes) -> Response:
+    def new_nonce(self, body: bytes) -> Response:
+        app_id = _issued_for(body)
         self._purge_if_due()
-        nonce = self.verifier.new_nonce()
+        nonce = self.verifier.new_nonce(app_id)
         expires = _chain.utcnow() + self.verifier.nonce_lifetime
-        return _message(200, _wire.dumps(NONCE, {"nonce": _wire.b64(nonce), "expires": expires.isoformat() + "Z"}))
+        fields = {"nonce": _wire.b64(nonce), "expires": expires.isoformat() + "Z"}
+        return _message(200, _wire.dumps(NONCE, fields if app_id is None else {**fields, "app_id": app_id}))
 
     def enrolment_challenge(self, body: bytes) -> Response:
         self._purge_if_due()
@@ -186,7 +215,7 @@ class _Service:
         app_id = request.get("app_id")
         if app_id is not None:
             check_app_id(app_id)
-        result = self.verifier.verify(json.dumps(evidence), nonce, app_id=app_id)
+        result = self.verifier.verify(json.dumps(evidence), nonce, app_id=app_id, request_id=_request_id(request))
         answer: Dict[str, Any] = {
             "v": _wire.VERSION, "type": VERIFICATION, "app_id": result.app_id, "hardware_id": result.hardware_id,
             "ak_name": result.ak_name.hex(), "ak_certificate_serial": format(result.ak_certificate.serial_number, "x"),
@@ -196,25 +225,28 @@ class _Service:
             answer["risk"] = result.risk
         return _json(200, answer)
 
-    def webauthn_challenge(self, _: bytes) -> Response:
+    def webauthn_challenge(self, body: bytes) -> Response:
+        app_id = _issued_for(body)
         self._purge_if_due()
-        challenge = self.webauthn.new_challenge()
+        challenge = self.webauthn.new_challenge(app_id)
         expires = _chain.utcnow() + self.webauthn.challenge_lifetime
-        return _message(200, _wire.dumps(WEBAUTHN_CHALLENGE, {"challenge": _wire.b64url(challenge),
-                                                              "expires": expires.isoformat() + "Z"}))
+        fields = {"challenge": _wire.b64url(challenge), "expires": expires.isoformat() + "Z"}
+        return _message(200, _wire.dumps(WEBAUTHN_CHALLENGE, fields if app_id is None else {**fields, "app_id": app_id}))
 
     def register_credential(self, body: bytes) -> Response:
         request = _wire.loads(body, WEBAUTHN_REGISTRATION)
         attestation = _device_message(request, "attestation")
         client_data = _wire.b64url_field(request, "client_data_json")
-        credential = self.webauthn.register(attestation, client_data, app_id=_expected_app_id(request))
+        credential = self.webauthn.register(attestation, client_data, app_id=_expected_app_id(request),
+                                            request_id=_request_id(request))
         return _json(200, _credential_answer(WEBAUTHN_CREDENTIAL, credential))
 
     def verify_assertion(self, body: bytes) -> Response:
         request = _wire.loads(body, ASSERTION_REQUEST)
         assertion = _device_message(request, "assertion")
         client_data = _wire.b64url_field(request, "client_data_json")
-        credential = self.webauthn.verify_assertion(assertion, client_data, app_id=_expected_app_id(request))
+        credential = self.webauthn.verify_assertion(assertion, client_data, app_id=_expected_app_id(request),
+                                                    request_id=_request_id(request))
         return _json(200, _credential_answer(ASSERTION_VERIFICATION, credential))
 
     def ca_certificate(self, _: bytes) -> Response:

@@ -21,8 +21,8 @@ def schema(name: str) -> Dict[str, Any]:
     return loaded
 
 
-SCHEMAS = ("enrolment-request", "enrolment-challenge", "enrolment-response", "ak-certificate", "attestation", "nonce",
-           "verification-request", "verification", "webauthn-challenge", "webauthn-attestation",
+SCHEMAS = ("enrolment-request", "enrolment-challenge", "enrolment-response", "ak-certificate", "attestation",
+           "nonce-request", "nonce", "verification-request", "verification", "webauthn-challenge", "webauthn-attestation",
            "webauthn-registration", "webauthn-credential", "webauthn-assertion", "assertion-request",
            "assertion-verification", "rejection")
 
@@ -58,7 +58,8 @@ def _rejections(*statuses: int) -> Dict[str, Any]:
              401: "unauthenticated: the service has tenants and the request carries no tenant's API key",
              403: "the message is well formed but its proof fails (the reason says which check)",
              404: "no such operation", 405: "another method", 413: "the body is over 64 KiB",
-             429: "rate-limited: the EK is at its enrolment limit for this app id (Retry-After says when to retry)"}
+             429: "rate-limited: the EK is at its enrolment limit for this app id, or has as many enrolment challenges "
+                  "pending as one EK may (Retry-After says when to retry)"}
     out: Dict[str, Any] = {}
     for status in statuses:
         out[str(status)] = {"description": words[status], **_json_body("rejection")}
@@ -70,18 +71,17 @@ def _rejections(*statuses: int) -> Dict[str, Any]:
 
 
 def _post(operation_id: str, summary: str, request: str, response: str, *rejections: int,
-          app_server: bool = False) -> Dict[str, Any]:
+          app_server: bool = False, body_required: bool = True) -> Dict[str, Any]:
     """An operation; one that issues to app servers (`app_server`) takes a tenant's API key once
     the service has tenants, and none while it has none (the empty security requirement)."""
     statuses = (400, 401, 413, *rejections) if app_server else (400, 413, *rejections)
     operation: Dict[str, Any] = {
         "operationId": operation_id, "summary": summary,
         "responses": {"200": {"description": response, **_json_body(response)}, **_rejections(*statuses)},
+        "requestBody": {"required": body_required, **_json_body(request)},
     }
     if app_server:
         operation["security"] = [{"tenantKey": []}, {}]
-    if request:
-        operation["requestBody"] = {"required": True, **_json_body(request)}
     return {"post": operation}
 
 
@@ -94,8 +94,8 @@ def openapi_document() -> Dict[str, Any]:
                                 "attestation evidence, on a database shared by every worker. Messages are DeviceID's "
                                 "wire format v1 (docs/HARDWARE-ID.md). Operator actions are not in this interface."},
         "paths": {
-            "/v1/nonce": _post("newNonce", "A fresh single-use nonce for a device's evidence", "", "nonce",
-                               app_server=True),
+            "/v1/nonce": _post("newNonce", "A fresh single-use nonce for a device's evidence (of one app, if the "
+                               "body names it)", "nonce-request", "nonce", body_required=False, app_server=True),
             "/v1/enrolment/challenge": _post("enrolmentChallenge", "Answer an enrolment request with a challenge",
                                              "enrolment-request", "enrolment-challenge", 403, 429),
             "/v1/enrolment/finish": _post("enrolmentFinish", "Answer an activated challenge with an AK certificate",
@@ -103,8 +103,9 @@ def openapi_document() -> Dict[str, Any]:
             "/v1/attestation/verify": _post("verifyAttestation", "Verify a device's evidence for a nonce",
                                             "verification-request", "verification", 403),
             "/v1/webauthn/challenge": _post("newWebAuthnChallenge",
-                                            "A fresh single-use challenge for App Attest client data", "",
-                                            "webauthn-challenge", app_server=True),
+                                            "A fresh single-use challenge for App Attest client data (of one app, "
+                                            "if the body names it)", "nonce-request", "webauthn-challenge",
+                                            body_required=False, app_server=True),
             "/v1/webauthn/register": _post("registerCredential",
                                            "Register a device's App Attest credential (WebAuthn \"tpm\" attestation)",
                                            "webauthn-registration", "webauthn-credential", 403),

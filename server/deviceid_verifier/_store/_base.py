@@ -4,10 +4,11 @@ UTC datetimes, as everywhere in this package."""
 from __future__ import annotations
 
 import abc
+import contextlib
 import datetime
 import enum
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 
 class NonceState(enum.Enum):
@@ -15,7 +16,16 @@ class NonceState(enum.Enum):
     FRESH = "fresh"        # issued, unused, not expired: now used
     USED = "used"          # issued and already used
     EXPIRED = "expired"    # issued, unused, past its lifetime: now used
-    UNKNOWN = "unknown"    # never issued here, or purged after its lifetime
+    UNKNOWN = "unknown"    # never issued here (for this purpose and app id), or purged after its lifetime
+
+
+#: The purposes a nonce is issued for (docs/SERVER-STATE.md, "Purpose and app"): the evidence of
+#: verifyAttestation, and the client data of registerCredential and verifyAssertion.
+ATTESTATION = "attestation"
+WEBAUTHN = "webauthn"
+
+#: The most enrolment challenges one EK pseudonym may have pending (unexpired), whatever their app ids.
+PENDING_PER_EK = 10
 
 
 @dataclass(frozen=True)
@@ -31,7 +41,7 @@ class PendingChallenge:
     tpm_device: str = ""
     #: The other EKs the request offered whose certificates chain, each with a secret sealed to it:
     #: (EK kind name, EK pseudonym, secret). Those the response answers are proven to be in the
-    #: TPM of ek_pseudonym's EK and link to its device (docs/SERVER-STATE.md, invariant 9).
+    #: TPM of ek_pseudonym's EK and link to its device (docs/SERVER-STATE.md, invariant 11).
     linked: Tuple[Tuple[str, bytes, bytes], ...] = ()
 
 
@@ -159,16 +169,26 @@ class Store(abc.ABC):
     "Invariants")."""
 
     @abc.abstractmethod
-    def add_nonce(self, nonce: bytes, expires: datetime.datetime) -> None:
-        """Remember an issued nonce, unused."""
+    def atomic(self) -> contextlib.AbstractContextManager[None]:
+        """One transaction of the operations this thread calls inside the block: committed when it
+        ends, rolled back when it raises (then as if none had been called). Blocks may nest."""
 
     @abc.abstractmethod
-    def use_nonce(self, nonce: bytes, now: datetime.datetime) -> NonceState:
-        """Use `nonce` up and say what it was before (FRESH at most once per nonce)."""
+    def add_nonce(self, nonce: bytes, expires: datetime.datetime, purpose: str = ATTESTATION,
+                  app_id: Optional[str] = None) -> None:
+        """Remember an issued nonce, unused, for `purpose` and, if given, `app_id` only."""
 
     @abc.abstractmethod
-    def add_challenge(self, challenge_id: str, pending: PendingChallenge) -> None:
-        """Remember a pending enrolment challenge."""
+    def use_nonce(self, nonce: bytes, now: datetime.datetime, purpose: str = ATTESTATION,
+                  app_id: Optional[str] = None) -> NonceState:
+        """Use `nonce` up and say what it was before (FRESH at most once per nonce); UNKNOWN, and
+        unchanged, when it was issued for another purpose or bound to an app id other than `app_id`."""
+
+    @abc.abstractmethod
+    def add_challenge(self, challenge_id: str, pending: PendingChallenge, now: Optional[datetime.datetime] = None,
+                      most: int = 0) -> Optional[Limited]:
+        """Remember a pending enrolment challenge; with `most`, only if its EK pseudonym has fewer
+        than `most` challenges unexpired at `now` (else Limited until the oldest expires)."""
 
     @abc.abstractmethod
     def take_challenge(self, challenge_id: str, now: datetime.datetime) -> Optional[PendingChallenge]:
@@ -254,6 +274,14 @@ class Store(abc.ABC):
         set. False when the counter did not rise (or the credential is unknown)."""
 
     @abc.abstractmethod
+    def add_receipt(self, key: bytes, answer: bytes, expires: datetime.datetime) -> None:
+        """Keep the answer given to the spending request whose digest is `key`, until `expires`."""
+
+    @abc.abstractmethod
+    def receipt(self, key: bytes, now: datetime.datetime) -> Optional[bytes]:
+        """The answer kept under `key`, unless it is past its expiry."""
+
+    @abc.abstractmethod
     def limit(self) -> Limit:
         """The enrolment limit in force."""
 
@@ -293,7 +321,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def purge(self, now: datetime.datetime) -> None:
-        """Forget nonces and challenges past their expiry."""
+        """Forget nonces, challenges and receipts past their expiry."""
 
     def check_writable(self) -> None:
         """Raise StoreUnavailable when the store answers but would refuse every write (a

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import threading
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .. import _chain
-from ._base import (DEFAULT_LIMIT, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited, NonceState,
-                    PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal as _tenant_refusal, written_bits)
+from ._base import (ATTESTATION, DEFAULT_LIMIT, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited,
+                    NonceState, PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal as _tenant_refusal,
+                    written_bits)
+
+_MISSING = object()
+
+
+class NonceRecord(NamedTuple):
+    """An issued nonce (docs/SERVER-STATE.md, "Records")."""
+    expires: datetime.datetime
+    used: bool
+    purpose: str = ATTESTATION
+    app_id: Optional[str] = None
 
 
 class StoreFull(RuntimeError):
@@ -27,48 +39,92 @@ class MemoryStore(Store):
         self._max_pending = max_pending
         self._max_credentials = max_credentials
         self._credentials: Dict[bytes, CredentialRecord] = {}
-        self._nonces: Dict[bytes, Tuple[datetime.datetime, bool]] = {}
+        self._nonces: Dict[bytes, NonceRecord] = {}
         self._pending: Dict[str, PendingChallenge] = {}
         self._certificates: Dict[int, CertificateRecord] = {}
         self._devices: Dict[bytes, bytes] = {}  # EK pseudonym → its device's name
         self._bans: Dict[Tuple[bytes, str], Ban] = {}  # (EK pseudonym, app id) → ban
         self._tenants: Dict[str, Tenant] = {}
         self._bits: Dict[Tuple[str, bytes], DeviceBits] = {}
+        self._receipts: Dict[bytes, tuple[bytes, datetime.datetime]] = {}
         self._limit = DEFAULT_LIMIT
         self._revocation_generation = 0
         self._published_crl: Optional[PublishedCRL] = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        #: While an atomic() block is open (by the thread holding the lock): how to undo each change.
+        self._undo: Optional[List[Callable[[], None]]] = None
 
-    def add_nonce(self, nonce: bytes, expires: datetime.datetime) -> None:
+    # -- transactions: the lock held through the block, each change journalled to be undone ----
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        with self._lock:
+            if self._undo is not None:  # nested: part of the enclosing block
+                yield
+                return
+            self._undo = []
+            try:
+                yield
+            except BaseException:
+                for undo in reversed(self._undo):
+                    undo()
+                raise
+            finally:
+                self._undo = None
+
+    def _set(self, table: Dict[Any, Any], key: Any, value: Any) -> None:
+        self._journal(table, key)
+        table[key] = value
+
+    def _pop(self, table: Dict[Any, Any], key: Any) -> Any:
+        self._journal(table, key)
+        return table.pop(key, None)
+
+    def _journal(self, table: Dict[Any, Any], key: Any) -> None:
+        if self._undo is not None:
+            old = table.get(key, _MISSING)
+            self._undo.append(lambda: table.pop(key, None) if old is _MISSING else table.__setitem__(key, old))
+
+    # -- the operations ----------------------------------------------------------------------
+
+    def add_nonce(self, nonce: bytes, expires: datetime.datetime, purpose: str = ATTESTATION,
+                  app_id: Optional[str] = None) -> None:
         with self._lock:
             if len(self._nonces) >= self._max_nonces:
                 self._purge(_chain.utcnow())
                 if len(self._nonces) >= self._max_nonces:
                     raise StoreFull("too many outstanding nonces")
-            self._nonces[nonce] = (expires, False)
+            self._set(self._nonces, nonce, NonceRecord(expires, False, purpose, app_id))
 
-    def use_nonce(self, nonce: bytes, now: datetime.datetime) -> NonceState:
+    def use_nonce(self, nonce: bytes, now: datetime.datetime, purpose: str = ATTESTATION,
+                  app_id: Optional[str] = None) -> NonceState:
         with self._lock:
             entry = self._nonces.get(nonce)
-            if entry is None:
+            if entry is None or entry.purpose != purpose or entry.app_id not in (None, app_id):
                 return NonceState.UNKNOWN
-            expires, used = entry
-            self._nonces[nonce] = (expires, True)
-        if used:
+            self._set(self._nonces, nonce, entry._replace(used=True))
+        if entry.used:
             return NonceState.USED
-        return NonceState.EXPIRED if expires < now else NonceState.FRESH
+        return NonceState.EXPIRED if entry.expires < now else NonceState.FRESH
 
-    def add_challenge(self, challenge_id: str, pending: PendingChallenge) -> None:
+    def add_challenge(self, challenge_id: str, pending: PendingChallenge, now: Optional[datetime.datetime] = None,
+                      most: int = 0) -> Optional[Limited]:
         with self._lock:
+            if most and now is not None:
+                held = sorted(p.expires for p in self._pending.values()
+                              if p.ek_pseudonym == pending.ek_pseudonym and p.expires >= now)
+                if len(held) >= most:
+                    return Limited(held[len(held) - most])
             if len(self._pending) >= self._max_pending:
                 self._purge(_chain.utcnow())
                 if len(self._pending) >= self._max_pending:
                     raise StoreFull("too many pending enrolment challenges")
-            self._pending[challenge_id] = pending
+            self._set(self._pending, challenge_id, pending)
+        return None
 
     def take_challenge(self, challenge_id: str, now: datetime.datetime) -> Optional[PendingChallenge]:
         with self._lock:
-            pending = self._pending.pop(challenge_id, None)
+            pending: Optional[PendingChallenge] = self._pop(self._pending, challenge_id)
         return pending if pending is not None and pending.expires >= now else None
 
     def link(self, ek_pseudonyms: Sequence[bytes]) -> bytes:
@@ -77,9 +133,9 @@ class MemoryStore(Store):
             name = min(devices)
             for pseudonym, device in list(self._devices.items()):
                 if device in devices:
-                    self._devices[pseudonym] = name
+                    self._set(self._devices, pseudonym, name)
             for pseudonym in ek_pseudonyms:
-                self._devices[pseudonym] = name
+                self._set(self._devices, pseudonym, name)
         return name
 
     def device(self, ek_pseudonym: bytes) -> bytes:
@@ -106,8 +162,9 @@ class MemoryStore(Store):
             refusal = self._banned(record.ek_pseudonym, record.app_id) or self._limited(
                 record.ek_pseudonym, record.app_id, limit, record.issued)
             if refusal is None:
-                self._devices.setdefault(record.ek_pseudonym, record.ek_pseudonym)
-                self._certificates[record.serial] = record
+                if record.ek_pseudonym not in self._devices:
+                    self._set(self._devices, record.ek_pseudonym, record.ek_pseudonym)
+                self._set(self._certificates, record.serial, record)
         return refusal
 
     def enrolments(self, ek_pseudonym: bytes, app_id: str, since: datetime.datetime) -> int:
@@ -136,10 +193,10 @@ class MemoryStore(Store):
             members, changed = self._members(record.ek_pseudonym), False
             for other in list(self._certificates.values()):
                 if other.ek_pseudonym in members and other.app_id == record.app_id and other.revoked is None:
-                    self._certificates[other.serial] = dataclasses.replace(other, revoked=now, revocation_reason=reason)
+                    self._set(self._certificates, other.serial, dataclasses.replace(other, revoked=now, revocation_reason=reason))
                     changed = True
             if self._banned(record.ek_pseudonym, record.app_id) is None:
-                self._bans[record.ek_pseudonym, record.app_id] = Ban(now, reason, serial)
+                self._set(self._bans, (record.ek_pseudonym, record.app_id), Ban(now, reason, serial))
                 changed = True
             if changed:
                 self._revocation_generation += 1
@@ -152,7 +209,7 @@ class MemoryStore(Store):
                 return 0
             lifted = [(p, record.app_id) for p in self._members(record.ek_pseudonym) if (p, record.app_id) in self._bans]
             for key in lifted:
-                del self._bans[key]
+                self._pop(self._bans, key)
         return len(lifted)
 
     def revoked(self, now: datetime.datetime) -> List[Tuple[int, datetime.datetime]]:
@@ -186,7 +243,7 @@ class MemoryStore(Store):
                 stored = dataclasses.replace(known, ak_name=record.ak_name, ak_serial=record.ak_serial,
                                              ak_anchor=record.ak_anchor, ak_not_after=record.ak_not_after,
                                              counter=max(known.counter, record.counter))
-            self._credentials[record.credential_id] = stored
+            self._set(self._credentials, record.credential_id, stored)
         return stored
 
     def credential(self, credential_id: bytes) -> Optional[CredentialRecord]:
@@ -199,11 +256,20 @@ class MemoryStore(Store):
             if known is None:
                 return False
             if counter > known.counter:
-                self._credentials[credential_id] = dataclasses.replace(known, counter=counter)
+                self._set(self._credentials, credential_id, dataclasses.replace(known, counter=counter))
                 return True
             if known.counter_failed is None:
-                self._credentials[credential_id] = dataclasses.replace(known, counter_failed=now)
+                self._set(self._credentials, credential_id, dataclasses.replace(known, counter_failed=now))
         return False
+
+    def add_receipt(self, key: bytes, answer: bytes, expires: datetime.datetime) -> None:
+        with self._lock:
+            self._set(self._receipts, key, (answer, expires))
+
+    def receipt(self, key: bytes, now: datetime.datetime) -> Optional[bytes]:
+        with self._lock:
+            kept = self._receipts.get(key)
+        return kept[0] if kept is not None and kept[1] >= now else None
 
     def limit(self) -> Limit:
         with self._lock:
@@ -217,7 +283,7 @@ class MemoryStore(Store):
         with self._lock:
             refusal = _tenant_refusal(tenant, list(self._tenants.values()))
             if refusal is None:
-                self._tenants[tenant.name] = tenant
+                self._set(self._tenants, tenant.name, tenant)
         return refusal
 
     def tenant(self, key_digest: bytes) -> Optional[Tenant]:
@@ -230,7 +296,7 @@ class MemoryStore(Store):
 
     def remove_tenant(self, name: str) -> bool:
         with self._lock:
-            return self._tenants.pop(name, None) is not None
+            return self._pop(self._tenants, name) is not None
 
     def device_bits(self, tenant: str, keys: Sequence[bytes]) -> Optional[DeviceBits]:
         with self._lock:
@@ -241,16 +307,16 @@ class MemoryStore(Store):
         with self._lock:
             record = written_bits(self._bits.get((tenant, key)), bits, now)
             if any(bits):
-                self._bits[tenant, key] = record
+                self._set(self._bits, (tenant, key), record)
             else:
-                self._bits.pop((tenant, key), None)
+                self._pop(self._bits, (tenant, key))
         return record
 
     def forget_bits(self, before: datetime.datetime) -> int:
         with self._lock:
             old = [k for k, b in self._bits.items() if b.updated < before]
             for k in old:
-                del self._bits[k]
+                self._pop(self._bits, k)
         return len(old)
 
     def purge(self, now: datetime.datetime) -> None:
@@ -258,24 +324,26 @@ class MemoryStore(Store):
             self._purge(now)
 
     def _purge(self, now: datetime.datetime) -> None:
-        for nonce in [n for n, (expires, _) in self._nonces.items() if expires < now]:
-            del self._nonces[nonce]
+        for nonce in [n for n, entry in self._nonces.items() if entry.expires < now]:
+            self._pop(self._nonces, nonce)
         for challenge_id in [i for i, p in self._pending.items() if p.expires < now]:
-            del self._pending[challenge_id]
+            self._pop(self._pending, challenge_id)
+        for key in [k for k, (_, expires) in self._receipts.items() if expires < now]:
+            self._pop(self._receipts, key)
 
     # -- what the command line carries between processes ------------------------------------
 
-    def nonces(self) -> Dict[bytes, Tuple[datetime.datetime, bool]]:
-        """Every nonce held: nonce → (expires, used)."""
+    def nonces(self) -> Dict[bytes, NonceRecord]:
+        """Every nonce held."""
         with self._lock:
             return dict(self._nonces)
 
-    def merge_nonces(self, nonces: Dict[bytes, Tuple[datetime.datetime, bool]]) -> None:
+    def merge_nonces(self, nonces: Dict[bytes, NonceRecord]) -> None:
         """Add nonces (a nonce used in either stays used)."""
         with self._lock:
-            for nonce, (expires, used) in nonces.items():
+            for nonce, entry in nonces.items():
                 current = self._nonces.get(nonce)
-                self._nonces[nonce] = (expires, used or (current is not None and current[1]))
+                self._set(self._nonces, nonce, entry._replace(used=entry.used or (current is not None and current.used)))
 
     def challenges(self) -> Dict[str, PendingChallenge]:
         """Every pending challenge held."""
@@ -285,4 +353,5 @@ class MemoryStore(Store):
     def merge_challenges(self, challenges: Dict[str, PendingChallenge]) -> None:
         """Add pending challenges."""
         with self._lock:
-            self._pending.update(challenges)
+            for challenge_id, pending in challenges.items():
+                self._set(self._pending, challenge_id, pending)

@@ -44,7 +44,7 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         "ak_name BLOB NOT NULL, ak_serial TEXT NOT NULL, counter BIGINT NOT NULL, registered BIGINT NOT NULL, "
         "counter_failed BIGINT)",
     )),
-    # A device is a TPM, not one EK (docs/SERVER-STATE.md, invariants 6 and 9): the EKs proven to
+    # A device is a TPM, not one EK (docs/SERVER-STATE.md, invariants 6 and 11): the EKs proven to
     # be one TPM's, and bans of a device for an app id. Every enrolled pseudonym is a device of its
     # own until a proof links it, and each revocation made before this becomes its device's ban.
     ("0005_devices_and_bans", (
@@ -70,13 +70,24 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         "CREATE TABLE published_crl (id INTEGER PRIMARY KEY CHECK (id = 1), generation BIGINT NOT NULL, "
         "built BIGINT NOT NULL, der BLOB NOT NULL)",
     )),
-    # Tenants (docs/SERVER-STATE.md, invariant 10): developer accounts, their app ids (each one
+    # Issue 51: a nonce serves one purpose and, when issued for one, one app id (NULL: issued
+    # before, either purpose may spend it); receipts of spending requests, for their retries;
+    # one lock row per EK pseudonym, under which its pending challenges are counted.
+    ("0007_nonce_purpose_and_receipts", (
+        "ALTER TABLE nonces ADD COLUMN purpose TEXT",
+        "ALTER TABLE nonces ADD COLUMN app_id TEXT",
+        "CREATE TABLE receipts (digest BLOB PRIMARY KEY, answer BLOB NOT NULL, expires BIGINT NOT NULL)",
+        "CREATE INDEX receipts_expires ON receipts (expires)",
+        "CREATE TABLE challenge_eks (ek_pseudonym BLOB PRIMARY KEY)",
+        "CREATE INDEX challenges_ek ON challenges (ek_pseudonym, expires)",
+    )),
+    # Tenants (docs/SERVER-STATE.md, invariant 12): developer accounts, their app ids (each one
     # tenant's at most) and the digests of their API keys.
     ("0008_tenants", (
         "CREATE TABLE tenants (name TEXT PRIMARY KEY, key_digest BLOB NOT NULL UNIQUE, created BIGINT NOT NULL)",
         "CREATE TABLE tenant_apps (app_id TEXT PRIMARY KEY, tenant TEXT NOT NULL REFERENCES tenants (name))",
     )),
-    # DeviceCheck for Linux (docs/SERVER-STATE.md, "Device bits", invariant 11): a tenant's three
+    # DeviceCheck for Linux (docs/SERVER-STATE.md, "Device bits", invariant 13): a tenant's three
     # bits of a device, by the tenant's pseudonym of one of its EKs; bits 1, 2, 4; months YYYY-MM.
     ("0009_device_bits", (
         "CREATE TABLE device_bits (tenant TEXT NOT NULL, device_key BLOB NOT NULL, bits INTEGER NOT NULL, "

@@ -13,8 +13,8 @@ import threading
 import json
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
-from ._base import (Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited, NonceState, PendingChallenge,
-                    PublishedCRL, Store, Tenant, tenant_refusal, written_bits)
+from ._base import (ATTESTATION, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited, NonceState,
+                    PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal, written_bits)
 from ._migrations import MIGRATIONS
 
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -106,21 +106,38 @@ class SQLStore(Store):
         return held[1]
 
     @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        with self._tx():
+            yield
+
+    @contextlib.contextmanager
     def _tx(self, *, write: bool = True) -> Iterator[Cursor]:
+        joined: Optional[Cursor] = getattr(self._local, "cursor", None)
+        if joined is not None:  # inside atomic(): its transaction
+            yield joined
+            return
         try:
             if self.connection_per_operation:
                 connection = self._connect()
                 try:
                     with self._transaction(connection, write=write) as cursor:
-                        yield cursor
+                        yield from self._joined(cursor)
                 finally:
                     connection.close()
             else:
                 with self._transaction(self._connection(), write=write) as cursor:
-                    yield cursor
+                    yield from self._joined(cursor)
         except self._unavailable() as e:
             self._drop()
             raise StoreUnavailable(f"the database did not answer: {e}") from None
+
+    def _joined(self, cursor: Cursor) -> Iterator[Cursor]:
+        """Yield `cursor`, the one every operation of this thread uses until the transaction ends."""
+        self._local.cursor = cursor
+        try:
+            yield cursor
+        finally:
+            self._local.cursor = None
 
     def _drop(self) -> None:
         held = getattr(self._local, "held", None)
@@ -167,30 +184,50 @@ class SQLStore(Store):
 
     # -- nonces -------------------------------------------------------------------------------
 
-    def add_nonce(self, nonce: bytes, expires: datetime.datetime) -> None:
+    def add_nonce(self, nonce: bytes, expires: datetime.datetime, purpose: str = ATTESTATION,
+                  app_id: Optional[str] = None) -> None:
         with self._tx() as cursor:
-            cursor.execute("INSERT INTO nonces (nonce, expires, used) VALUES (?, ?, ?)",
-                           (nonce, micros(expires), False))
+            cursor.execute("INSERT INTO nonces (nonce, expires, used, purpose, app_id) VALUES (?, ?, ?, ?, ?)",
+                           (nonce, micros(expires), False, purpose, app_id))
 
-    def use_nonce(self, nonce: bytes, now: datetime.datetime) -> NonceState:
+    #: A nonce this purpose and app id may spend: one issued for them, or (purpose NULL) before 0007.
+    _SPENDABLE = "nonce = ? AND (purpose IS NULL OR purpose = ? AND (app_id IS NULL OR app_id = ?))"
+
+    def use_nonce(self, nonce: bytes, now: datetime.datetime, purpose: str = ATTESTATION,
+                  app_id: Optional[str] = None) -> NonceState:
+        spendable = (nonce, purpose, app_id)
         with self._tx() as cursor:
             # One conditional update: of racing calls, exactly one changes the row (invariant 1).
-            cursor.execute("UPDATE nonces SET used = ? WHERE nonce = ? AND used = ? RETURNING expires",
-                           (True, nonce, False))
+            cursor.execute(f"UPDATE nonces SET used = ? WHERE {self._SPENDABLE} AND used = ? RETURNING expires",
+                           (True, *spendable, False))
             row = cursor.fetchone()
             if row is not None:
                 return NonceState.EXPIRED if from_micros(row[0]) < now else NonceState.FRESH
-            cursor.execute("SELECT 1 FROM nonces WHERE nonce = ?", (nonce,))
+            cursor.execute(f"SELECT 1 FROM nonces WHERE {self._SPENDABLE}", spendable)
             return NonceState.UNKNOWN if cursor.fetchone() is None else NonceState.USED
 
     # -- challenges ---------------------------------------------------------------------------
 
-    def add_challenge(self, challenge_id: str, pending: PendingChallenge) -> None:
+    def add_challenge(self, challenge_id: str, pending: PendingChallenge, now: Optional[datetime.datetime] = None,
+                      most: int = 0) -> Optional[Limited]:
         with self._tx() as cursor:
+            if most and now is not None:
+                # The EK's lock row, then count and insert under it (invariant 10).
+                cursor.execute("INSERT INTO challenge_eks (ek_pseudonym) VALUES (?) ON CONFLICT DO NOTHING",
+                               (pending.ek_pseudonym,))
+                cursor.execute("SELECT 1 FROM challenge_eks WHERE ek_pseudonym = ?" + self.for_update,
+                               (pending.ek_pseudonym,))
+                cursor.fetchone()
+                cursor.execute("SELECT expires FROM challenges WHERE ek_pseudonym = ? AND expires >= ? "
+                               "ORDER BY expires", (pending.ek_pseudonym, micros(now)))
+                held = [row[0] for row in cursor.fetchall()]
+                if len(held) >= most:
+                    return Limited(from_micros(held[len(held) - most]))
             cursor.execute("INSERT INTO challenges (id, secret, ak_public, app_id, ek_pseudonym, expires, tpm_device, "
                            "linked) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            (challenge_id, pending.secret, pending.ak_public, pending.app_id, pending.ek_pseudonym,
                             micros(pending.expires), pending.tpm_device, _linked_text(pending.linked)))
+        return None
 
     def take_challenge(self, challenge_id: str, now: datetime.datetime) -> Optional[PendingChallenge]:
         with self._tx() as cursor:
@@ -229,7 +266,7 @@ class SQLStore(Store):
         if len(rows) == len(pseudonyms) and len({bytes(row[0]) for row in rows}) == 1:
             return bytes(rows[0][0])
         with self._tx() as cursor:
-            # One merge at a time (invariant 9): two merges that share a device see each other's result.
+            # One merge at a time (invariant 11): two merges that share a device see each other's result.
             self._serialize(cursor, _DEVICES_LOCK)
             devices = {self._device(cursor, p) for p in pseudonyms}
             name = min(devices)
@@ -439,6 +476,19 @@ class SQLStore(Store):
                            (micros(now), credential_id))
         return False
 
+    # -- receipts -----------------------------------------------------------------------------
+
+    def add_receipt(self, key: bytes, answer: bytes, expires: datetime.datetime) -> None:
+        with self._tx() as cursor:
+            cursor.execute("INSERT INTO receipts (digest, answer, expires) VALUES (?, ?, ?)",
+                           (key, answer, micros(expires)))
+
+    def receipt(self, key: bytes, now: datetime.datetime) -> Optional[bytes]:
+        with self._tx(write=False) as cursor:
+            cursor.execute("SELECT answer FROM receipts WHERE digest = ? AND expires >= ?", (key, micros(now)))
+            row = cursor.fetchone()
+        return None if row is None else bytes(row[0])
+
     # -- limits and housekeeping --------------------------------------------------------------
 
     def limit(self) -> Limit:
@@ -469,7 +519,7 @@ class SQLStore(Store):
 
     def add_tenant(self, tenant: Tenant) -> Optional[str]:
         with self._tx() as cursor:
-            self._serialize(cursor, _TENANTS_LOCK)  # check and insert as one (invariant 10)
+            self._serialize(cursor, _TENANTS_LOCK)  # check and insert as one (invariant 12)
             refusal = tenant_refusal(tenant, self._tenants(cursor))
             if refusal is not None:
                 return refusal
@@ -514,7 +564,7 @@ class SQLStore(Store):
 
     def write_bits(self, tenant: str, key: bytes, bits: Tuple[bool, bool, bool], now: datetime.datetime) -> DeviceBits:
         with self._tx() as cursor:
-            # The row's lock, then read, compute and write under it (invariant 11).
+            # The row's lock, then read, compute and write under it (invariant 13).
             cursor.execute("INSERT INTO device_bits (tenant, device_key, bits, updated) VALUES (?, ?, 0, ?) "
                            "ON CONFLICT DO NOTHING", (tenant, key, micros(now)))
             cursor.execute(f"SELECT {self._BITS_COLUMNS} FROM device_bits WHERE tenant = ? AND device_key = ?"
@@ -539,6 +589,7 @@ class SQLStore(Store):
         with self._tx() as cursor:
             cursor.execute("DELETE FROM nonces WHERE expires < ?", (micros(now),))
             cursor.execute("DELETE FROM challenges WHERE expires < ?", (micros(now),))
+            cursor.execute("DELETE FROM receipts WHERE expires < ?", (micros(now),))
 
 
 def _linked_text(linked: Sequence[Tuple[str, bytes, bytes]]) -> Optional[str]:
