@@ -64,9 +64,18 @@ void dids_tpm_forget(dids_tpm *tpm, ESYS_TR *handle);
 int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,
                             struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);
 /// TPM2_CreatePrimary of `template` in `hierarchy` (its auth empty), failing at `stage`; its public
-/// area into `*public` for the caller to Esys_Free (`public` may be NULL).
+/// area into `*public` for the caller to Esys_Free (`public` may be NULL). A public area that is
+/// not the template's (objects.c, as_asked: every field but the key itself) fails at `stage` with
+/// EPROTO, the object flushed: whoever answers as the TPM does not choose the key.
 int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_PUBLIC *template, int stage,
                                  ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure);
+/// The Name ESAPI holds for `key` (for the caller to Esys_Free): the TPM's, which ESAPI checked
+/// against the public area it came with, and create_primary_from that public area against the
+/// template. The one Name every ID and every piece of evidence is computed from (commands.c).
+int dids_tpm_name(dids_tpm *tpm, ESYS_TR key, TPM2B_NAME **name, struct dids_tpm_failure *failure);
+/// Whether `attest` (`size` bytes, a TPMS_ATTEST as the TPM marshals it) is TPM2_Certify's, made
+/// by the TPM (TPM_GENERATED), over `nonce`, of the object whose Name is `name`, and nothing more.
+int dids_tpm_attests_certify(const unsigned char *attest, size_t size, const TPM2B_DATA *nonce, const TPM2B_NAME *name);
 /// Which of the `count` (at most 256) handles from `first` (NV indices or persistent objects) the
 /// TPM holds, as a bit set: bit k % 32 of `set[k / 32]` for handle `first` + k (nv.c). 1, or
 /// 0 with `failure` set (at `stage`).

@@ -260,10 +260,9 @@ package enum TPMAttestation {
         let certified = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             TPMConversation.certify(tpm, &failure, ak: akUnique, DIDS_TPM_APP_KEY, appUnique, over: nonce)
         }
-        let name = [0x00, 0x0b] + SHA256.hash(certified.certifiedPublic)
         var json = Self.message(.attestation)
         json.set("app_id", appID)
-        json.set("hardware_id", HardwareIdentity.id(fromName: name).uuidString)
+        json.set("hardware_id", HardwareIdentity.id(fromName: certified.certifiedName).uuidString)
         json.set("nonce", Base64.encode(nonce))
         json.set("app_public", Base64.encode(certified.certifiedPublic))
         json.set("ak_public", Base64.encode(certified.akPublic))
