@@ -10,13 +10,24 @@
 DIDS_TPM_FUNCTIONS(DIDS_TPM_EXTERN, DIDS_TPM_EXTERN_VOID)
 
 struct dids_tpm {
-    TSS2_TCTI_CONTEXT *tcti;
+    TSS2_TCTI_CONTEXT *tcti;    // the transport
+    TSS2_TCTI_CONTEXT *ledger;  // what ESAPI speaks through: the transport, and what the TPM made (ledger.c)
     ESYS_CONTEXT *esys;
     uint64_t deadline_ms;
     int stuck;  // a command was abandoned at the deadline: ESAPI accepts no other until finalised
     int software;            // a swtpm, through transports/tcti_swtpm.c; else a device, through tcti_device.c
 };
 
+
+/// A TCTI for ESAPI that passes everything to `transport` and keeps the handles of the transient
+/// objects and sessions the TPM's answers say it made and has not flushed (ledger.c). NULL when
+/// out of memory. Freed by dids_tpm_ledger_free, before the transport.
+TSS2_TCTI_CONTEXT *dids_tpm_ledger_open(TSS2_TCTI_CONTEXT *transport);
+/// Flushes every handle the ledger still holds with TPM2_FlushContext commands of its own, through
+/// the transport, by `deadline_ms` (ESAPI may refuse to: BAD_SEQUENCE after an answer it could not
+/// parse). How many the TPM flushed.
+int dids_tpm_ledger_flush(TSS2_TCTI_CONTEXT *ledger, uint64_t deadline_ms);
+void dids_tpm_ledger_free(TSS2_TCTI_CONTEXT *ledger);
 
 /// Records a failure; returns 0 so that it can end a condition.
 int dids_tpm_fail(struct dids_tpm_failure *failure, int stage, uint32_t rc, int error_number);
