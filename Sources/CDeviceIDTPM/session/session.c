@@ -33,6 +33,20 @@ int dids_tpm_fail_command(dids_tpm *tpm, struct dids_tpm_failure *failure, int s
     return dids_tpm_fail(failure, stage, rc, 0);
 }
 
+int dids_tpm_resend(dids_tpm *tpm, uint32_t rc, unsigned *pause_ms) {
+    uint32_t code = dids_tpm_rc_code(rc);
+    if (code != DIDS_TPM2_RC_RETRY && code != DIDS_TPM2_RC_YIELDED && code != DIDS_TPM2_RC_TESTING) return 0;
+    uint64_t now = dids_tcti_now_ms();
+    if (now + *pause_ms >= tpm->deadline_ms) {
+        // No time for another try: waited out, so that the failure is the deadline's (TIMED_OUT).
+        if (now < tpm->deadline_ms) dids_tcti_sleep_until(tpm->deadline_ms);
+        return 0;
+    }
+    dids_tcti_sleep_until(now + *pause_ms);
+    if (*pause_ms < 64) *pause_ms *= 2;
+    return 1;
+}
+
 void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle) {
     if (*handle == DIDS_ESYS_TR_NONE) return;
     struct dids_tpm_failure ignored;

@@ -37,27 +37,38 @@ int dids_tpm_fail_command(dids_tpm *tpm, struct dids_tpm_failure *failure, int s
 /// Arms ESAPI's timeout with what is left before the deadline; -1 (and `stuck`) when nothing is.
 int dids_tpm_arm(dids_tpm *tpm);
 
+/// Whether `rc` is a warning the TPM answers to have a command sent again (RETRY, YIELDED,
+/// TESTING) and the deadline leaves time to: then it has waited a little (`*pause_ms`, doubled
+/// each time up to 64 ms) and the caller sends it again. 0 otherwise, the deadline perhaps passed.
+int dids_tpm_resend(dids_tpm *tpm, uint32_t rc, unsigned *pause_ms);
+
 /// Sends a command (`send`, an Esys_X_Async call) and collects its answer (`collect`, the
 /// Esys_X_Finish call) before the deadline. ESAPI answers TRY_AGAIN for a timeout and when it
-/// resent a command the TPM asked to have resent (RETRY, YIELDED, TESTING). 1 on success, 0 with
-/// `failure` filled otherwise.
+/// resent a command the TPM asked to have resent (RETRY, YIELDED, TESTING); it resends at once,
+/// at most five times, and then returns the warning: the command is sent again here, after a
+/// pause, until the deadline (dids_tpm_resend). 1 on success, 0 with `failure` filled otherwise.
 #define DIDS_TPM_RUN(tpm, failure, stage, send, collect) \
     ({ \
-        int ok_ = 0; \
+        int ok_ = 0, again_ = 1; \
+        unsigned pause_ = 1; \
         TSS2_RC rc_ = 0; \
-        if ((tpm)->stuck || dids_tpm_arm(tpm) < 0) { \
-            dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); \
-        } else if ((dids_computing_begin(), rc_ = (send), dids_computing_end(), rc_) != 0) { \
-            dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
-        } else { \
-            for (;;) { \
-                if (dids_tpm_arm(tpm) < 0) { dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); break; } \
-                dids_computing_begin(); \
-                rc_ = (collect); \
-                dids_computing_end(); \
-                if ((rc_ & 0xffffu) == DIDS_TSS2_BASE_RC_TRY_AGAIN) continue; \
-                ok_ = rc_ == 0 ? 1 : dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
-                break; \
+        while (again_) { \
+            again_ = 0; \
+            if ((tpm)->stuck || dids_tpm_arm(tpm) < 0) { \
+                dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); \
+            } else if ((dids_computing_begin(), rc_ = (send), dids_computing_end(), rc_) != 0) { \
+                dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
+            } else { \
+                for (;;) { \
+                    if (dids_tpm_arm(tpm) < 0) { dids_tpm_fail((failure), DIDS_TPM_STAGE_TIMED_OUT, 0, 0); break; } \
+                    dids_computing_begin(); \
+                    rc_ = (collect); \
+                    dids_computing_end(); \
+                    if ((rc_ & 0xffffu) == DIDS_TSS2_BASE_RC_TRY_AGAIN) continue; \
+                    if (rc_ != 0 && dids_tpm_resend((tpm), rc_, &pause_)) { again_ = 1; break; } \
+                    ok_ = rc_ == 0 ? 1 : dids_tpm_fail_command((tpm), (failure), (stage), rc_); \
+                    break; \
+                } \
             } \
         } \
         ok_; \

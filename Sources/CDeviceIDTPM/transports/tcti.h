@@ -49,6 +49,8 @@ uint64_t dids_tcti_now_ms(void);
 /// Waits for `events` on `fd` until `until_ms`: 1 ready, 0 the time is up, -1 an error (errno).
 /// Waiting is not computing: a fork() meanwhile need not wait (dids_computing_pause, CDeviceIDSystem.h).
 int dids_tcti_wait(int fd, short events, uint64_t until_ms);
+/// Sleeps until the monotonic millisecond `until_ms`; not computing, like dids_tcti_wait.
+void dids_tcti_sleep_until(uint64_t until_ms);
 /// The 4-byte big-endian number at `p` (a header's size).
 uint32_t dids_tcti_be32(const uint8_t *p);
 /// Why transmit refuses `command` (BAD_REFERENCE, BAD_VALUE: not a whole command of the size its

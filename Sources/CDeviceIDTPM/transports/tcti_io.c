@@ -28,6 +28,16 @@ int dids_tcti_wait(int fd, short events, uint64_t until_ms) {
     }
 }
 
+void dids_tcti_sleep_until(uint64_t until_ms) {
+    for (uint64_t now = dids_tcti_now_ms(); now < until_ms; now = dids_tcti_now_ms()) {
+        uint64_t left = until_ms - now;
+        struct timespec a_while = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
+        int paused = dids_computing_pause();
+        nanosleep(&a_while, NULL);
+        dids_computing_resume(paused);
+    }
+}
+
 uint32_t dids_tcti_be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }

@@ -139,6 +139,11 @@ enum TPMConversation {
             default: return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
             }
         case Int32(DIDS_TPM_STAGE_TIMED_OUT.rawValue):
+            let code = dids_tpm_rc_code(rc)
+            if code == DIDS_TPM2_RC_RETRY || code == DIDS_TPM2_RC_YIELDED || code == DIDS_TPM2_RC_TESTING {
+                return DeviceIDError(.timedOut, "the TPM at \(at) did not answer within \(milliseconds) ms: it asked for "
+                                         + "the command to be sent again until then (TSS2 \(hex(rc)))")
+            }
             return DeviceIDError(.timedOut, "the TPM at \(at) did not answer within \(milliseconds) ms")
         case Int32(DIDS_TPM_STAGE_SHAPE.rawValue):
             return DeviceIDError(.io, "the TPM at \(at) answered with a structure of another shape than asked for")
