@@ -53,8 +53,13 @@ int dids_tcti_deliver(const uint8_t *answer, size_t length, size_t *size, uint8_
     *rc = 0;
     if (!response) { *size = length; return 1; }  // asked for the size: kept for the next call
     if (*size < length) { *size = length; *rc = DIDS_TCTI_RC_INSUFFICIENT_BUFFER; return 1; }
+    // ESAPI's parser reads to its buffer's end, not to the answer's: an answer cut short would be
+    // completed with whatever the buffer held (the command just sent, the previous answer). The
+    // rest is zeroed, so that a short answer parses as nothing any caller accepts.
+    size_t capacity = *size;
     *size = length;
     memcpy(response, answer, length);
+    memset(response + length, 0, capacity - length);
     return 0;
 }
 
