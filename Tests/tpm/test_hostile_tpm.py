@@ -3,7 +3,8 @@ every command and answer whole and rewrites them, as an interposer on the TPM's 
 resource manager could. Each case failed on 1.0:
 
 1. a CreatePrimary made from another template (nameAlg SHA-384, fixedTPM cleared, the AK's, a
-   P-384 curve, an authPolicy, the credential key's scheme) gave hardware-id another ID, exit 0;
+   P-384 curve, an authPolicy, the credential key's scheme) gave hardware-id and attest certify
+   another ID, exit 0, assert another credential_id, and attest enrol a request for another AK;
 2. an answer ESAPI could not parse left the app key and the AK loaded, and after two such calls
    swtpm's three object slots were full: every honest call failed until it restarted;
 3. CreatePrimary answered RETRY, TESTING or YIELDED failed after ESAPI's five submissions, in
@@ -24,7 +25,7 @@ import pytest
 from proxies import RewritingProxy, TPM2_ST_NO_SESSIONS, cut_short, frame, frame_code
 from test_deviceid_device import APP_A, APP_B, deviceid, hardware_id, transient_handles
 
-TPM2_CC_CREATE_PRIMARY, TPM2_CC_NV_READ_PUBLIC, TPM2_CC_NV_READ = 0x131, 0x169, 0x14E
+TPM2_CC_CREATE_PRIMARY, TPM2_CC_NV_READ_PUBLIC, TPM2_CC_NV_READ, TPM2_CC_GET_CAPABILITY = 0x131, 0x169, 0x14E, 0x17A
 TPM2_RC_YIELDED, TPM2_RC_TESTING, TPM2_RC_RETRY = 0x908, 0x90A, 0x922
 TPM_ALG_NULL, TPM_ALG_SHA384, TPM_ECC_NIST_P384 = 0x0010, 0x000C, 0x0004
 AK_ATTRIBUTES, FIXED_TPM, FIXED_PARENT = 0x00050472, 0x00000002, 0x00000010
@@ -45,6 +46,10 @@ def app_unique(app_id):
 
 def ak_unique(app_id):
     return unique("deviceid.attestation-key.v1", app_id)
+
+
+def credential_unique(app_id):
+    return unique("deviceid.credential-key.v1", app_id)
 
 
 # -- TPM2_CreatePrimary's inPublic, as the TPM marshals an ECC TPMT_PUBLIC ---------------------
@@ -115,14 +120,15 @@ def with_template(before, template, after):
     return frame(int.from_bytes(before[:2], "big"), TPM2_CC_CREATE_PRIMARY, body)
 
 
-def app_key_rewritten(app_id, change):
-    """An answer function: the CreatePrimary of `app_id`'s app key is sent to the TPM changed by
-    `change(template)`, which the TPM then makes and answers for, its Name consistent with its
-    public area as ESAPI checks: the interposer rewrote the command, the TPM answered honestly."""
+def app_key_rewritten(app_id, change, key=app_unique):
+    """An answer function: the CreatePrimary of `app_id`'s app key (or the key whose unique
+    `key(app_id)` is) is sent to the TPM changed by `change(template)`, which the TPM then makes
+    and answers for, its Name consistent with its public area as ESAPI checks: the interposer
+    rewrote the command, the TPM answered honestly."""
     def answer(command, forward, seen):
         if frame_code(command) == TPM2_CC_CREATE_PRIMARY:
             before, template, after = create_primary_template(command)
-            if template is not None and template["x"] == app_unique(app_id):
+            if template is not None and template["x"] == key(app_id):
                 change(template)
                 command = with_template(before, template, after)
         return forward(command)
@@ -164,7 +170,7 @@ def _set(field, value):
 
 
 def _the_ak(t):
-    t["attributes"], t["x"] = AK_ATTRIBUTES, ak_unique(APP_A)
+    t["attributes"], t["scheme"], t["x"] = AK_ATTRIBUTES, (0x0018, 0x000B), ak_unique(APP_A)  # ECDSA, SHA-256
 
 
 VARIANTS = {
@@ -191,6 +197,29 @@ def test_a_key_of_another_template_is_refused(machine, proxy, variant, call):
     assert "other than was asked" in result.stderr and "TPM2_CreatePrimary" in result.stderr, result.stderr
     assert result.stdout == ""
     assert transient_handles(machine) == [], "the key of another template was flushed"
+
+
+def _the_app_key(t):
+    t["scheme"], t["x"] = (0x0018, 0x000B), app_unique(APP_A)
+
+
+@pytest.mark.parametrize("variant", ["nameAlg SHA-384", "the AK in its place", "curve P-384", "the app key in its place"])
+def test_a_credential_key_of_another_template_is_refused(machine, proxy, variant):
+    """WebAuthn's assertion (TPM2_Sign by the credential key): 1.0 emitted another credential_id."""
+    change = _the_app_key if variant == "the app key in its place" else VARIANTS[variant]
+    digest = base64.urlsafe_b64encode(hashlib.sha256(b"client data").digest()).decode().rstrip("=")
+    result = through(proxy(app_key_rewritten(APP_A, change, key=credential_unique)),
+                     "assert", APP_A, "--client-data-hash", digest)
+    assert result.returncode == IO, f"{variant}: exit {result.returncode}, {result.stdout}{result.stderr}"
+    assert "other than was asked" in result.stderr, result.stderr
+    assert transient_handles(machine) == []
+
+
+def test_an_ak_of_another_template_is_refused_at_enrolment(machine, proxy):
+    result = through(proxy(app_key_rewritten(APP_A, VARIANTS["nameAlg SHA-384"], key=ak_unique)),
+                     "attest", "enrol", APP_A)
+    assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
+    assert "other than was asked" in result.stderr, result.stderr
 
 
 @pytest.mark.xfail(strict=True, reason="another app's key has the shape asked for: only a salted session binding "
@@ -289,6 +318,19 @@ def test_a_short_nv_readpublic_answer_is_refused(machine, proxy):
                      "attest", "enrol", APP_A)
     assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
     assert "other than was asked" in result.stderr, result.stderr
+
+
+def test_a_short_getcapability_answer_is_refused(machine, proxy):
+    """The first GetCapability (the EK certificate indices) answered with moreData alone. 1.0
+    refused this one too: what its buffer held before did not unmarshal either."""
+    def short(command, forward, seen):
+        response = forward(command)
+        if frame_code(command) == TPM2_CC_GET_CAPABILITY and seen == 1:
+            return cut_short(response, 11)
+        return response
+    result = through(proxy(short), "attest", "enrol", APP_A)
+    assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
+    assert "EK certificates' NV indices" in result.stderr, result.stderr  # zeros: tpm2-tss's unmarshalling refuses
 
 
 # -- 5. an EK certificate that is not DER ------------------------------------------------------
