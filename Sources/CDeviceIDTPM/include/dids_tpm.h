@@ -58,7 +58,9 @@ enum dids_tpm_device_kind {
 int dids_tpm_device_class(const char *path, char *out, size_t size);
 
 /// How a TPM conversation failed: the stage, the TSS2_RC and errno where the TCTI's open()
-/// failed (EACCES, ENOENT, ...), or ENOBUFS/ENOMEM for the caller's buffers and memory.
+/// failed (EACCES, ENOENT, ...), or ENOBUFS/ENOMEM for the caller's buffers and memory, or EPROTO
+/// where the TPM's answer is not an answer to what was asked (a key of another template, another
+/// NV index, a capability or certification not asked for).
 struct dids_tpm_failure {
     int stage;
     uint32_t rc;
@@ -144,13 +146,16 @@ int dids_tpm_activate(dids_tpm *tpm, enum dids_tpm_ek ek, const unsigned char ak
                       const unsigned char *encrypted_secret, size_t encrypted_secret_size,
                       struct dids_tpm_bytes *credential, struct dids_tpm_failure *failure);
 /// TPM2_Certify of the `kind` key (the app key or the credential key) of `unique` by the AK
-/// over `nonce`: the TPMS_ATTEST as signed, the marshalled TPMT_SIGNATURE, and both keys'
-/// marshalled TPMT_PUBLIC.
+/// over `nonce`: the TPMS_ATTEST as signed, the marshalled TPMT_SIGNATURE, both keys'
+/// marshalled TPMT_PUBLIC, and the certified key's Name as the TPM gave it (`app_name`, may be
+/// NULL), which the TPMS_ATTEST certifies. A TPMS_ATTEST that is not Certify's of that Name over
+/// `nonce` fails at DIDS_TPM_STAGE_CERTIFY with EPROTO.
 int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids_tpm_key kind,
                      const unsigned char unique[32],
                      const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
                      struct dids_tpm_bytes *signature, struct dids_tpm_bytes *app_public,
-                     struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure);
+                     struct dids_tpm_bytes *app_name, struct dids_tpm_bytes *ak_public,
+                     struct dids_tpm_failure *failure);
 
 /// The platform attestation keys DeviceID knows (docs/HARDWARE-ID.md, "Platform attestation
 /// keys"): an AK a cloud's virtual TPM keeps, with a certificate in NV from the cloud's vTPM CA.

@@ -8,6 +8,14 @@
 #include <string.h>
 
 
+int dids_tpm_name(dids_tpm *tpm, ESYS_TR key, TPM2B_NAME **name, struct dids_tpm_failure *failure) {
+    *name = NULL;
+    dids_computing_begin();
+    TSS2_RC rc = dids_p_Esys_TR_GetName(tpm->esys, key, name);
+    dids_computing_end();
+    return rc == 0 ? 1 : dids_tpm_fail(failure, DIDS_TPM_STAGE_NAME, rc, 0);
+}
+
 int dids_tpm_key_name(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char unique[32],
                       struct dids_tpm_bytes *name, struct dids_tpm_bytes *public_area,
                       struct dids_tpm_failure *failure) {
@@ -19,11 +27,8 @@ int dids_tpm_key_name(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char
         return 0;
     }
     TPM2B_NAME *key_name = NULL;
-    dids_computing_begin();
-    TSS2_RC rc = dids_p_Esys_TR_GetName(tpm->esys, key, &key_name);
-    dids_computing_end();
-    int ok = rc == 0 ? dids_tpm_put(name, key_name->name, key_name->size, DIDS_TPM_STAGE_NAME, failure)
-                     : dids_tpm_fail(failure, DIDS_TPM_STAGE_NAME, rc, 0);
+    int ok = dids_tpm_name(tpm, key, &key_name, failure)
+          && dids_tpm_put(name, key_name->name, key_name->size, DIDS_TPM_STAGE_NAME, failure);
     dids_p_Esys_Free(key_name);
     dids_tpm_flush(tpm, &key);
     return ok;
@@ -40,6 +45,10 @@ int dids_tpm_properties(dids_tpm *tpm, uint32_t first, uint32_t count, uint32_t 
                                                       DIDS_TPM2_CAP_TPM_PROPERTIES, first, count),
                       dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
         return 0;
+    if (data->capability != DIDS_TPM2_CAP_TPM_PROPERTIES) {  // an answer to another question
+        dids_p_Esys_Free(data);
+        return dids_tpm_fail(failure, DIDS_TPM_STAGE_PROPERTIES, 0, EPROTO);
+    }
     const unsigned char *p = (const unsigned char *)data;
     uint32_t answered = dids_get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT);
     for (uint32_t i = 0; i < answered && i < count; i++) {
@@ -90,11 +99,34 @@ int dids_tpm_marshal_signature(const TPMT_SIGNATURE *s, struct dids_tpm_bytes *o
     return dids_tpm_put(out, m, n, DIDS_TPM_STAGE_SHAPE, failure);
 }
 
+int dids_tpm_attests_certify(const unsigned char *attest, size_t size, const TPM2B_DATA *nonce, const TPM2B_NAME *name) {
+    // magic (4), type (2), qualifiedSigner, extraData, clockInfo (17), firmwareVersion (8), then
+    // TPMS_CERTIFY_INFO: name, qualifiedName; the TPM2Bs with 16-bit sizes, all big-endian.
+    size_t at = 6;
+    if (size < at || dids_tcti_be32(attest) != DIDS_TPM2_GENERATED_VALUE
+        || (attest[4] << 8 | attest[5]) != DIDS_TPM2_ST_ATTEST_CERTIFY)
+        return 0;
+    const unsigned char *extra = NULL, *certified = NULL;
+    for (int field = 0; field < 4; field++) {
+        if (field == 2) at += 17 + 8;
+        if (size < at + 2) return 0;
+        size_t n = (size_t)(attest[at] << 8 | attest[at + 1]);
+        if (size < at + 2 + n) return 0;
+        if (field == 1) extra = attest + at;
+        if (field == 2) certified = attest + at;
+        at += 2 + n;
+    }
+    return at == size && (size_t)(extra[0] << 8 | extra[1]) == nonce->size
+        && memcmp(extra + 2, nonce->buffer, nonce->size) == 0
+        && (size_t)(certified[0] << 8 | certified[1]) == name->size && memcmp(certified + 2, name->name, name->size) == 0;
+}
+
 int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids_tpm_key kind,
                      const unsigned char unique[32],
                      const unsigned char *nonce, size_t nonce_size, struct dids_tpm_bytes *attest,
                      struct dids_tpm_bytes *signature, struct dids_tpm_bytes *app_public,
-                     struct dids_tpm_bytes *ak_public, struct dids_tpm_failure *failure) {
+                     struct dids_tpm_bytes *app_name, struct dids_tpm_bytes *ak_public,
+                     struct dids_tpm_failure *failure) {
     TPM2B_DATA qualifying;
     if ((kind != DIDS_TPM_APP_KEY && kind != DIDS_TPM_CREDENTIAL_KEY) || nonce_size > sizeof qualifying.buffer)
         return dids_tpm_fail(failure, DIDS_TPM_STAGE_CERTIFY, 0, EINVAL);
@@ -104,14 +136,20 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids
     ESYS_TR ak = DIDS_ESYS_TR_NONE, key = DIDS_ESYS_TR_NONE;
     TPM2B_ATTEST *certified = NULL;
     TPMT_SIGNATURE *signed_by = NULL;
+    TPM2B_NAME *name = NULL;
     int ok = dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, ak_public, failure)
           && dids_tpm_create_primary(tpm, kind, unique, &key, app_public, failure)
+          && dids_tpm_name(tpm, key, &name, failure)
           && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CERTIFY,
                           dids_p_Esys_Certify_Async(tpm->esys, key, ak, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_PASSWORD,
                                                     DIDS_ESYS_TR_NONE, &qualifying, &scheme),
                           dids_p_Esys_Certify_Finish(tpm->esys, &certified, &signed_by))
+          && (dids_tpm_attests_certify(certified->attestationData, certified->size, &qualifying, name)
+              || dids_tpm_fail(failure, DIDS_TPM_STAGE_CERTIFY, 0, EPROTO))
           && dids_tpm_put(attest, certified->attestationData, certified->size, DIDS_TPM_STAGE_CERTIFY, failure)
+          && dids_tpm_put(app_name, name->name, name->size, DIDS_TPM_STAGE_NAME, failure)
           && dids_tpm_marshal_signature(signed_by, signature, failure);
+    dids_p_Esys_Free(name);
     dids_p_Esys_Free(certified);
     dids_p_Esys_Free(signed_by);
     dids_tpm_flush(tpm, &key);

@@ -33,6 +33,11 @@ static enum slot look(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32
                       dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL)))
         return SLOT_FAILED;
     const unsigned char *p = public->nvPublic;
+    if (dids_get32(p + DIDS_TPMS_NV_PUBLIC_INDEX) != handle) {  // an answer for another index
+        dids_p_Esys_Free(public);
+        dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, 0, EPROTO);
+        return SLOT_FAILED;
+    }
     *written = (dids_get32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES) & DIDS_TPMA_NV_WRITTEN) != 0;
     int ours = dids_get16(p + DIDS_TPMS_NV_PUBLIC_NAME_ALG) == DIDS_TPM2_ALG_SHA256
             && (dids_get32(p + DIDS_TPMS_NV_PUBLIC_ATTRIBUTES) & ~DIDS_TPMA_NV_WRITTEN) == DIDS_TPM_COUNTER_ATTRIBUTES

@@ -23,6 +23,10 @@ int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int 
                                                           first + count - from),
                           dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
             return 0;
+        if (data->capability != DIDS_TPM2_CAP_HANDLES) {  // an answer to another question
+            dids_p_Esys_Free(data);
+            return dids_tpm_fail(failure, stage, 0, EPROTO);
+        }
         const unsigned char *p = (const unsigned char *)data;
         uint32_t answered = dids_get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT), last = from;
         for (uint32_t i = 0; i < answered && i < DIDS_TPM_MAX_CAP_HANDLES; i++) {
@@ -51,6 +55,8 @@ int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_
                           dids_p_Esys_NV_ReadPublic_Async(tpm->esys, index, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
                                                           DIDS_ESYS_TR_NONE),
                           dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL));
+    if (ok && dids_get32(public->nvPublic + DIDS_TPMS_NV_PUBLIC_INDEX) != handle)  // another index's
+        ok = dids_tpm_fail(failure, stage, 0, EPROTO);
     size_t size = ok ? dids_get16(public->nvPublic + DIDS_TPMS_NV_PUBLIC_DATA_SIZE) : 0;
     dids_p_Esys_Free(public);
     if (ok) {
@@ -64,7 +70,7 @@ int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_
                           dids_p_Esys_NV_Read_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, index, DIDS_ESYS_TR_PASSWORD,
                                                     DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, piece, (uint16_t)offset),
                           dids_p_Esys_NV_Read_Finish(tpm->esys, &data));
-        if (ok && (data->size == 0 || data->size > piece)) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
+        if (ok && data->size != piece) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);  // not what was asked
         if (ok) {
             memcpy(out->data + offset, data->buffer, data->size);
             offset += data->size;

@@ -87,6 +87,52 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
     return ok;
 }
 
+// The coordinate size of an ECC curve DeviceID asks for, or 0.
+static uint16_t coordinate_size(uint16_t curve) {
+    switch (curve) {
+    case DIDS_TPM2_ECC_NIST_P256: return 32;
+    case DIDS_TPM2_ECC_NIST_P384: return 48;
+    case DIDS_TPM2_ECC_NIST_P521: return 66;
+    default: return 0;
+    }
+}
+
+// Whether the public area the TPM answered (`got`) is a key of the template sent (`asked`): the
+// same type, nameAlg, attributes, authPolicy, symmetric definition, scheme, curve and KDF or key
+// size and exponent, and a unique of the size that key has. ESAPI checks only that the Name
+// matches the public area it came with; whoever answers as the TPM would otherwise choose the key
+// (another app's, the AK, a SHA-384 Name) and with it the ID. Only unique.x's contents are the
+// TPM's to choose: the key itself.
+static int as_asked(const unsigned char *asked, const unsigned char *got) {
+    uint16_t type = dids_get16(asked + DIDS_TPMT_PUBLIC_TYPE), policy = dids_get16(asked + DIDS_TPMT_PUBLIC_AUTH_POLICY);
+    if (dids_get16(got + DIDS_TPMT_PUBLIC_TYPE) != type
+        || dids_get16(got + DIDS_TPMT_PUBLIC_NAME_ALG) != dids_get16(asked + DIDS_TPMT_PUBLIC_NAME_ALG)
+        || dids_get32(got + DIDS_TPMT_PUBLIC_ATTRIBUTES) != dids_get32(asked + DIDS_TPMT_PUBLIC_ATTRIBUTES)
+        || policy > 64 || dids_get16(got + DIDS_TPMT_PUBLIC_AUTH_POLICY) != policy
+        || memcmp(got + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, asked + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy) != 0)
+        return 0;
+    uint16_t symmetric = dids_get16(asked + DIDS_TPMT_PUBLIC_SYMMETRIC), scheme = dids_get16(asked + DIDS_TPMT_PUBLIC_SCHEME);
+    if (dids_get16(got + DIDS_TPMT_PUBLIC_SYMMETRIC) != symmetric
+        || (symmetric != DIDS_TPM2_ALG_NULL
+            && (dids_get16(got + DIDS_TPMT_PUBLIC_SYMMETRIC + 2) != dids_get16(asked + DIDS_TPMT_PUBLIC_SYMMETRIC + 2)
+                || dids_get16(got + DIDS_TPMT_PUBLIC_SYMMETRIC + 4) != dids_get16(asked + DIDS_TPMT_PUBLIC_SYMMETRIC + 4)))
+        || dids_get16(got + DIDS_TPMT_PUBLIC_SCHEME) != scheme
+        || (scheme != DIDS_TPM2_ALG_NULL
+            && dids_get16(got + DIDS_TPMT_PUBLIC_SCHEME + 2) != dids_get16(asked + DIDS_TPMT_PUBLIC_SCHEME + 2))
+        || dids_get16(got + DIDS_TPMT_PUBLIC_CURVE) != dids_get16(asked + DIDS_TPMT_PUBLIC_CURVE))
+        return 0;
+    uint16_t x = dids_get16(got + DIDS_TPMT_PUBLIC_UNIQUE_X);
+    if (type == DIDS_TPM2_ALG_RSA) {
+        // An exponent of 0 is the default, 65537, which a TPM may answer either way.
+        uint32_t e = dids_get32(asked + DIDS_TPMT_PUBLIC_RSA_EXPONENT), f = dids_get32(got + DIDS_TPMT_PUBLIC_RSA_EXPONENT);
+        return (e == f || (e | f) == 65537u) && x == dids_get16(asked + DIDS_TPMT_PUBLIC_CURVE) / 8;
+    }
+    uint16_t kdf = dids_get16(asked + DIDS_TPMT_PUBLIC_KDF), coordinate = coordinate_size(dids_get16(asked + DIDS_TPMT_PUBLIC_CURVE));
+    return type == DIDS_TPM2_ALG_ECC && coordinate != 0 && dids_get16(got + DIDS_TPMT_PUBLIC_KDF) == kdf
+        && (kdf == DIDS_TPM2_ALG_NULL || dids_get16(got + DIDS_TPMT_PUBLIC_KDF + 2) == dids_get16(asked + DIDS_TPMT_PUBLIC_KDF + 2))
+        && x == coordinate && dids_get16(got + DIDS_TPMT_PUBLIC_UNIQUE_Y) == coordinate;
+}
+
 int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_PUBLIC *template, int stage,
                                  ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure) {
     TPM2B_SENSITIVE_CREATE sensitive;
@@ -94,10 +140,17 @@ int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_P
     TPML_PCR_SELECTION no_pcrs;
     memset(&no_pcrs, 0, sizeof no_pcrs);
     *handle = DIDS_ESYS_TR_NONE;
+    TPM2B_PUBLIC *out = NULL;
     int ok = DIDS_TPM_RUN(tpm, failure, stage,
                           dids_p_Esys_CreatePrimary_Async(tpm->esys, hierarchy, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
                                                           DIDS_ESYS_TR_NONE, &sensitive, template, NULL, &no_pcrs),
-                          dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, public, NULL, NULL, NULL));
+                          dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, &out, NULL, NULL, NULL));
+    if (ok && !as_asked(template->publicArea, out->publicArea)) {
+        dids_tpm_flush(tpm, handle);
+        ok = dids_tpm_fail(failure, stage, 0, EPROTO);
+    }
     if (!ok) *handle = DIDS_ESYS_TR_NONE;
+    if (ok && public) *public = out;
+    else dids_p_Esys_Free(out);
     return ok;
 }

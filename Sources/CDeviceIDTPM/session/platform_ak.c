@@ -78,14 +78,19 @@ int dids_tpm_platform_certify(dids_tpm *tpm, enum dids_tpm_platform_ak ak, const
     ESYS_TR platform = DIDS_ESYS_TR_NONE, key = DIDS_ESYS_TR_NONE;
     TPM2B_ATTEST *certified = NULL;
     TPMT_SIGNATURE *signed_by = NULL;
+    TPM2B_NAME *name = NULL;
     int ok = platform_key(tpm, ak, &platform, failure)
           && dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &key, NULL, failure)
+          && dids_tpm_name(tpm, key, &name, failure)
           && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PLATFORM_AK,
                           dids_p_Esys_Certify_Async(tpm->esys, key, platform, DIDS_ESYS_TR_PASSWORD,
                                                     DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE, &qualifying, &own_scheme),
                           dids_p_Esys_Certify_Finish(tpm->esys, &certified, &signed_by))
+          && (dids_tpm_attests_certify(certified->attestationData, certified->size, &qualifying, name)
+              || dids_tpm_fail(failure, DIDS_TPM_STAGE_PLATFORM_AK, 0, EPROTO))
           && dids_tpm_put(attest, certified->attestationData, certified->size, DIDS_TPM_STAGE_PLATFORM_AK, failure)
           && dids_tpm_marshal_signature(signed_by, signature, failure);
+    dids_p_Esys_Free(name);
     dids_p_Esys_Free(certified);
     dids_p_Esys_Free(signed_by);
     dids_tpm_flush(tpm, &key);

@@ -33,6 +33,20 @@ int dids_tpm_fail_command(dids_tpm *tpm, struct dids_tpm_failure *failure, int s
     return dids_tpm_fail(failure, stage, rc, 0);
 }
 
+int dids_tpm_resend(dids_tpm *tpm, uint32_t rc, unsigned *pause_ms) {
+    uint32_t code = dids_tpm_rc_code(rc);
+    if (code != DIDS_TPM2_RC_RETRY && code != DIDS_TPM2_RC_YIELDED && code != DIDS_TPM2_RC_TESTING) return 0;
+    uint64_t now = dids_tcti_now_ms();
+    if (now + *pause_ms >= tpm->deadline_ms) {
+        // No time for another try: waited out, so that the failure is the deadline's (TIMED_OUT).
+        if (now < tpm->deadline_ms) dids_tcti_sleep_until(tpm->deadline_ms);
+        return 0;
+    }
+    dids_tcti_sleep_until(now + *pause_ms);
+    if (*pause_ms < 64) *pause_ms *= 2;
+    return 1;
+}
+
 void dids_tpm_flush(dids_tpm *tpm, ESYS_TR *handle) {
     if (*handle == DIDS_ESYS_TR_NONE) return;
     struct dids_tpm_failure ignored;
@@ -93,8 +107,14 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
     tpm->deadline_ms = deadline_ms;
     tpm->tcti = software ? open_swtpm(config + 5, deadline_ms, failure) : open_device(config, deadline_ms, failure);
     if (!tpm->tcti) { free(tpm); return NULL; }
+    tpm->ledger = dids_tpm_ledger_open(tpm->tcti);
+    if (!tpm->ledger) {
+        dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM);
+        dids_tpm_close(tpm);
+        return NULL;
+    }
     dids_computing_begin();
-    TSS2_RC rc = dids_p_Esys_Initialize(&tpm->esys, tpm->tcti, NULL);
+    TSS2_RC rc = dids_p_Esys_Initialize(&tpm->esys, tpm->ledger, NULL);
     dids_computing_end();
     if (rc != 0) {
         dids_tpm_fail(failure, DIDS_TPM_STAGE_ESYS, rc, 0);
@@ -125,6 +145,7 @@ static void *finalize(void *argument) {
         dids_p_Esys_Finalize(&tpm->esys);
         dids_computing_end();
     }
+    if (tpm->ledger) dids_tpm_ledger_free(tpm->ledger);
     if (tpm->software) dids_tcti_swtpm_free(tpm->tcti);
     else dids_tcti_device_free(tpm->tcti);
     free(tpm);
@@ -133,6 +154,9 @@ static void *finalize(void *argument) {
 
 void dids_tpm_close(dids_tpm *tpm) {
     if (!tpm) return;
+    // What ESAPI could not flush (an answer it failed to parse, after which it refuses every
+    // command), flushed beneath it. Not past the deadline: the transport may hold a command then.
+    if (!tpm->stuck && tpm->ledger) dids_tpm_ledger_flush(tpm->ledger, tpm->deadline_ms);
     // A command abandoned at the deadline may still be running in the TPM: closing /dev/tpmrm0
     // then waits in the kernel for it (tpm_common_release flushes the pending work). The caller
     // has its answer (TIMED_OUT) now; the connection is closed on a thread of its own.

@@ -49,14 +49,17 @@ uint64_t dids_tcti_now_ms(void);
 /// Waits for `events` on `fd` until `until_ms`: 1 ready, 0 the time is up, -1 an error (errno).
 /// Waiting is not computing: a fork() meanwhile need not wait (dids_computing_pause, CDeviceIDSystem.h).
 int dids_tcti_wait(int fd, short events, uint64_t until_ms);
+/// Sleeps until the monotonic millisecond `until_ms`; not computing, like dids_tcti_wait.
+void dids_tcti_sleep_until(uint64_t until_ms);
 /// The 4-byte big-endian number at `p` (a header's size).
 uint32_t dids_tcti_be32(const uint8_t *p);
 /// Why transmit refuses `command` (BAD_REFERENCE, BAD_VALUE: not a whole command of the size its
 /// header says), or 0.
 TSS2_RC dids_tcti_refused_command(const uint8_t *command, size_t size);
-/// Hands a complete answer (`answer`, `length` bytes) to ESAPI's receive: its size where
-/// `response` is NULL (the answer is kept: 1), else copied when it fits (0: delivered), or
-/// INSUFFICIENT_BUFFER (1: kept). `*rc` is what receive returns.
+/// Hands a complete answer (`answer`, `length` bytes: its header's size) to ESAPI's receive: its
+/// size where `response` is NULL (the answer is kept: 1), else copied when it fits, the rest of
+/// the `*size` bytes of `response` zeroed (0: delivered), or INSUFFICIENT_BUFFER (1: kept). `*rc`
+/// is what receive returns.
 int dids_tcti_deliver(const uint8_t *answer, size_t length, size_t *size, uint8_t *response, TSS2_RC *rc);
 /// cancel and getPollHandles, which neither TCTI implements.
 TSS2_RC dids_tcti_not_implemented(TSS2_TCTI_CONTEXT *context);

@@ -28,6 +28,16 @@ int dids_tcti_wait(int fd, short events, uint64_t until_ms) {
     }
 }
 
+void dids_tcti_sleep_until(uint64_t until_ms) {
+    for (uint64_t now = dids_tcti_now_ms(); now < until_ms; now = dids_tcti_now_ms()) {
+        uint64_t left = until_ms - now;
+        struct timespec a_while = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};
+        int paused = dids_computing_pause();
+        nanosleep(&a_while, NULL);
+        dids_computing_resume(paused);
+    }
+}
+
 uint32_t dids_tcti_be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
@@ -43,8 +53,13 @@ int dids_tcti_deliver(const uint8_t *answer, size_t length, size_t *size, uint8_
     *rc = 0;
     if (!response) { *size = length; return 1; }  // asked for the size: kept for the next call
     if (*size < length) { *size = length; *rc = DIDS_TCTI_RC_INSUFFICIENT_BUFFER; return 1; }
+    // ESAPI's parser reads to its buffer's end, not to the answer's: an answer cut short would be
+    // completed with whatever the buffer held (the command just sent, the previous answer). The
+    // rest is zeroed, so that a short answer parses as nothing any caller accepts.
+    size_t capacity = *size;
     *size = length;
     memcpy(response, answer, length);
+    memset(response + length, 0, capacity - length);
     return 0;
 }
 

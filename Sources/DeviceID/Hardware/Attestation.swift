@@ -35,13 +35,19 @@ package enum TPMAttestation {
     static func endorsementMilliseconds(_ configured: UInt32) -> UInt32 { max(configured, 60_000) }
 
     /// The DER certificate inside an EK certificate NV index: some TPMs store it after the TCG PC
-    /// Client header (0x10 0x01, then a 16-bit length) or padded to the index's size.
-    static func derCertificate(_ stored: [UInt8]) -> [UInt8] {
+    /// Client header (0x10 0x01, then a 16-bit length) or padded to the index's size. An index
+    /// that holds none (empty, or bytes that are no DER SEQUENCE) is refused here, with words
+    /// naming `index`, rather than sent for a CA to refuse.
+    static func derCertificate(_ stored: [UInt8], index: UInt32, address: TPMAddress) throws(DeviceIDError) -> [UInt8] {
         var bytes = stored[...]
         if bytes.count > 5, bytes[bytes.startIndex] == 0x10, bytes[bytes.startIndex + 1] == 0x01 {
             bytes = bytes.dropFirst(5)
         }
-        guard let size = derSize(bytes) else { return Array(bytes) }
+        guard let size = derSize(bytes) else {
+            throw DeviceIDError(.io, "the TPM at \(address) holds no DER certificate in NV index "
+                                    + "\(TPMConversation.hex(index)) (\(stored.count) bytes that are not one): nothing "
+                                    + "was sent").about(.tpm)
+        }
         return Array(bytes.prefix(size))
     }
 
@@ -109,7 +115,7 @@ package enum TPMAttestation {
     /// cloud's root (the platform-ak route).
     static func enrolment(for appID: String, address: TPMAddress, milliseconds: UInt32) throws(DeviceIDError) -> String {
         let unique = HardwareIdentity.attestationKeyUnique(appID: appID)
-        let found: Endorsement = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
+        var found: Endorsement = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             guard let survey = EndorsementSurvey.of(tpm, &failure) else { return nil }
             var found = Endorsement(survey: survey)
             for kind in found.survey.usable {
@@ -117,7 +123,7 @@ package enum TPMAttestation {
                     dids_tpm_ek_certificate(tpm, kind.raw, &$0, &failure)
                 }
                 guard ok != 0 else { return nil }
-                found.certificates.append((kind, derCertificate(certificate)))
+                found.certificates.append((kind, certificate))
             }
             if found.survey.certificateOnline {
                 let (ok, ek) = TPMConversation.withBuffer(capacity: 1024) {
@@ -144,12 +150,18 @@ package enum TPMAttestation {
             found.akPublic = ak
             return ok != 0 ? found : nil
         }
+        for k in found.certificates.indices {
+            let (kind, stored) = found.certificates[k]
+            found.certificates[k].1 = try derCertificate(stored, index: dids_tpm_ek_certificate_index(kind.raw),
+                                                         address: address)
+        }
         var json = Self.message(.enrolmentRequest)
         json.set("app_id", appID)
         if let ekPublic = found.ekPublic {
             json.set("ek_kind", EndorsementSurvey.online.name)
             json.set("ek_public", Base64.encode(ekPublic))
-            if let (platform, certificate) = found.platform {
+            if let (platform, stored) = found.platform {
+                let certificate = try derCertificate(stored, index: platform.certificateIndex, address: address)
                 json.set("platform_ak", platform.name)
                 json.set("platform_ak_certificate", Base64.encode(certificate))
             }
@@ -168,7 +180,8 @@ package enum TPMAttestation {
         return json.text
     }
 
-    /// What an enrolment reads of the TPM's endorsement.
+    /// What an enrolment reads of the TPM's endorsement: the certificates as their NV indices hold
+    /// them until the conversation ends, then their DER.
     private struct Endorsement {
         let survey: EndorsementSurvey
         var certificates = [(EndorsementKind, [UInt8])]()
@@ -260,10 +273,9 @@ package enum TPMAttestation {
         let certified = try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             TPMConversation.certify(tpm, &failure, ak: akUnique, DIDS_TPM_APP_KEY, appUnique, over: nonce)
         }
-        let name = [0x00, 0x0b] + SHA256.hash(certified.certifiedPublic)
         var json = Self.message(.attestation)
         json.set("app_id", appID)
-        json.set("hardware_id", HardwareIdentity.id(fromName: name).uuidString)
+        json.set("hardware_id", HardwareIdentity.id(fromName: certified.certifiedName).uuidString)
         json.set("nonce", Base64.encode(nonce))
         json.set("app_public", Base64.encode(certified.certifiedPublic))
         json.set("ak_public", Base64.encode(certified.akPublic))

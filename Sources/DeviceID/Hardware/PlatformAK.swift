@@ -43,7 +43,8 @@ struct PlatformAK {
         return "\(name) (AK \(key), certificate in NV index \(TPMConversation.hex(certificateIndex)))"
     }
 
-    /// The first platform AK the TPM holds with its certificate, and that certificate's DER, into
+    /// The first platform AK the TPM holds with its certificate, and that certificate as its NV
+    /// index holds it (TPMAttestation.derCertificate finds its DER), into
     /// `found` (nil when it holds none); false with `failure` set when the TPM failed.
     static func find(_ tpm: OpaquePointer, _ failure: inout dids_tpm_failure, into found: inout (PlatformAK, [UInt8])?)
         -> Bool {
@@ -54,7 +55,7 @@ struct PlatformAK {
             }
             guard ok != 0 else { return false }
             if !stored.isEmpty {
-                found = (ak, TPMAttestation.derCertificate(stored))
+                found = (ak, stored)
                 return true
             }
         }
@@ -92,17 +93,18 @@ struct PlatformAK {
                     signature = s
                     return ok
                 }
-                return ok != 0 ? (attest, signature, TPMAttestation.derCertificate(stored)) : nil
+                return ok != 0 ? (attest, signature, stored) : nil
             }
         guard !certificate.isEmpty else {
             throw DeviceIDError(.notFound, "the TPM at \(address) no longer holds platform AK \(described), which the "
                                     + "challenge is for: enrol again").about(.tpm)
         }
+        let der = try TPMAttestation.derCertificate(certificate, index: certificateIndex, address: address)
         var response = TPMAttestation.message(.enrolmentResponse)
         response.set("id", id)
         response.set("certify_attest", Base64.encode(attest))
         response.set("certify_signature", Base64.encode(signature))
-        response.set("platform_ak_certificate", Base64.encode(certificate))
+        response.set("platform_ak_certificate", Base64.encode(der))
         return response.text
     }
 }

@@ -28,12 +28,14 @@ enum TPMConversation {
         return result
     }
 
-    /// What TPM2_Certify gave: the TPMS_ATTEST as signed, the marshalled TPMT_SIGNATURE, and the
-    /// certified key's and the AK's marshalled TPMT_PUBLIC.
+    /// What TPM2_Certify gave: the TPMS_ATTEST as signed, the marshalled TPMT_SIGNATURE, the
+    /// certified key's and the AK's marshalled TPMT_PUBLIC, and the certified key's Name as the
+    /// TPM gave it (which the TPMS_ATTEST certifies: the one Name an ID is computed from).
     struct Certified {
         let attest: [UInt8]
         let signature: [UInt8]
         let certifiedPublic: [UInt8]
+        let certifiedName: [UInt8]
         let akPublic: [UInt8]
     }
 
@@ -41,21 +43,25 @@ enum TPMConversation {
     /// conversation `tpm`; nil with `failure` set.
     static func certify(_ tpm: OpaquePointer, _ failure: inout dids_tpm_failure, ak: [UInt8], _ kind: dids_tpm_key,
                         _ unique: [UInt8], over qualifying: [UInt8]) -> Certified? {
-        var signature = [UInt8](), certifiedPublic = [UInt8](), akPublic = [UInt8]()
+        var signature = [UInt8](), certifiedPublic = [UInt8](), certifiedName = [UInt8](), akPublic = [UInt8]()
         let (ok, attest) = withBuffer(capacity: 1024) { attest in
             let (ok, s) = withBuffer(capacity: 512) { s in
                 let (ok, key) = withBuffer(capacity: 512) { key in
-                    let (ok, signer) = withBuffer(capacity: 512) { signer in
-                        ak.withUnsafeBufferPointer { a in
-                            unique.withUnsafeBufferPointer { u in
-                                qualifying.withUnsafeBufferPointer { q in
-                                    dids_tpm_certify(tpm, a.baseAddress, kind, u.baseAddress, q.baseAddress, q.count,
-                                                     &attest, &s, &key, &signer, &failure)
+                    let (ok, name) = withBuffer(capacity: 68) { name in
+                        let (ok, signer) = withBuffer(capacity: 512) { signer in
+                            ak.withUnsafeBufferPointer { a in
+                                unique.withUnsafeBufferPointer { u in
+                                    qualifying.withUnsafeBufferPointer { q in
+                                        dids_tpm_certify(tpm, a.baseAddress, kind, u.baseAddress, q.baseAddress, q.count,
+                                                         &attest, &s, &key, &name, &signer, &failure)
+                                    }
                                 }
                             }
                         }
+                        akPublic = signer
+                        return ok
                     }
-                    akPublic = signer
+                    certifiedName = name
                     return ok
                 }
                 certifiedPublic = key
@@ -65,7 +71,7 @@ enum TPMConversation {
             return ok
         }
         return ok != 0 ? Certified(attest: attest, signature: signature, certifiedPublic: certifiedPublic,
-                                   akPublic: akPublic) : nil
+                                   certifiedName: certifiedName, akPublic: akPublic) : nil
     }
 
     /// A byte buffer for a `dids_tpm_bytes` output.
@@ -133,6 +139,11 @@ enum TPMConversation {
             default: return DeviceIDError(.unavailable, "cannot reach the TPM at \(at): \(String(cString: strerror(errorNumber)))")
             }
         case Int32(DIDS_TPM_STAGE_TIMED_OUT.rawValue):
+            let code = dids_tpm_rc_code(rc)
+            if code == DIDS_TPM2_RC_RETRY || code == DIDS_TPM2_RC_YIELDED || code == DIDS_TPM2_RC_TESTING {
+                return DeviceIDError(.timedOut, "the TPM at \(at) did not answer within \(milliseconds) ms: it asked for "
+                                         + "the command to be sent again until then (TSS2 \(hex(rc)))")
+            }
             return DeviceIDError(.timedOut, "the TPM at \(at) did not answer within \(milliseconds) ms")
         case Int32(DIDS_TPM_STAGE_SHAPE.rawValue):
             return DeviceIDError(.io, "the TPM at \(at) answered with a structure of another shape than asked for")
@@ -158,6 +169,11 @@ enum TPMConversation {
             return DeviceIDError(.unavailable, "the TPM at \(at) has another program's NV index in every slot of this app's "
                                      + "counter (tpm2_nvreadpublic lists them)")
         default: break
+        }
+        if errorNumber == EPROTO {
+            return DeviceIDError(.io, "the TPM at \(at) answered \(stageName(stage)) with something other than was asked "
+                                     + "for (a key of another template, another NV index or capability, another "
+                                     + "certification): a TPM, or something between DeviceID and it, that changes answers")
         }
         if errorNumber == ENOBUFS { return DeviceIDError(.tooLarge, "the TPM's answer to \(stageName(stage)) is too large") }
         if errorNumber == EINVAL { return DeviceIDError(.invalidArgument, "an argument of \(stageName(stage)) is too large for the TPM") }

@@ -45,17 +45,22 @@ final class HardwareWireTests: XCTestCase {
     }
 
     /// EK certificates as TPMs store them: bare, padded to the NV index's size, after the TCG PC
-    /// Client header; anything that is not DER is passed on for the CA to refuse.
-    func testEKCertificateIsTrimmedToItsDER() {
-        let der: [UInt8] = [0x30, 0x82, 0x01, 0x00] + [UInt8](repeating: 7, count: 256)
-        XCTAssertEqual(TPMAttestation.derCertificate(der), der)
-        XCTAssertEqual(TPMAttestation.derCertificate(der + [0, 0, 0xff, 0xff]), der)
-        XCTAssertEqual(TPMAttestation.derCertificate([0x10, 0x01, 0x00, 0x01, 0x04] + der + [0]), der)
-        let short: [UInt8] = [0x30, 0x03, 1, 2, 3, 0]
-        XCTAssertEqual(TPMAttestation.derCertificate(short), [0x30, 0x03, 1, 2, 3])
-        XCTAssertEqual(TPMAttestation.derCertificate([0x30, 0x82, 0x01]), [0x30, 0x82, 0x01])
-        XCTAssertEqual(TPMAttestation.derCertificate([0x04, 0x01, 0x00]), [0x04, 0x01, 0x00])
-        XCTAssertEqual(TPMAttestation.derCertificate([]), [])
+    /// Client header; anything that is not DER (empty, cut short, another structure) is refused on
+    /// the device, with words naming the index, never passed on (issue 53, case 5).
+    func testEKCertificateIsTrimmedToItsDER() throws {
+        let at = TPMAddress.kernelResourceManager, index: UInt32 = 0x01c0_0002
+        func der(_ stored: [UInt8]) throws -> [UInt8] { try TPMAttestation.derCertificate(stored, index: index, address: at) }
+        let certificate: [UInt8] = [0x30, 0x82, 0x01, 0x00] + [UInt8](repeating: 7, count: 256)
+        XCTAssertEqual(try der(certificate), certificate)
+        XCTAssertEqual(try der(certificate + [0, 0, 0xff, 0xff]), certificate)
+        XCTAssertEqual(try der([0x10, 0x01, 0x00, 0x01, 0x04] + certificate + [0]), certificate)
+        XCTAssertEqual(try der([0x30, 0x03, 1, 2, 3, 0]), [0x30, 0x03, 1, 2, 3])
+        for stored: [UInt8] in [[0x30, 0x82, 0x01], [0x04, 0x01, 0x00], [], [UInt8](repeating: 0, count: 613)] {
+            XCTAssertThrowsError(try der(stored)) { error in
+                XCTAssertEqual((error as? DeviceIDError)?.code, .io)
+                XCTAssertTrue("\(error)".contains("0x01c00002"), "\(error)")
+            }
+        }
     }
 
     /// An EK chain index: DER certificates one after another, then padding, which is dropped,
