@@ -54,6 +54,12 @@ class PostgresStore(SQLStore):
             with connection.cursor() as cursor:
                 yield _PostgresCursor(cursor)
 
+    @contextlib.contextmanager
+    def _statements(self, connection: Any) -> Iterator[Cursor]:
+        # The connection is in autocommit mode: without BEGIN, each statement is its own transaction.
+        with connection.cursor() as cursor:
+            yield _PostgresCursor(cursor)
+
     def _lock_migrations(self, cursor: Cursor) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
         cursor.fetchone()

@@ -75,6 +75,11 @@ class SQLStore(Store):
     def _transaction(self, connection: Any, *, write: bool) -> contextlib.AbstractContextManager[Cursor]:
         """A transaction on `connection` (taking the write lock first where the database has one)."""
 
+    def _statements(self, connection: Any) -> contextlib.AbstractContextManager[Cursor]:
+        """Where each statement may be a transaction of its own (_tx(autocommit=True)); by default
+        a whole transaction, as _transaction(write=True)."""
+        return self._transaction(connection, write=True)
+
     @abc.abstractmethod
     def _lock_migrations(self, cursor: Cursor) -> None:
         """Serialize migrate() across processes, until the transaction ends."""
@@ -96,7 +101,12 @@ class SQLStore(Store):
         return held[1]
 
     @contextlib.contextmanager
-    def _tx(self, *, write: bool = True) -> Iterator[Cursor]:
+    def _tx(self, *, write: bool = True, autocommit: bool = False) -> Iterator[Cursor]:
+        """One operation's statements, as one transaction. With `autocommit`, the dialect may run
+        each statement as a transaction of its own (PostgreSQL: one round trip instead of three,
+        BEGIN, the statement, COMMIT): only for an operation that, on every path, changes nothing
+        before the last statement it runs, so that no one can see it half done
+        (docs/SERVER-STATE.md, "Operations")."""
         try:
             if self.connection_per_operation:
                 connection = self._connect()
@@ -106,7 +116,9 @@ class SQLStore(Store):
                 finally:
                     connection.close()
             else:
-                with self._transaction(self._connection(), write=write) as cursor:
+                connection = self._connection()
+                with (self._statements(connection) if autocommit
+                      else self._transaction(connection, write=write)) as cursor:
                     yield cursor
         except self._unavailable() as e:
             self._drop()
@@ -158,12 +170,12 @@ class SQLStore(Store):
     # -- nonces -------------------------------------------------------------------------------
 
     def add_nonce(self, nonce: bytes, expires: datetime.datetime) -> None:
-        with self._tx() as cursor:
+        with self._tx(autocommit=True) as cursor:
             cursor.execute("INSERT INTO nonces (nonce, expires, used) VALUES (?, ?, ?)",
                            (nonce, micros(expires), False))
 
     def use_nonce(self, nonce: bytes, now: datetime.datetime) -> NonceState:
-        with self._tx() as cursor:
+        with self._tx(autocommit=True) as cursor:
             # One conditional update: of racing calls, exactly one changes the row (invariant 1).
             cursor.execute("UPDATE nonces SET used = ? WHERE nonce = ? AND used = ? RETURNING expires",
                            (True, nonce, False))
@@ -176,14 +188,14 @@ class SQLStore(Store):
     # -- challenges ---------------------------------------------------------------------------
 
     def add_challenge(self, challenge_id: str, pending: PendingChallenge) -> None:
-        with self._tx() as cursor:
+        with self._tx(autocommit=True) as cursor:
             cursor.execute("INSERT INTO challenges (id, secret, ak_public, app_id, ek_pseudonym, expires, tpm_device) "
                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
                            (challenge_id, pending.secret, pending.ak_public, pending.app_id, pending.ek_pseudonym,
                             micros(pending.expires), pending.tpm_device))
 
     def take_challenge(self, challenge_id: str, now: datetime.datetime) -> Optional[PendingChallenge]:
-        with self._tx() as cursor:
+        with self._tx(autocommit=True) as cursor:
             cursor.execute("DELETE FROM challenges WHERE id = ? "
                            "RETURNING secret, ak_public, app_id, ek_pseudonym, expires, tpm_device", (challenge_id,))
             row = cursor.fetchone()
@@ -236,14 +248,14 @@ class SQLStore(Store):
         return None
 
     def enrolments(self, ek_pseudonym: bytes, app_id: str, since: datetime.datetime) -> int:
-        with self._tx(write=False) as cursor:
+        with self._tx(write=False, autocommit=True) as cursor:
             cursor.execute("SELECT count(*) FROM certificates WHERE ek_pseudonym = ? AND app_id = ? AND issued > ?",
                            (ek_pseudonym, app_id, micros(since)))
             row = cursor.fetchone()
         return int(row[0]) if row is not None else 0
 
     def certificate(self, serial: int) -> Optional[CertificateRecord]:
-        with self._tx(write=False) as cursor:
+        with self._tx(write=False, autocommit=True) as cursor:
             cursor.execute(f"SELECT {self._CERTIFICATE_COLUMNS} FROM certificates WHERE serial = ?",
                            (format(serial, "x"),))
             row = cursor.fetchone()
@@ -288,14 +300,14 @@ class SQLStore(Store):
         return None if row is None else self._credential(row)
 
     def credential(self, credential_id: bytes) -> Optional[CredentialRecord]:
-        with self._tx(write=False) as cursor:
+        with self._tx(write=False, autocommit=True) as cursor:
             cursor.execute(f"SELECT {self._CREDENTIAL_COLUMNS} FROM credentials WHERE credential_id = ?",
                            (credential_id,))
             row = cursor.fetchone()
         return None if row is None else self._credential(row)
 
     def advance_counter(self, credential_id: bytes, counter: int, now: datetime.datetime) -> bool:
-        with self._tx() as cursor:
+        with self._tx(autocommit=True) as cursor:
             # One conditional update: of racing calls with one counter, exactly one raises it (invariant 8).
             cursor.execute("UPDATE credentials SET counter = ? WHERE credential_id = ? AND counter < ? "
                            "RETURNING counter", (counter, credential_id, counter))
