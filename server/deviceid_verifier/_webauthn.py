@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import hashlib
 import hmac
 import json
@@ -63,7 +64,7 @@ class WebAuthnCredential:
 
     @property
     def public_key(self) -> ec.EllipticCurvePublicKey:
-        return _cose_public_key(_cbor.loads(self.cose_key, "the COSE key"))
+        return _public_key_of(self.cose_key)
 
     def to_json(self) -> str:
         """The credential as JSON text (base64url fields), for from_json() later."""
@@ -98,6 +99,13 @@ class WebAuthnCredential:
             return credential
         except (ValueError, KeyError, TypeError, RecursionError, Rejected) as e:
             raise ValueError(f"not a WebAuthnCredential: {e}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _public_key_of(cose_key: bytes) -> ec.EllipticCurvePublicKey:
+    """The key of a credential's COSE key, parsed once per process for the credentials in use:
+    the CBOR and the point's validation cost an assertion about as much as its signature check."""
+    return _cose_public_key(_cbor.loads(cose_key, "the COSE key"))
 
 
 def _cose_public_key(key: Any) -> ec.EllipticCurvePublicKey:
