@@ -346,7 +346,8 @@ class WebAuthnVerifier:
         signature = _wire.b64url_field(message, "signature")
         claimed_counter = message.get("counter")
         client_data_hash = self._client_data(client_data_json, "webauthn.get")  # the challenge is used up now
-        stored = self._store.credential(credential_id)
+        # The credential and its AK certificate's record, in one read of the store.
+        stored, stored_certificate = self._store.credential_and_certificate(credential_id) or (None, None)
         if credential is None:
             if stored is None:
                 raise Rejected("credential-unknown", "the assertion names a credential this server has not registered")
@@ -370,7 +371,8 @@ class WebAuthnVerifier:
         except InvalidSignature:
             raise Rejected("signature", "the credential key's signature over authData ‖ clientDataHash "
                                         "does not verify") from None
-        record = self._store.certificate(credential.ak_serial)
+        record = (stored_certificate if stored is not None and stored.ak_serial == credential.ak_serial
+                  else self._store.certificate(credential.ak_serial))
         if record is not None and record.revoked is not None:
             raise Rejected("revoked", f"the AK certificate {credential.ak_serial:x} that certified the credential was "
                                       f"revoked ({record.revocation_reason or 'no reason given'})")

@@ -7,7 +7,7 @@ import abc
 import datetime
 import enum
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 
 class NonceState(enum.Enum):
@@ -136,6 +136,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def credential(self, credential_id: bytes) -> Optional[CredentialRecord]:
         """The record of a registered credential."""
+
+    @abc.abstractmethod
+    def credential_and_certificate(
+            self, credential_id: bytes) -> Optional[Tuple[CredentialRecord, Optional[CertificateRecord]]]:
+        """The record of a registered credential and the record of its AK certificate (by the
+        credential's ak_serial; None if this CA did not issue it), read at one moment."""
 
     @abc.abstractmethod
     def advance_counter(self, credential_id: bytes, counter: int, now: datetime.datetime) -> bool:

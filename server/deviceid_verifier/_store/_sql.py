@@ -306,6 +306,21 @@ class SQLStore(Store):
             row = cursor.fetchone()
         return None if row is None else self._credential(row)
 
+    def credential_and_certificate(
+            self, credential_id: bytes) -> Optional[Tuple[CredentialRecord, Optional[CertificateRecord]]]:
+        credential = ", ".join("c." + name for name in self._CREDENTIAL_COLUMNS.split(", "))
+        certificate = ", ".join("k." + name for name in self._CERTIFICATE_COLUMNS.split(", "))
+        with self._tx(write=False, autocommit=True) as cursor:
+            # One statement: the credential and its certificate's revocation seen at one moment.
+            cursor.execute(f"SELECT {credential}, {certificate} FROM credentials c "
+                           "LEFT JOIN certificates k ON k.serial = c.ak_serial WHERE c.credential_id = ?",
+                           (credential_id,))
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        width = len(self._CREDENTIAL_COLUMNS.split(", "))
+        return self._credential(row[:width]), None if row[width] is None else self._record(row[width:])
+
     def advance_counter(self, credential_id: bytes, counter: int, now: datetime.datetime) -> bool:
         with self._tx(autocommit=True) as cursor:
             # One conditional update: of racing calls with one counter, exactly one raises it (invariant 8).
