@@ -9,6 +9,7 @@ costs above this is its own work: parsing, verification, the store's statements 
 import json
 import os
 import sys
+import threading
 
 import psycopg  # before the workers fork, as the service's store imports it
 
@@ -20,14 +21,15 @@ ANSWER = {"v": 1, "type": "deviceid.assertion-verification", "app_id": "com.exam
 
 
 def application(url, round_trips):
-    held = {}
+    held = threading.local()
 
     def floor(environ, start_response):
         length = int(environ.get("CONTENT_LENGTH") or 0)
         environ["wsgi.input"].read(length)
-        connection = held.get(os.getpid())
-        if connection is None:  # one connection per worker, opened after the fork, as the store's
-            connection = held[os.getpid()] = psycopg.connect(url, autocommit=True)
+        if getattr(held, "pid", None) != os.getpid():
+            # one connection per worker and thread, opened after the fork, as the store's
+            held.pid, held.connection = os.getpid(), psycopg.connect(url, autocommit=True)
+        connection = held.connection
         with connection.cursor() as cursor:
             for trip in range(round_trips):
                 cursor.execute("SELECT %s::bigint", (trip,), prepare=True)

@@ -335,6 +335,8 @@ def server_rows():
              "floor_1": "its floor: serve's gunicorn answering from a prepared statement, {trips} round trips, 1 worker",
              "floor_2": "its floor, 2 workers",
              "floor_4": "its floor, 4 workers",
+             "service_assertion_1x2": "the service's verifyAssertion, 1 worker of 2 threads (gthread, keep-alive), PostgreSQL",
+             "floor_1x2": "its floor, 1 worker of 2 threads",
              "webauthn_assertion": "deviceid_verifier WebAuthnVerifier.verify_assertion (challenge, ES256, counter; one core)",
              "fido2_cose": "python-fido2 ES256 CoseKey.verify of the same assertions (the signature alone; one core)"}
     return cores, runs, [(names[k].format(trips=f"{trips:g}"), v) for k, v in result.items()]

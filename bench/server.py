@@ -3,8 +3,8 @@
 2 and 4 workers, beside the library's in-process Verifier.verify and beside python-fido2's
 verification of a WebAuthn "packed" attestation (Debian's python3-fido2); and App Attest's
 assertions, WebAuthnVerifier.verify_assertion beside python-fido2's CoseKey.verify, and the
-service's verifyAssertion with its credentials and counters in PostgreSQL, 1, 2 and 4 workers,
-each beside its floor measured in the same run: the same serve command line and gunicorn
+service's verifyAssertion with its credentials and counters in PostgreSQL, 1, 2 and 4 workers
+and one worker of two threads, each beside its floor measured in the same run: the same serve command line and gunicorn
 answering from a prepared statement with as many database round trips as a verifyAssertion
 makes (bench/floor.py; the round trips counted in PostgreSQL's statement log).
 
@@ -307,7 +307,7 @@ def _load(port, path, shares):
     return [latency for latencies, _ in collected for latency in latencies], wall
 
 
-def _serve(program, workers, database, ca_files, anchor, env=None):
+def _serve(program, workers, database, ca_files, anchor, env=None, options=()):
     """(process, port) of `program` (`-m deviceid_verifier` or bench/floor.py) serving with
     `workers` workers on `database`, once it answers, each worker warmed up (its database
     connection open)."""
@@ -315,7 +315,7 @@ def _serve(program, workers, database, ca_files, anchor, env=None):
     log = tempfile.NamedTemporaryFile(prefix="deviceid-bench-serve-", delete=False)
     process = subprocess.Popen(
         [sys.executable, *program, "serve", "--database", database, "--ca-key", ca_files[0], "--ca-cert", ca_files[1],
-         "--ek-anchor", anchor, "--bind", f"127.0.0.1:{port}", "--workers", str(workers)],
+         "--ek-anchor", anchor, "--bind", f"127.0.0.1:{port}", "--workers", str(workers), *options],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server"), **(env or {})))
     process.log_path = log.name
@@ -384,18 +384,24 @@ def round_trips(postgresql, ca_files):
     return statements / len(share)
 
 
+#: (row suffix, workers, serve's options) of the verifyAssertion rows: serve's defaults with 1, 2
+#: and 4 workers, and one worker with two threads (gunicorn's gthread worker, which keeps the
+#: connection and works on one request while another waits for the database).
+ASSERTION_SETUPS = (("1", 1, ()), ("2", 2, ()), ("4", 4, ()), ("1x2", 1, ("--threads", "2")))
+
+
 def service_assertion_rows(postgresql, ca_files, rows):
-    """verifyAssertion through the service, 1, 2 and 4 workers, each beside its floor: ROUNDS
+    """verifyAssertion through the service in each of ASSERTION_SETUPS, beside its floor: ROUNDS
     runs of each, in turn, pooled."""
     trips = round_trips(postgresql, ca_files)
     rows["assertion_round_trips"] = trips
     rows["assertion_runs"] = {"rounds": ROUNDS, "assertions": ASSERTIONS}
-    for workers in (1, 2, 4):
+    for suffix, workers, options in ASSERTION_SETUPS:
         measured = {"floor": ([], 0.0), "service": ([], 0.0)}
         database = postgresql.new_database()
         floor, floor_port = _serve([os.path.join(ROOT, "bench", "floor.py")], workers, database, ca_files,
-                                   ca_files[1], {"BENCH_FLOOR_ROUND_TRIPS": str(round(trips))})
-        service_, port = _serve(["-m", "deviceid_verifier"], workers, database, ca_files, ca_files[1])
+                                   ca_files[1], {"BENCH_FLOOR_ROUND_TRIPS": str(round(trips))}, options)
+        service_, port = _serve(["-m", "deviceid_verifier"], workers, database, ca_files, ca_files[1], options=options)
         try:
             for _ in range(ROUNDS):
                 path, shares = assertion_bodies(port, database, 2 * workers)
@@ -405,8 +411,8 @@ def service_assertion_rows(postgresql, ca_files, rows):
         finally:
             _stop(service_)
             _stop(floor)
-        rows[f"service_assertion_{workers}"] = summary(*measured["service"])
-        rows[f"floor_{workers}"] = summary(*measured["floor"])
+        rows[f"service_assertion_{suffix}"] = summary(*measured["service"])
+        rows[f"floor_{suffix}"] = summary(*measured["floor"])
 
 
 def main():
