@@ -321,6 +321,9 @@ def server_rows():
     result = json.loads(subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "bench", "server.py")],
                                        capture_output=True, text=True, check=True, timeout=1800).stdout)
     cores = result.pop("cores")
+    trips = result.pop("assertion_round_trips")
+    runs = result.pop("assertion_runs")
+    runs["load"] = result.pop("load")
     names = {"in_process": "deviceid_verifier Verifier.verify, in process (one core)",
              "fido2_packed": "python-fido2 PackedAttestation.verify (WebAuthn packed, ES256; one core)",
              "service_1": "the service, 1 worker, PostgreSQL",
@@ -329,9 +332,14 @@ def server_rows():
              "service_assertion_1": "the service's verifyAssertion, 1 worker, PostgreSQL (the counter's update included)",
              "service_assertion_2": "the service's verifyAssertion, 2 workers, PostgreSQL",
              "service_assertion_4": "the service's verifyAssertion, 4 workers, PostgreSQL",
+             "floor_1": "its floor: serve's gunicorn answering from a prepared statement, {trips} round trips, 1 worker",
+             "floor_2": "its floor, 2 workers",
+             "floor_4": "its floor, 4 workers",
+             "service_assertion_1x2": "the service's verifyAssertion, 1 worker of 2 threads (gthread, keep-alive), PostgreSQL",
+             "floor_1x2": "its floor, 1 worker of 2 threads",
              "webauthn_assertion": "deviceid_verifier WebAuthnVerifier.verify_assertion (challenge, ES256, counter; one core)",
              "fido2_cose": "python-fido2 ES256 CoseKey.verify of the same assertions (the signature alone; one core)"}
-    return cores, [(names[k], v) for k, v in result.items()]
+    return cores, runs, [(names[k].format(trips=f"{trips:g}"), v) for k, v in result.items()]
 
 
 def keyring_pid():
@@ -386,10 +394,12 @@ SERVER_HEADING = "Server: attestation verifications"
 
 def server_section(server):
     """The lines of RESULTS.md's last section, from its heading line on."""
-    cores, server_rows_ = server
+    cores, runs, server_rows_ = server
     lines = ["", f"{SERVER_HEADING} (bench/server.py, {time.strftime('%Y-%m-%d')}; evidence made in software, "
-             f"each with a nonce the service issued; the service on loopback behind gunicorn, a Python load generator "
-             f"with two requests in flight per worker, all on these {cores} cores):", "",
+             f"each with a nonce the service issued; the service on loopback behind gunicorn, client processes "
+             f"with two requests in flight per worker, all on these {cores} cores; verifyAssertion and its floor "
+             f"{runs['rounds']} runs of {runs['assertions']:,} each, in turn, pooled; the 1-minute load average "
+             f"{runs['load'][0]:.1f} at the start, {runs['load'][1]:.1f} at the end):", "",
              "| verifier | verifications / s | p50 ms | p99 ms |", "|---|---|---|---|"]
     return lines + [f"| {name} | {r['per_second']:.0f} | {fmt(r['p50'])} | {fmt(r['p99'])} |" for name, r in server_rows_]
 

@@ -3,7 +3,14 @@
 2 and 4 workers, beside the library's in-process Verifier.verify and beside python-fido2's
 verification of a WebAuthn "packed" attestation (Debian's python3-fido2); and App Attest's
 assertions, WebAuthnVerifier.verify_assertion beside python-fido2's CoseKey.verify, and the
-service's verifyAssertion with its credentials and counters in PostgreSQL, 1, 2 and 4 workers.
+service's verifyAssertion with its credentials and counters in PostgreSQL, 1, 2 and 4 workers
+and one worker of two threads, each beside its floor measured in the same run: the same serve command line and gunicorn
+answering from a prepared statement with as many database round trips as a verifyAssertion
+makes (bench/floor.py; the round trips counted in PostgreSQL's statement log).
+
+The load comes from client processes (two per worker, each one request in flight) that send
+prepared requests on raw sockets and keep the connection when the server keeps it: a client
+costs about a tenth of a request's time, so that the figures are the server's.
 
 The evidence is made in software (the AK and app key are software P-256 keys in the frozen
 templates, signing the TPMS_ATTEST a TPM would): a verifier cannot tell, and a swtpm would take
@@ -12,12 +19,15 @@ verification has its nonce issued by the service beforehand, as an app server wo
 
 Run by bench/run with Debian's python3 (cryptography, psycopg, gunicorn, fido2); prints JSON rows."""
 import base64
+import contextlib
 import datetime
 import hashlib
 import http.client
 import json
+import multiprocessing
 import os
 import signal
+import socket
 import statistics
 import struct
 import subprocess
@@ -40,7 +50,9 @@ from machines import make_ca_certificate  # noqa: E402
 from postgres import PostgreSQL, free_port  # noqa: E402
 
 APP = "com.example.bench"
-PER_RUN = 400          # verifications per measured run
+PER_RUN = 400          # verifications per measured run in process, and of the attestation rows
+ASSERTIONS = 1200      # assertions per measured run of the service and of its floor
+ROUNDS = 3             # measured runs of each, the floor's and the service's in turn, pooled
 OWNER = 0x40000001
 
 
@@ -205,7 +217,7 @@ def attestation_bodies(port, device, clients):
     return "/v1/attestation/verify", [bodies[i::clients] for i in range(clients)]
 
 
-def assertion_bodies(port, database, clients, ca_certificate):
+def assertion_bodies(port, database, clients, ca_certificate, total=ASSERTIONS):
     """Per client, the assertions of its own credential (registered in the service's database)
     with growing counters, each on a challenge the service issued: what verifyAssertion costs,
     the counter's conditional update included. A credential per client, so that no two
@@ -220,7 +232,7 @@ def assertion_bodies(port, database, clients, ca_certificate):
                                                  datetime.datetime.utcnow(), ak_anchor=credential.ak_anchor,
                                                  ak_not_after=credential.ak_not_after))
         share = []
-        for counter in range(1, PER_RUN // clients + 1):
+        for counter in range(1, total // clients + 1):
             challenge = json.loads(_post(port, "/v1/webauthn/challenge", b"")[1])["challenge"]
             data = json.dumps({"type": "webauthn.get", "challenge": challenge, "origin": "app:bench"}).encode()
             auth = rp + b"\0" + counter.to_bytes(4, "big")
@@ -235,53 +247,176 @@ def assertion_bodies(port, database, clients, ca_certificate):
     return "/v1/assertion/verify", shares
 
 
-def service(workers, database, ca_files, anchor, make_bodies):
-    """The service with `workers` workers on `database`, loaded with make_bodies(port, clients)'s
-    (path, a list of bodies per client), two clients per worker."""
+def _answer(sock, buffered):
+    """(status, body, what was read beyond it, whether the server closes) of one HTTP/1.1 answer."""
+    while b"\r\n\r\n" not in buffered:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed the connection before answering")
+        buffered += chunk
+    head, rest = buffered.split(b"\r\n\r\n", 1)
+    lines = head.split(b"\r\n")
+    fields = dict((name.strip().lower(), value.strip()) for name, value in (line.split(b":", 1) for line in lines[1:]))
+    length = int(fields.get(b"content-length", b"0"))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed the connection inside an answer")
+        rest += chunk
+    return int(lines[0].split()[1]), rest[:length], rest[length:], fields.get(b"connection", b"").lower() == b"close"
+
+
+def _client(port, path, bodies, results):
+    """One client process: `bodies` one after the other, each request prepared beforehand, on one
+    connection as long as the server keeps it (gunicorn's sync workers close it after each answer:
+    then a new connection per request, its handshake in the latency). Puts (latencies in ms,
+    the bodies of failed answers) on `results`."""
+    requests = [(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                 f"Content-Length: {len(body)}\r\n\r\n").encode() + body for body in bodies]
+    latencies, failures, sock, buffered = [], [], None, b""
+    try:
+        for request in requests:
+            t = time.perf_counter()
+            if sock is None:
+                sock, buffered = socket.create_connection(("127.0.0.1", port), timeout=30), b""
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.sendall(request)
+            status, answer, buffered, closes = _answer(sock, buffered)
+            if closes:
+                sock.close()
+                sock = None
+            latencies.append((time.perf_counter() - t) * 1e3)
+            if status != 200:
+                failures.append(answer[:300])
+    finally:
+        if sock is not None:
+            sock.close()
+    results.put((latencies, failures))
+
+
+def _load(port, path, shares):
+    """(latencies in ms, wall seconds) of the shares sent at once, one client process each."""
+    results = multiprocessing.Queue()
+    clients = [multiprocessing.Process(target=_client, args=(port, path, share, results)) for share in shares]
+    start = time.perf_counter()
+    for client in clients:
+        client.start()
+    collected = [results.get(timeout=600) for _ in clients]
+    wall = time.perf_counter() - start
+    for client in clients:
+        client.join()
+    failures = [f for _, fs in collected for f in fs]
+    if failures:
+        raise RuntimeError(f"{len(failures)} requests failed: {failures[:3]}")
+    return [latency for latencies, _ in collected for latency in latencies], wall
+
+
+def _serve(program, workers, database, ca_files, anchor, env=None, options=()):
+    """(process, port) of `program` (`-m deviceid_verifier` or bench/floor.py) serving with
+    `workers` workers on `database`, once it answers, each worker warmed up (its database
+    connection open)."""
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="deviceid-bench-serve-", delete=False)
     process = subprocess.Popen(
-        [sys.executable, "-m", "deviceid_verifier", "serve", "--database", database, "--ca-key", ca_files[0],
-         "--ca-cert", ca_files[1], "--ek-anchor", anchor, "--bind", f"127.0.0.1:{port}", "--workers", str(workers)],
+        [sys.executable, *program, "serve", "--database", database, "--ca-key", ca_files[0], "--ca-cert", ca_files[1],
+         "--ek-anchor", anchor, "--bind", f"127.0.0.1:{port}", "--workers", str(workers), *options],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server")))
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if _post(port, "/v1/nonce", b"")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError(open(log.name).read())
-            time.sleep(0.05)
-        clients = 2 * workers  # enough requests in flight to keep every worker busy
-        path, shares = make_bodies(port, clients)
-        latencies, lock, failures = [], threading.Lock(), []
+        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server"), **(env or {})))
+    process.log_path = log.name
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if _post(port, "/v1/nonce", b"")[0] == 200:
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or process.poll() is not None:
+            text = open(log.name).read()
+            _stop(process)
+            raise RuntimeError(text)
+        time.sleep(0.05)
+    # A burst with more requests in flight than workers reaches every worker.
+    threads = [threading.Thread(target=lambda: [_post(port, "/v1/nonce", b"") for _ in range(10)])
+               for _ in range(2 * workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return process, port
 
-        def client(share):
-            for body in share:
-                t = time.perf_counter()
-                status, answer = _post(port, path, body)
-                elapsed = (time.perf_counter() - t) * 1e3
-                with lock:
-                    (latencies if status == 200 else failures).append(elapsed if status == 200 else answer)
 
-        threads = [threading.Thread(target=client, args=(share,)) for share in shares]
-        start = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        wall = time.perf_counter() - start
-        if failures:
-            raise RuntimeError(f"{len(failures)} verifications failed: {failures[:3]}")
-        return summary(latencies, wall)
-    finally:
+def _stop(process):
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
-        os.unlink(log.name)
+    process.wait(timeout=30)
+    os.unlink(process.log_path)
+
+
+def service(workers, database, ca_files, anchor, make_bodies):
+    """The service with `workers` workers on `database`, loaded with make_bodies(port, clients)'s
+    (path, a list of bodies per client), two clients per worker."""
+    process, port = _serve(["-m", "deviceid_verifier"], workers, database, ca_files, anchor)
+    try:
+        path, shares = make_bodies(port, 2 * workers)
+        return summary(*_load(port, path, shares))
+    finally:
+        _stop(process)
+
+
+def round_trips(postgresql, ca_files, ca_certificate):
+    """The database round trips of one verifyAssertion through the service: the statements
+    PostgreSQL logs (log_statement = all, on a database of its own; BEGIN and COMMIT count, each
+    being one) per assertion, over 20 of them."""
+    database = postgresql.new_database()
+    import psycopg
+    with psycopg.connect(postgresql.url_base + "/postgres", autocommit=True) as connection:
+        connection.execute(f"ALTER DATABASE {database.rsplit('/', 1)[1]} SET log_statement = 'all'")
+    process, port = _serve(["-m", "deviceid_verifier"], 1, database, ca_files, ca_files[1])
+    try:
+        path, (share,) = assertion_bodies(port, database, 1, ca_certificate, 20)
+        log = postgresql.dir / "log"
+        before = log.stat().st_size
+        for body in share:
+            status, answer = _post(port, path, body)
+            assert status == 200, answer
+        with open(log, "rb") as f:
+            f.seek(before)
+            logged = f.read().decode("utf-8", "replace")
+    finally:
+        _stop(process)
+    statements = sum(1 for line in logged.splitlines() if "LOG:  statement: " in line or "LOG:  execute " in line)
+    return statements / len(share)
+
+
+#: (row suffix, workers, serve's options) of the verifyAssertion rows: serve's defaults with 1, 2
+#: and 4 workers, and one worker with two threads (gunicorn's gthread worker, which keeps the
+#: connection and works on one request while another waits for the database).
+ASSERTION_SETUPS = (("1", 1, ()), ("2", 2, ()), ("4", 4, ()), ("1x2", 1, ("--threads", "2")))
+
+
+def service_assertion_rows(postgresql, ca_files, ca_certificate, rows):
+    """verifyAssertion through the service in each of ASSERTION_SETUPS, beside its floor: ROUNDS
+    runs of each, in turn, pooled."""
+    trips = round_trips(postgresql, ca_files, ca_certificate)
+    rows["assertion_round_trips"] = trips
+    rows["assertion_runs"] = {"rounds": ROUNDS, "assertions": ASSERTIONS}
+    for suffix, workers, options in ASSERTION_SETUPS:
+        measured = {"floor": ([], 0.0), "service": ([], 0.0)}
+        database = postgresql.new_database()
+        floor, floor_port = _serve([os.path.join(ROOT, "bench", "floor.py")], workers, database, ca_files,
+                                   ca_files[1], {"BENCH_FLOOR_ROUND_TRIPS": str(round(trips))}, options)
+        service_, port = _serve(["-m", "deviceid_verifier"], workers, database, ca_files, ca_files[1], options=options)
+        try:
+            for _ in range(ROUNDS):
+                path, shares = assertion_bodies(port, database, 2 * workers, ca_certificate)
+                for name, target in (("floor", floor_port), ("service", port)):
+                    latencies, wall = _load(target, path, shares)
+                    measured[name] = (measured[name][0] + latencies, measured[name][1] + wall)
+        finally:
+            _stop(service_)
+            _stop(floor)
+        rows[f"service_assertion_{suffix}"] = summary(*measured["service"])
+        rows[f"floor_{suffix}"] = summary(*measured["floor"])
 
 
 def main():
@@ -294,6 +429,7 @@ def main():
     with open(ca_files[1], "wb") as f:
         f.write(ca_certificate.public_bytes(serialization.Encoding.PEM))
     device = SoftwareDevice(ca_key, ca_certificate)
+    load = os.getloadavg()[0]  # what else ran on these cores: the figures are worth what it leaves
     rows = {"in_process": in_process(ca_key, ca_certificate, device), "fido2_packed": fido2_packed()}
     rows["webauthn_assertion"], rows["fido2_cose"] = assertion_rows(ca_certificate)
     postgresql = PostgreSQL()
@@ -301,14 +437,11 @@ def main():
         for workers in (1, 2, 4):
             rows[f"service_{workers}"] = service(workers, postgresql.new_database(), ca_files, ca_files[1],
                                                  lambda port, clients: attestation_bodies(port, device, clients))
-        for workers in (1, 2, 4):
-            database = postgresql.new_database()
-            rows[f"service_assertion_{workers}"] = service(
-                workers, database, ca_files, ca_files[1],
-                lambda port, clients, database=database: assertion_bodies(port, database, clients, ca_certificate))
+        service_assertion_rows(postgresql, ca_files, ca_certificate, rows)
     finally:
         postgresql.stop()
     rows["cores"] = os.cpu_count()
+    rows["load"] = [load, os.getloadavg()[0]]
     print(json.dumps(rows))
 
 

@@ -304,10 +304,11 @@ class StoreMachine(RuleBasedStateMachine):
         serial = data.draw(st.sampled_from(sorted(self.model.certificates) + [10_000]))
         assert self.store.lift(serial) == self.model.lift(serial)
 
-    @rule(credential=st.sampled_from(CREDENTIALS), app_id=st.sampled_from(APPS), counter=COUNTERS,
-          serial=st.integers(min_value=1, max_value=3), anchor=st.sampled_from([None, b"a" * 32, b"b" * 32]),
-          life=seconds)
-    def add_credential(self, credential, app_id, counter, serial, anchor, life):
+    @rule(credential=st.sampled_from(CREDENTIALS), app_id=st.sampled_from(APPS), counter=COUNTERS, data=st.data(),
+          anchor=st.sampled_from([None, b"a" * 32, b"b" * 32]), life=seconds)
+    def add_credential(self, credential, app_id, counter, data, anchor, life):
+        # an AK certificate's serial the store may know, or not
+        serial = data.draw(st.sampled_from(sorted(self.model.certificates)[:3] + [1, 2, 3]))
         # AK anchor and not after: none as in a credential registered before migration 0006
         record = CredentialRecord(credential, app_id, b"cose:" + app_id.encode(), b"ak%d" % serial, serial, counter,
                                   self.now, None, anchor, None if anchor is None else self.now + life)
@@ -318,6 +319,12 @@ class StoreMachine(RuleBasedStateMachine):
         assert self.store.advance_counter(credential, counter, self.now) == self.model.advance_counter(
             credential, counter, self.now)
         assert self.store.credential(credential) == self.model.credentials.get(credential)
+
+    @rule(credential=st.sampled_from(CREDENTIALS + (b"u" * 32,)))
+    def credential_and_certificate(self, credential):
+        known = self.model.credentials.get(credential)
+        assert self.store.credential_and_certificate(credential) == (
+            None if known is None else (known, self.model.certificates.get(known.ak_serial)))
 
     @rule(enrolments=st.integers(min_value=1, max_value=4), window=st.sampled_from([1, 600, 1200, 3600]))
     def set_limit(self, enrolments, window):

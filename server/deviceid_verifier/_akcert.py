@@ -70,10 +70,11 @@ def anchors_by_key(anchors: Sequence[x509.Certificate]) -> Dict[bytes, List[x509
 
 
 def still_trusted(serial: int, anchor: bytes, not_after: datetime.datetime,
-                  anchors: Dict[bytes, List[x509.Certificate]], store: Store, crls: RevocationLists,
-                  now: datetime.datetime) -> None:
+                  anchors: Dict[bytes, List[x509.Certificate]], record: Optional[CertificateRecord], store: Store,
+                  crls: RevocationLists, now: datetime.datetime) -> None:
     """Whether the AK certificate `serial`, which chained to the CA `anchor` (ca_key_id) and is
-    valid until `not_after` (what trusted() found at registration), still passes at `now`:
+    valid until `not_after` (what trusted() found at registration), and whose record in the
+    store is `record` (None: the store is not its CA's), still passes at `now`:
     Rejected "ak-untrusted" once that CA is no longer among `anchors` (a rotation finished) or
     no longer valid, or once the certificate expired; "revoked" by the store's record or that
     CA's CRL held in `crls`; "revocation-unknown" if that CRL is past its nextUpdate. The expiry
@@ -86,8 +87,7 @@ def still_trusted(serial: int, anchor: bytes, not_after: datetime.datetime,
     if now > not_after:
         raise Rejected("ak-untrusted", f"the AK certificate {serial:x} that certified the credential expired at "
                                        f"{not_after.isoformat()}Z: the device enrols and registers again")
-    record = store.certificate(serial)
-    if record is not None:
+    if record is not None:  # the issuing CA's record of it, when the store is that CA's
         check_record(record, store)
     crls.check_issued_by(anchor, serial)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import hashlib
 import hmac
 import json
@@ -71,7 +72,7 @@ class WebAuthnCredential:
 
     @property
     def public_key(self) -> ec.EllipticCurvePublicKey:
-        return _cose_public_key(_cbor.loads(self.cose_key, "the COSE key"))
+        return _public_key_of(self.cose_key)
 
     def to_json(self) -> str:
         """The credential as JSON text (base64url fields), for from_json() later."""
@@ -116,6 +117,13 @@ class WebAuthnCredential:
             return credential
         except (ValueError, KeyError, TypeError, RecursionError, Rejected) as e:
             raise ValueError(f"not a WebAuthnCredential: {e}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _public_key_of(cose_key: bytes) -> ec.EllipticCurvePublicKey:
+    """The key of a credential's COSE key, parsed once per process for the credentials in use:
+    the CBOR and the point's validation cost an assertion about as much as its signature check."""
+    return _cose_public_key(_cbor.loads(cose_key, "the COSE key"))
 
 
 def _cose_public_key(key: Any) -> ec.EllipticCurvePublicKey:
@@ -383,7 +391,8 @@ class WebAuthnVerifier:
         signature = _wire.b64url_field(message, "signature")
         claimed_counter = message.get("counter")
         client_data_hash, challenge = self._client_data(client_data_json, "webauthn.get")
-        stored = self._store.credential(credential_id)
+        # The credential and its AK certificate's record, in one read of the store.
+        stored, stored_certificate = self._store.credential_and_certificate(credential_id) or (None, None)
         if credential is None:
             if stored is None:
                 raise Rejected("credential-unknown", "the assertion names a credential this server has not registered")
@@ -412,8 +421,10 @@ class WebAuthnVerifier:
             raise Rejected("credential-unknown", "the credential was registered before this server kept its AK "
                                                  "certificate's CA and expiry, which every assertion re-checks: "
                                                  "register it again (its counter and its mark are kept)")
+        record = (stored_certificate if stored is not None and stored.ak_serial == credential.ak_serial
+                  else self._store.certificate(credential.ak_serial))
         _akcert.still_trusted(credential.ak_serial, credential.ak_anchor, credential.ak_not_after,
-                              self._anchors_by_key, self._store, self._crls, now)
+                              self._anchors_by_key, record, self._store, self._crls, now)
         known = credential
 
         def advance() -> bytes:

@@ -268,6 +268,12 @@ class Store(abc.ABC):
         """The record of a registered credential."""
 
     @abc.abstractmethod
+    def credential_and_certificate(
+            self, credential_id: bytes) -> Optional[Tuple[CredentialRecord, Optional[CertificateRecord]]]:
+        """The record of a registered credential and the record of its AK certificate (by the
+        credential's ak_serial; None if this CA did not issue it), read at one moment."""
+
+    @abc.abstractmethod
     def advance_counter(self, credential_id: bytes, counter: int, now: datetime.datetime) -> bool:
         """Raise the credential's counter to `counter` if it is above the one stored (of racing
         calls with one value, exactly one); otherwise set counter_failed to `now` unless it is

@@ -250,6 +250,12 @@ class MemoryStore(Store):
         with self._lock:
             return self._credentials.get(credential_id)
 
+    def credential_and_certificate(
+            self, credential_id: bytes) -> Optional[Tuple[CredentialRecord, Optional[CertificateRecord]]]:
+        with self._lock:
+            known = self._credentials.get(credential_id)
+            return None if known is None else (known, self._certificates.get(known.ak_serial))
+
     def advance_counter(self, credential_id: bytes, counter: int, now: datetime.datetime) -> bool:
         with self._lock:
             known = self._credentials.get(credential_id)

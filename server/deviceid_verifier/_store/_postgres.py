@@ -52,6 +52,12 @@ class PostgresStore(SQLStore):
             with connection.cursor() as cursor:
                 yield _PostgresCursor(cursor)
 
+    @contextlib.contextmanager
+    def _statements(self, connection: Any) -> Iterator[Cursor]:
+        # The connection is in autocommit mode: without BEGIN, each statement is its own transaction.
+        with connection.cursor() as cursor:
+            yield _PostgresCursor(cursor)
+
     def _serialize(self, cursor: Cursor, name: bytes, *, shared: bool = False) -> None:
         # pg_advisory_xact_lock's key: the name's 8 bytes as a bigint, top bit cleared
         function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"

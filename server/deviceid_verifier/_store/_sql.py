@@ -84,6 +84,11 @@ class SQLStore(Store):
     def _transaction(self, connection: Any, *, write: bool) -> contextlib.AbstractContextManager[Cursor]:
         """A transaction on `connection` (taking the write lock first where the database has one)."""
 
+    def _statements(self, connection: Any) -> contextlib.AbstractContextManager[Cursor]:
+        """Where each statement may be a transaction of its own (_tx(autocommit=True)); by default
+        a whole transaction, as _transaction(write=True)."""
+        return self._transaction(connection, write=True)
+
     @abc.abstractmethod
     def _serialize(self, cursor: Cursor, name: bytes, *, shared: bool = False) -> None:
         """Hold the lock of this 8-byte name across processes until the transaction ends: alone,
@@ -111,7 +116,12 @@ class SQLStore(Store):
             yield
 
     @contextlib.contextmanager
-    def _tx(self, *, write: bool = True) -> Iterator[Cursor]:
+    def _tx(self, *, write: bool = True, autocommit: bool = False) -> Iterator[Cursor]:
+        """One operation's statements, as one transaction (inside atomic(): its transaction). With
+        `autocommit`, the dialect may run each statement as a transaction of its own (PostgreSQL:
+        one round trip instead of three, BEGIN, the statement, COMMIT): only for an operation that,
+        on every path, changes nothing before the last statement it runs, so that no one can see
+        it half done (docs/SERVER-STATE.md, "Operations")."""
         joined: Optional[Cursor] = getattr(self._local, "cursor", None)
         if joined is not None:  # inside atomic(): its transaction
             yield joined
@@ -125,8 +135,13 @@ class SQLStore(Store):
                 finally:
                     connection.close()
             else:
-                with self._transaction(self._connection(), write=write) as cursor:
-                    yield from self._joined(cursor)
+                connection = self._connection()
+                if autocommit:
+                    with self._statements(connection) as cursor:
+                        yield cursor
+                else:
+                    with self._transaction(connection, write=write) as cursor:
+                        yield from self._joined(cursor)
         except self._unavailable() as e:
             self._drop()
             raise StoreUnavailable(f"the database did not answer: {e}") from None
@@ -186,7 +201,7 @@ class SQLStore(Store):
 
     def add_nonce(self, nonce: bytes, expires: datetime.datetime, purpose: str = ATTESTATION,
                   app_id: Optional[str] = None) -> None:
-        with self._tx() as cursor:
+        with self._tx(autocommit=True) as cursor:
             cursor.execute("INSERT INTO nonces (nonce, expires, used, purpose, app_id) VALUES (?, ?, ?, ?, ?)",
                            (nonce, micros(expires), False, purpose, app_id))
 
@@ -196,7 +211,7 @@ class SQLStore(Store):
     def use_nonce(self, nonce: bytes, now: datetime.datetime, purpose: str = ATTESTATION,
                   app_id: Optional[str] = None) -> NonceState:
         spendable = (nonce, purpose, app_id)
-        with self._tx() as cursor:
+        with self._tx(autocommit=True) as cursor:
             # One conditional update: of racing calls, exactly one changes the row (invariant 1).
             cursor.execute(f"UPDATE nonces SET used = ? WHERE {self._SPENDABLE} AND used = ? RETURNING expires",
                            (True, *spendable, False))
@@ -230,7 +245,7 @@ class SQLStore(Store):
         return None
 
     def take_challenge(self, challenge_id: str, now: datetime.datetime) -> Optional[PendingChallenge]:
-        with self._tx() as cursor:
+        with self._tx(autocommit=True) as cursor:
             cursor.execute("DELETE FROM challenges WHERE id = ? "
                            "RETURNING secret, ak_public, app_id, ek_pseudonym, expires, tpm_device, linked",
                            (challenge_id,))
@@ -334,7 +349,7 @@ class SQLStore(Store):
         return None
 
     def enrolments(self, ek_pseudonym: bytes, app_id: str, since: datetime.datetime) -> int:
-        with self._tx(write=False) as cursor:
+        with self._tx(write=False, autocommit=True) as cursor:
             members = self._members(cursor, ek_pseudonym)
             cursor.execute(f"SELECT count(*) FROM certificates WHERE ek_pseudonym IN {self._in(members)} "
                            "AND app_id = ? AND issued > ?", (*members, app_id, micros(since)))
@@ -342,14 +357,14 @@ class SQLStore(Store):
         return int(row[0]) if row is not None else 0
 
     def _banned(self, cursor: Cursor, ek_pseudonym: bytes, app_id: str) -> Optional[Ban]:
-        members = self._members(cursor, ek_pseudonym)
-        cursor.execute(f"SELECT since, reason, serial FROM bans WHERE ek_pseudonym IN {self._in(members)} "
-                       "AND app_id = ?", (*members, app_id))
+        # one statement: on every assertion's path
+        cursor.execute(f"SELECT since, reason, serial FROM bans WHERE app_id = ? AND (ek_pseudonym = ? OR "
+                       f"ek_pseudonym IN ({self._MEMBERS}))", (app_id, ek_pseudonym, ek_pseudonym, ek_pseudonym))
         bans = [Ban(from_micros(row[0]), row[1], int(row[2], 16)) for row in cursor.fetchall()]
         return min(bans, key=lambda b: (b.since, b.serial)) if bans else None
 
     def banned(self, ek_pseudonym: bytes, app_id: str) -> Optional[Ban]:
-        with self._tx(write=False) as cursor:
+        with self._tx(write=False, autocommit=True) as cursor:
             return self._banned(cursor, ek_pseudonym, app_id)
 
     def _certificate(self, cursor: Cursor, serial: int) -> Optional[CertificateRecord]:
@@ -358,7 +373,7 @@ class SQLStore(Store):
         return None if row is None else self._record(row)
 
     def certificate(self, serial: int) -> Optional[CertificateRecord]:
-        with self._tx(write=False) as cursor:
+        with self._tx(write=False, autocommit=True) as cursor:
             return self._certificate(cursor, serial)
 
     def revoke(self, serial: int, reason: str, now: datetime.datetime) -> bool:
@@ -459,14 +474,29 @@ class SQLStore(Store):
         return None if row is None else self._credential(row)
 
     def credential(self, credential_id: bytes) -> Optional[CredentialRecord]:
-        with self._tx(write=False) as cursor:
+        with self._tx(write=False, autocommit=True) as cursor:
             cursor.execute(f"SELECT {self._CREDENTIAL_COLUMNS} FROM credentials WHERE credential_id = ?",
                            (credential_id,))
             row = cursor.fetchone()
         return None if row is None else self._credential(row)
 
+    def credential_and_certificate(
+            self, credential_id: bytes) -> Optional[Tuple[CredentialRecord, Optional[CertificateRecord]]]:
+        credential = ", ".join("c." + name for name in self._CREDENTIAL_COLUMNS.split(", "))
+        certificate = ", ".join("k." + name for name in self._CERTIFICATE_COLUMNS.split(", "))
+        with self._tx(write=False, autocommit=True) as cursor:
+            # One statement: the credential and its certificate's revocation seen at one moment.
+            cursor.execute(f"SELECT {credential}, {certificate} FROM credentials c "
+                           "LEFT JOIN certificates k ON k.serial = c.ak_serial WHERE c.credential_id = ?",
+                           (credential_id,))
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        width = len(self._CREDENTIAL_COLUMNS.split(", "))
+        return self._credential(row[:width]), None if row[width] is None else self._record(row[width:])
+
     def advance_counter(self, credential_id: bytes, counter: int, now: datetime.datetime) -> bool:
-        with self._tx() as cursor:
+        with self._tx(autocommit=True) as cursor:
             # One conditional update: of racing calls with one counter, exactly one raises it (invariant 8).
             cursor.execute("UPDATE credentials SET counter = ? WHERE credential_id = ? AND counter < ? "
                            "RETURNING counter", (counter, credential_id, counter))
