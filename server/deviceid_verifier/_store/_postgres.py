@@ -1,13 +1,37 @@
 """PostgresStore: the Store in a PostgreSQL database (psycopg 3, Debian's python3-psycopg), for
 workers on several hosts. Transactions are READ COMMITTED; the statements are written so that
-row locks decide every race (docs/SERVER-STATE.md, "Invariants")."""
+row locks decide every race (docs/SERVER-STATE.md, "Invariants").
+
+Every operation has a deadline (issue 51, case 4; docs/SERVER.md, "Faults"): the server cancels a
+statement that runs (or waits for a lock) past STATEMENT_TIMEOUT, the client gives up on a
+connection attempt after CONNECT_TIMEOUT and on a whole operation after OPERATION_TIMEOUT (the
+Watchdog, for a database that does not answer at all), and TCP keepalives find a peer that
+vanished while its connection sat idle. Each is a StoreUnavailable: 503 with Retry-After."""
 
 from __future__ import annotations
 
 import contextlib
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
 
+from ._deadline import Watchdog
 from ._sql import Cursor, SQLStore, StoreUnavailable
+
+#: Seconds a connection attempt may wait for each answer of the server (psycopg's connect_timeout;
+#: libpq takes 2 as its least).
+CONNECT_TIMEOUT = 2
+#: Milliseconds a statement may run, lock waits included, before the server cancels it.
+STATEMENT_TIMEOUT_MS = 2500
+#: Seconds an operation (a transaction, or a new connection's settings) may take before the client
+#: cuts its connection: a request meeting a silent database is answered 503 within this, plus a
+#: connection attempt's CONNECT_TIMEOUT when its thread had none open.
+OPERATION_TIMEOUT = 3.0
+#: Milliseconds a session may sit inside a transaction with no statement before the server ends
+#: it: a worker frozen mid-transaction does not hold its row locks for ever.
+IDLE_IN_TRANSACTION_TIMEOUT_MS = 10_000
+#: libpq's TCP options, unless the URL sets them: an idle connection whose host vanished is found
+#: within about 25 s, and unacknowledged data fails the connection after 9 s.
+TCP_OPTIONS = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "3",
+               "tcp_user_timeout": "9000"}
 
 #: pg_advisory_xact_lock's key for migrate(): "deviceid" in ASCII, as a bigint.
 _MIGRATION_LOCK = int.from_bytes(b"deviceid", "big") & 0x7FFF_FFFF_FFFF_FFFF
@@ -34,7 +58,7 @@ class PostgresStore(SQLStore):
     blob_type = "BYTEA"
     for_update = " FOR UPDATE"
 
-    def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
+    def __init__(self, url: str, *, connect_timeout: int = CONNECT_TIMEOUT) -> None:
         super().__init__()
         try:
             import psycopg  # noqa: F401
@@ -43,18 +67,48 @@ class PostgresStore(SQLStore):
                              "PyPI: pip install 'deviceid-verifier[postgresql]')") from None
         self.url = url
         self._connect_timeout = connect_timeout
+        self._watchdog = Watchdog()
 
     def _connect(self) -> Any:
         import psycopg
-        return psycopg.connect(self.url, autocommit=True, connect_timeout=self._connect_timeout)
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+        given = conninfo_to_dict(self.url)
+        options = {name: value for name, value in [*TCP_OPTIONS.items(), ("connect_timeout", str(self._connect_timeout))]
+                   if name not in given}  # what the URL sets, the operator chose
+        connection = psycopg.connect(make_conninfo(self.url, **options), autocommit=True)
+        try:
+            # SET rather than libpq's options=-c…: a pooler in front (PgBouncer) may refuse options
+            with self._deadline(connection):
+                connection.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}; "
+                                   f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_TIMEOUT_MS}")
+        except BaseException:
+            connection.close()
+            raise
+        return connection
 
     @contextlib.contextmanager
     def _transaction(self, connection: Any, *, write: bool) -> Iterator[Cursor]:
-        with connection.transaction():
-            with connection.cursor() as cursor:
-                yield _PostgresCursor(cursor)
+        with self._deadline(connection):
+            with connection.transaction():
+                with connection.cursor() as cursor:
+                    yield _PostgresCursor(cursor)
+
+    def _deadline(self, connection: Any) -> contextlib.AbstractContextManager[None]:
+        if getattr(self._local, "migrating", False):
+            return contextlib.nullcontext()
+        return self._watchdog.guard(connection.fileno(), OPERATION_TIMEOUT)
+
+    def migrate(self, until: Optional[str] = None) -> List[str]:
+        # A migration may take long on a large table (an index built) or wait for another
+        # instance's: the deadlines are the requests', not the operator's.
+        self._local.migrating = True
+        try:
+            return super().migrate(until)
+        finally:
+            self._local.migrating = False
 
     def _lock_migrations(self, cursor: Cursor) -> None:
+        cursor.execute("SET LOCAL statement_timeout = 0")
         cursor.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
         cursor.fetchone()
 
