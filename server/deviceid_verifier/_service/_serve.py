@@ -20,7 +20,9 @@ from ._app import make_app
 def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) -> None:
     """Add `serve` to the command line's subcommands."""
     serve = commands.add_parser("serve", help="run the Privacy CA and verifier as an HTTP service (gunicorn)")
-    serve.add_argument("--database", required=True, help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
+    serve.add_argument("--database", required=True,
+                       help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB (no password: libpq's PGPASSFILE, "
+                            "PGSERVICEFILE or PGPASSWORD give it)")
     serve.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
     serve.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
     _inputs.add_trust_options(serve)
@@ -57,6 +59,7 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
         raise _inputs.Failure(f"--database memory: keeps state in each worker's own memory: with --workers "
                               f"{args.workers} a nonce one worker issued is unknown to the others; use --workers 1, "
                               "or a database every worker shares (sqlite:///PATH, postgresql://…)")
+    _refuse_inline_password(args.database)
     key = _inputs.private_key(args.ca_key)
     certificate = _inputs.certificates([args.ca_cert])[0]
     pseudonym_key = None
@@ -82,6 +85,24 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
     except ValueError as e:
         raise _inputs.Failure(str(e)) from None
     return make_app(ca, verifier, webauthn)
+
+
+def _refuse_inline_password(url: str) -> None:
+    """A password in --database is in the command line of a process that runs for months, which
+    `ps` shows every user of the host: refused, naming libpq's ways, which psycopg reads as libpq
+    does (docs/SERVER.md, "The database's password")."""
+    if url.split(":", 1)[0].lower() not in ("postgresql", "postgres"):
+        return
+    try:
+        from psycopg import ProgrammingError
+        from psycopg.conninfo import conninfo_to_dict
+        given = conninfo_to_dict(url)
+    except (ImportError, ProgrammingError):
+        return  # opening it says what is wrong
+    if "password" in given:
+        raise _inputs.Failure("--database holds a password, which ps shows to every user of this host: give it in a "
+                              "password file (PGPASSFILE, by default ~/.pgpass), a service file (PGSERVICEFILE, and "
+                              "service=NAME in the URL) or PGPASSWORD in serve's environment")
 
 
 def run(args: argparse.Namespace) -> None:
