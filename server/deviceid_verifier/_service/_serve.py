@@ -31,7 +31,7 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
     serve.add_argument("--workers", type=within(int, 1, 256, "--workers"), default=2,
                        help="worker processes, 1 to 256 (default 2)")
     serve.add_argument("--threads", type=within(int, 1, 64, "--threads"), default=1,
-                       help="threads per worker, 1 to 64 (default 1)")
+                       help="threads per worker answering whole requests, 1 to 64 (default 1)")
     serve.add_argument("--tls-cert", help="serve HTTPS with this certificate chain (PEM)")
     serve.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     serve.add_argument("--trust-ca", action="append", default=[],
@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> None:
     application = _application(args)
     options: Dict[str, Any] = {
         "bind": args.bind, "workers": args.workers, "threads": args.threads,
-        "worker_class": "gthread" if args.threads > 1 else "sync",
+        # a thread is given a request once all of it has arrived: slow clients hold no worker
+        "worker_class": "deviceid_verifier._service._worker.BufferingWorker",
         "timeout": 30, "graceful_timeout": 10, "keepalive": 5, "proc_name": "deviceid-verifier",
         "accesslog": args.access_log, "errorlog": "-", "loglevel": "info",
         # bodies are bounded by the application (64 KiB); these bound the request line and headers
