@@ -6,11 +6,16 @@ Every operation has a deadline (issue 51, case 4; docs/SERVER.md, "Faults"): the
 statement that runs (or waits for a lock) past STATEMENT_TIMEOUT, the client gives up on a
 connection attempt after CONNECT_TIMEOUT and on a whole operation after OPERATION_TIMEOUT (the
 Watchdog, for a database that does not answer at all), and TCP keepalives find a peer that
-vanished while its connection sat idle. Each is a StoreUnavailable: 503 with Retry-After."""
+vanished while its connection sat idle. Each is a StoreUnavailable: 503 with Retry-After. Once an
+operation has met a silent database, the process's other operations fail at once for
+SILENT_RETRY seconds, and then one tries it again while the rest go on failing at once: requests
+queued behind the first are not each made to wait out a deadline of their own."""
 
 from __future__ import annotations
 
 import contextlib
+import threading
+import time
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
 
 from ._deadline import Watchdog
@@ -22,9 +27,13 @@ CONNECT_TIMEOUT = 2
 #: Milliseconds a statement may run, lock waits included, before the server cancels it.
 STATEMENT_TIMEOUT_MS = 2500
 #: Seconds an operation (a transaction, or a new connection's settings) may take before the client
-#: cuts its connection: a request meeting a silent database is answered 503 within this, plus a
-#: connection attempt's CONNECT_TIMEOUT when its thread had none open.
+#: cuts its connection.
 OPERATION_TIMEOUT = 3.0
+#: Seconds after an operation met a silent database during which the others fail at once.
+SILENT_RETRY = 1.0
+#: An operation that failed after this long met a database that did not answer (one that
+#: refuses, or answers an error, fails at once).
+_SILENCE = min(CONNECT_TIMEOUT, OPERATION_TIMEOUT)
 #: Milliseconds a session may sit inside a transaction with no statement before the server ends
 #: it: a worker frozen mid-transaction does not hold its row locks for ever.
 IDLE_IN_TRANSACTION_TIMEOUT_MS = 10_000
@@ -68,6 +77,8 @@ class PostgresStore(SQLStore):
         self.url = url
         self._connect_timeout = connect_timeout
         self._watchdog = Watchdog()
+        self._silent_until = 0.0  # time.monotonic(); 0: the database answered last
+        self._silence = threading.Lock()
 
     def _connect(self) -> Any:
         import psycopg
@@ -85,6 +96,30 @@ class PostgresStore(SQLStore):
             connection.close()
             raise
         return connection
+
+    @contextlib.contextmanager
+    def _tx(self, *, write: bool = True) -> Iterator[Cursor]:
+        if self._silent_until:
+            with self._silence:
+                now = time.monotonic()
+                if now < self._silent_until:
+                    raise StoreUnavailable("the database did not answer moments ago")
+                # this operation tries it again; the others fail at once until it is done
+                self._silent_until = now + CONNECT_TIMEOUT + OPERATION_TIMEOUT
+        started = time.monotonic()
+        try:
+            with super()._tx(write=write) as cursor:
+                yield cursor
+        except StoreUnavailable as e:
+            # silence: no answer for that long, and no error of the server's (one with an SQLSTATE,
+            # such as a statement_timeout's cancel) behind it
+            silent = time.monotonic() - started >= _SILENCE and getattr(e.__context__, "sqlstate", None) is None
+            self._silent_until = time.monotonic() + SILENT_RETRY if silent else 0.0
+            raise
+        except BaseException:
+            self._silent_until = 0.0  # it answered, if with an error
+            raise
+        self._silent_until = 0.0
 
     @contextlib.contextmanager
     def _transaction(self, connection: Any, *, write: bool) -> Iterator[Cursor]:
