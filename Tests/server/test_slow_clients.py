@@ -120,3 +120,19 @@ def test_tricklers_hold_no_thread_and_are_cut_off(tls, services, tls_files, tmp_
     assert all(trickler.answer.startswith(b"HTTP/1.1 408 ") for trickler in sent_any), [t.answer for t in sent_any]
     assert service.post("/v1/nonce")[0] == 200
 
+
+
+def test_a_client_expecting_100_continue_gets_it_before_its_body_and_once(services, tmp_path):
+    """curl sends `Expect: 100-continue` with a body over 1 KiB and waits for it before the body
+    (a second, then it sends anyway): a worker that waits for the whole body must say it first."""
+    [service] = services(f"sqlite:///{tmp_path}/deviceid.sqlite3", workers=1)
+    body = b" " * 2000
+    with socket.create_connection(("127.0.0.1", service.port), timeout=30) as sock:
+        sock.sendall(b"POST /v1/nonce HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(body))
+        assert sock.recv(4096) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 200 "), answer

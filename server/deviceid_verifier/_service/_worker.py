@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import errno
+import re
 import selectors
 import socket
 import ssl
@@ -41,6 +42,9 @@ SEND_TIMEOUT = 10.0
 MAX_HEAD_BYTES = 64 * 1024
 
 _TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+#: The header by which a client (curl, for a body over 1 KiB) waits for 100 Continue before its body.
+_EXPECT_CONTINUE = re.compile(rb"(?im)^expect[ \t]*:[ \t]*100-continue[ \t]*\r\n")
 
 
 def request_end(buffer: bytes) -> Optional[Tuple[int, bool]]:
@@ -87,12 +91,27 @@ class _Connection:
         self.reading = False
         self.handshaking = isinstance(sock, ssl.SSLSocket)
         self.whole = True  # whether the request handed to a thread arrived whole, with nothing after it
+        self.continued = False  # whether this request was answered 100 Continue
         sock.setblocking(False)
 
     def take_request(self, end: int, whole: bool) -> None:
         request, self.buffer = self.buffer[:end], self.buffer[end:]
         self.whole = whole and not self.buffer  # a pipelined request after it: answered after a reconnect
+        if self.continued:  # once is enough: gunicorn would say it again
+            self.continued = False
+            head_end = request.find(b"\r\n\r\n") + 2
+            request = _EXPECT_CONTINUE.sub(b"", request[:head_end], count=1) + request[head_end:]
         self.parser = http.RequestParser(self.cfg, [request], self.client)
+
+    def continue_if_expected(self) -> None:
+        """A client that sent `Expect: 100-continue` waits for 100 Continue before its body."""
+        head_end = self.buffer.find(b"\r\n\r\n")
+        if not self.continued and head_end >= 0 and _EXPECT_CONTINUE.search(self.buffer[:head_end + 2]):
+            self.continued = True
+            try:
+                self.sock.send(_CONTINUE)  # 25 bytes into an empty send buffer
+            except (OSError, ssl.SSLError):
+                pass
 
     def init(self) -> None:
         """gthread's hook before the thread runs: the thread writes, with a deadline, and reads
@@ -172,6 +191,7 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]  # a base class of un
             return
         end = request_end(conn.buffer)
         if end is None:
+            conn.continue_if_expected()
             return
         self._stop_reading(conn)
         conn.take_request(*end)
