@@ -113,9 +113,11 @@ class Service:
     def __init__(self, database: str, ca_files, ek_anchors, *, workers: int = 2, extra=(), tls_context=None):
         """`tls_context`: the client's, when `extra` makes it serve HTTPS (--tls-cert, --tls-key)."""
         self.port = free_port()
-        self.context = tls_context
-        self.url = f"{'http' if tls_context is None else 'https'}://127.0.0.1:{self.port}"
+        self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="deviceid-serve-", suffix=".log", delete=False)
+        self.context = tls_context
+        if tls_context is not None:
+            self.url = "https" + self.url[len("http"):]
         argv = [sys.executable, "-m", "deviceid_verifier", "serve", "--database", database,
                 "--ca-key", ca_files[0], "--ca-cert", ca_files[1], "--bind", f"127.0.0.1:{self.port}",
                 "--workers", str(workers), *extra]

@@ -20,9 +20,7 @@ from ._app import make_app
 def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) -> None:
     """Add `serve` to the command line's subcommands."""
     serve = commands.add_parser("serve", help="run the Privacy CA and verifier as an HTTP service (gunicorn)")
-    serve.add_argument("--database", required=True,
-                       help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB (no password: libpq's PGPASSFILE, "
-                            "PGSERVICEFILE or PGPASSWORD give it)")
+    serve.add_argument("--database", required=True, help="sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
     serve.add_argument("--ca-key", required=True, help="the CA's private key (PEM)")
     serve.add_argument("--ca-cert", required=True, help="the CA's certificate (PEM)")
     _inputs.add_trust_options(serve)
@@ -59,7 +57,6 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
         raise _inputs.Failure(f"--database memory: keeps state in each worker's own memory: with --workers "
                               f"{args.workers} a nonce one worker issued is unknown to the others; use --workers 1, "
                               "or a database every worker shares (sqlite:///PATH, postgresql://…)")
-    _refuse_inline_password(args.database)
     key = _inputs.private_key(args.ca_key)
     certificate = _inputs.certificates([args.ca_cert])[0]
     pseudonym_key = None
@@ -67,6 +64,7 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
         pseudonym_key = _inputs.read(args.pseudonym_key)
         if len(pseudonym_key) < 32:
             raise _inputs.Failure(f"{args.pseudonym_key} holds {len(pseudonym_key)} bytes; a pseudonym key needs 32")
+    _refuse_inline_password(args.database)
     try:
         store = open_store(args.database)
     except ValueError as e:

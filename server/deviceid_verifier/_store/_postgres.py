@@ -21,6 +21,25 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
 from ._deadline import Watchdog
 from ._sql import Cursor, SQLStore, StoreUnavailable
 
+#: pg_advisory_xact_lock's key for migrate(): "deviceid" in ASCII, as a bigint.
+_MIGRATION_LOCK = int.from_bytes(b"deviceid", "big") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+class _PostgresCursor(Cursor):
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._cursor.execute(sql.replace("?", "%s"), tuple(params))
+
+    def fetchone(self) -> Optional[Tuple[Any, ...]]:
+        row = self._cursor.fetchone()
+        return None if row is None else tuple(row)
+
+    def fetchall(self) -> List[Tuple[Any, ...]]:
+        return [tuple(row) for row in self._cursor.fetchall()]
+
+
 #: Seconds a connection attempt may wait for each answer of the server (psycopg's connect_timeout;
 #: libpq takes 2 as its least).
 CONNECT_TIMEOUT = 2
@@ -41,24 +60,6 @@ IDLE_IN_TRANSACTION_TIMEOUT_MS = 10_000
 #: within about 25 s, and unacknowledged data fails the connection after 9 s.
 TCP_OPTIONS = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "3",
                "tcp_user_timeout": "9000"}
-
-#: pg_advisory_xact_lock's key for migrate(): "deviceid" in ASCII, as a bigint.
-_MIGRATION_LOCK = int.from_bytes(b"deviceid", "big") & 0x7FFF_FFFF_FFFF_FFFF
-
-
-class _PostgresCursor(Cursor):
-    def __init__(self, cursor: Any) -> None:
-        self._cursor = cursor
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        self._cursor.execute(sql.replace("?", "%s"), tuple(params))
-
-    def fetchone(self) -> Optional[Tuple[Any, ...]]:
-        row = self._cursor.fetchone()
-        return None if row is None else tuple(row)
-
-    def fetchall(self) -> List[Tuple[Any, ...]]:
-        return [tuple(row) for row in self._cursor.fetchall()]
 
 
 class PostgresStore(SQLStore):
@@ -97,6 +98,20 @@ class PostgresStore(SQLStore):
             raise
         return connection
 
+    def _deadline(self, connection: Any) -> contextlib.AbstractContextManager[None]:
+        if getattr(self._local, "migrating", False):
+            return contextlib.nullcontext()
+        return self._watchdog.guard(connection.fileno(), OPERATION_TIMEOUT)
+
+    def migrate(self, until: Optional[str] = None) -> List[str]:
+        # A migration may take long on a large table (an index built) or wait for another
+        # instance's: the deadlines are the requests', not the operator's.
+        self._local.migrating = True
+        try:
+            return super().migrate(until)
+        finally:
+            self._local.migrating = False
+
     @contextlib.contextmanager
     def _tx(self, *, write: bool = True) -> Iterator[Cursor]:
         if self._silent_until:
@@ -126,24 +141,11 @@ class PostgresStore(SQLStore):
         with self._deadline(connection):
             with connection.transaction():
                 with connection.cursor() as cursor:
+                    if getattr(self._local, "migrating", False):
+                        cursor.execute("SET LOCAL statement_timeout = 0")
                     yield _PostgresCursor(cursor)
 
-    def _deadline(self, connection: Any) -> contextlib.AbstractContextManager[None]:
-        if getattr(self._local, "migrating", False):
-            return contextlib.nullcontext()
-        return self._watchdog.guard(connection.fileno(), OPERATION_TIMEOUT)
-
-    def migrate(self, until: Optional[str] = None) -> List[str]:
-        # A migration may take long on a large table (an index built) or wait for another
-        # instance's: the deadlines are the requests', not the operator's.
-        self._local.migrating = True
-        try:
-            return super().migrate(until)
-        finally:
-            self._local.migrating = False
-
     def _lock_migrations(self, cursor: Cursor) -> None:
-        cursor.execute("SET LOCAL statement_timeout = 0")
         cursor.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
         cursor.fetchone()
 
