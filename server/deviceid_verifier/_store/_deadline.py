@@ -28,15 +28,19 @@ class Watchdog:
     def __init__(self) -> None:
         self._pid: Optional[int] = None
         self._watch = _Watch()
+        self._starting = threading.Lock()
 
     @contextlib.contextmanager
     def guard(self, fd: int, seconds: float) -> Iterator[None]:
         """Within the block, the socket `fd` is shut down once `seconds` have passed."""
         if self._pid != os.getpid():
-            # a child of fork() inherits the parent's entries and perhaps a held lock, but no thread
-            self._pid = os.getpid()
-            self._watch = _Watch()
-            threading.Thread(target=self._watch.run, name="deviceid-deadlines", daemon=True).start()
+            with self._starting:
+                if self._pid != os.getpid():
+                    # a child of fork() inherits the parent's entries and perhaps a held lock, but no
+                    # thread; the pid goes last, so no other thread takes the inherited watch for this one
+                    self._watch = _Watch()
+                    threading.Thread(target=self._watch.run, name="deviceid-deadlines", daemon=True).start()
+                    self._pid = os.getpid()
         watch = self._watch
         token = object()
         deadline = time.monotonic() + seconds
