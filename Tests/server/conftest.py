@@ -110,11 +110,15 @@ def ca_files(tmp_path_factory):
 class Service:
     """One `python3 -m deviceid_verifier serve` (gunicorn) on 127.0.0.1:port."""
 
-    def __init__(self, database: str, ca_files, ek_anchors, *, workers: int = 2, extra=()):
+    def __init__(self, database: str, ca_files, ek_anchors, *, workers: int = 2, extra=(), tls_context=None):
+        """`tls_context`: the client's, when `extra` makes it serve HTTPS (--tls-cert, --tls-key)."""
         self.port = free_port()
         self.workers = workers
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="deviceid-serve-", suffix=".log", delete=False)
+        self.context = tls_context
+        if tls_context is not None:
+            self.url = "https" + self.url[len("http"):]
         argv = [sys.executable, "-m", "deviceid_verifier", "serve", "--database", database,
                 "--ca-key", ca_files[0], "--ca-cert", ca_files[1], "--bind", f"127.0.0.1:{self.port}",
                 "--workers", str(workers), *extra]
@@ -155,7 +159,7 @@ class Service:
         request = urllib.request.Request(self.url + path, data=body, method=method,
                                          headers={"Content-Type": "application/json", **(headers or {})})
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout, context=self.context) as response:
                 return response.status, dict(response.headers), response.read()
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read()

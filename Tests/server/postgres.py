@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 TIMEOUT = 60
@@ -69,6 +70,44 @@ class PostgreSQL:
         with psycopg.connect(self.url_base + "/postgres", autocommit=True) as connection:
             connection.execute(f"CREATE DATABASE {name}")
         return f"{self.url_base}/{name}"
+
+    def processes(self) -> list:
+        """The pids of every process of this cluster: the postmaster (postmaster.pid's first line)
+        and its children (backends, checkpointer, walwriter…)."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            if int(fields[1]) == postmaster:
+                children.append(int(stat.parent.name))
+        return [postmaster, *children]
+
+    def require_password(self, role: str, password: str) -> str:
+        """Make a login role that must give `password` (SCRAM-SHA-256 over TCP, pg_hba.conf's first
+        line), owning a new database; the URL of that database, with no password in it."""
+        import psycopg
+        url = self.new_database()
+        database = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.url_base + "/postgres", autocommit=True) as connection:
+            connection.execute("SET password_encryption = 'scram-sha-256'")
+            connection.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+            connection.execute(f"ALTER DATABASE {database} OWNER TO {role}")
+        hba = self.data / "pg_hba.conf"
+        hba.write_text(f"host all {role} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+        self._as_postgres([_pg_tool("pg_ctl"), "-D", str(self.data), "reload"])
+        url = f"postgresql://{role}@127.0.0.1:{self.port}/{database}"
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # the postmaster reloads on SIGHUP, in its own time
+            try:
+                psycopg.connect(url, password="").close()
+            except psycopg.OperationalError as e:
+                if "password" in str(e):
+                    return url
+            assert time.monotonic() < deadline, "pg_hba.conf was not reloaded"
+            time.sleep(0.05)
 
     def stop(self) -> None:
         subprocess.run(["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}", "--init-groups",

@@ -29,7 +29,7 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
     serve.add_argument("--workers", type=within(int, 1, 256, "--workers"), default=2,
                        help="worker processes, 1 to 256 (default 2)")
     serve.add_argument("--threads", type=within(int, 1, 64, "--threads"), default=1,
-                       help="threads per worker, 1 to 64 (default 1)")
+                       help="threads per worker answering whole requests, 1 to 64 (default 1)")
     serve.add_argument("--tls-cert", help="serve HTTPS with this certificate chain (PEM)")
     serve.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     serve.add_argument("--trust-ca", action="append", default=[],
@@ -66,6 +66,7 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
         pseudonym_key = _inputs.read(args.pseudonym_key)
         if len(pseudonym_key) < 32:
             raise _inputs.Failure(f"{args.pseudonym_key} holds {len(pseudonym_key)} bytes; a pseudonym key needs 32")
+    _refuse_inline_password(args.database)
     try:
         store = open_store(args.database)
     except ValueError as e:
@@ -86,6 +87,24 @@ def _application(args: argparse.Namespace) -> Callable[..., Any]:
     return make_app(ca, verifier, webauthn)
 
 
+def _refuse_inline_password(url: str) -> None:
+    """A password in --database is in the command line of a process that runs for months, which
+    `ps` shows every user of the host: refused, naming libpq's ways, which psycopg reads as libpq
+    does (docs/SERVER.md, "The database's password")."""
+    if url.split(":", 1)[0].lower() not in ("postgresql", "postgres"):
+        return
+    try:
+        from psycopg import ProgrammingError
+        from psycopg.conninfo import conninfo_to_dict
+        given = conninfo_to_dict(url)
+    except (ImportError, ProgrammingError):
+        return  # opening it says what is wrong
+    if "password" in given:
+        raise _inputs.Failure("--database holds a password, which ps shows to every user of this host: give it in a "
+                              "password file (PGPASSFILE, by default ~/.pgpass), a service file (PGSERVICEFILE, and "
+                              "service=NAME in the URL) or PGPASSWORD in serve's environment")
+
+
 def run(args: argparse.Namespace) -> None:
     try:
         from gunicorn.app.base import BaseApplication  # type: ignore[import]  # gunicorn has no type hints
@@ -95,7 +114,8 @@ def run(args: argparse.Namespace) -> None:
     application = _application(args)
     options: Dict[str, Any] = {
         "bind": args.bind, "workers": args.workers, "threads": args.threads,
-        "worker_class": "gthread" if args.threads > 1 else "sync",
+        # a thread is given a request once all of it has arrived: slow clients hold no worker
+        "worker_class": "deviceid_verifier._service._worker.BufferingWorker",
         "timeout": 30, "graceful_timeout": 10, "keepalive": 5, "proc_name": "deviceid-verifier",
         "accesslog": args.access_log, "errorlog": "-", "loglevel": "info",
         # bodies are bounded by the application (64 KiB); these bound the request line and headers

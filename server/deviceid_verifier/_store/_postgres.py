@@ -1,12 +1,24 @@
 """PostgresStore: the Store in a PostgreSQL database (psycopg 3, Debian's python3-psycopg), for
 workers on several hosts. Transactions are READ COMMITTED; the statements are written so that
-row locks decide every race (docs/SERVER-STATE.md, "Invariants")."""
+row locks decide every race (docs/SERVER-STATE.md, "Invariants").
+
+Every operation has a deadline (issue 51, case 4; docs/SERVER.md, "Faults"): the server cancels a
+statement that runs (or waits for a lock) past STATEMENT_TIMEOUT, the client gives up on a
+connection attempt after CONNECT_TIMEOUT and on a whole operation after OPERATION_TIMEOUT (the
+Watchdog, for a database that does not answer at all), and TCP keepalives find a peer that
+vanished while its connection sat idle. Each is a StoreUnavailable: 503 with Retry-After. Once an
+operation has met a silent database, the process's other operations fail at once for
+SILENT_RETRY seconds, and then one tries it again while the rest go on failing at once: requests
+queued behind the first are not each made to wait out a deadline of their own."""
 
 from __future__ import annotations
 
 import contextlib
+import threading
+import time
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
 
+from ._deadline import Watchdog
 from ._sql import Cursor, SQLStore, StoreUnavailable
 
 
@@ -25,6 +37,28 @@ class _PostgresCursor(Cursor):
         return [tuple(row) for row in self._cursor.fetchall()]
 
 
+#: Seconds a connection attempt may wait for each answer of the server (psycopg's connect_timeout;
+#: libpq takes 2 as its least).
+CONNECT_TIMEOUT = 2
+#: Milliseconds a statement may run, lock waits included, before the server cancels it.
+STATEMENT_TIMEOUT_MS = 2500
+#: Seconds an operation (a transaction, or a new connection's settings) may take before the client
+#: cuts its connection.
+OPERATION_TIMEOUT = 3.0
+#: Seconds after an operation met a silent database during which the others fail at once.
+SILENT_RETRY = 1.0
+#: An operation that failed after this long met a database that did not answer (one that
+#: refuses, or answers an error, fails at once).
+_SILENCE = min(CONNECT_TIMEOUT, OPERATION_TIMEOUT)
+#: Milliseconds a session may sit inside a transaction with no statement before the server ends
+#: it: a worker frozen mid-transaction does not hold its row locks for ever.
+IDLE_IN_TRANSACTION_TIMEOUT_MS = 10_000
+#: libpq's TCP options, unless the URL sets them: an idle connection whose host vanished is found
+#: within about 25 s, and unacknowledged data fails the connection after 9 s.
+TCP_OPTIONS = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "3",
+               "tcp_user_timeout": "9000"}
+
+
 class PostgresStore(SQLStore):
     """The Store in the PostgreSQL database of `url` (a libpq connection URI or string)."""
 
@@ -32,7 +66,7 @@ class PostgresStore(SQLStore):
     for_update = " FOR UPDATE"
     text_aggregate = "string_agg({}, ',')"
 
-    def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
+    def __init__(self, url: str, *, connect_timeout: int = CONNECT_TIMEOUT) -> None:
         super().__init__()
         try:
             import psycopg  # noqa: F401
@@ -41,16 +75,73 @@ class PostgresStore(SQLStore):
                              "PyPI: pip install 'deviceid-verifier[postgresql]')") from None
         self.url = url
         self._connect_timeout = connect_timeout
+        self._watchdog = Watchdog()
+        self._silent_until = 0.0  # time.monotonic(); 0: the database answered last
+        self._silence = threading.Lock()
 
     def _connect(self) -> Any:
         import psycopg
-        return psycopg.connect(self.url, autocommit=True, connect_timeout=self._connect_timeout)
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+        given = conninfo_to_dict(self.url)
+        options = {name: value for name, value in [*TCP_OPTIONS.items(), ("connect_timeout", str(self._connect_timeout))]
+                   if name not in given}  # what the URL sets, the operator chose
+        connection = psycopg.connect(make_conninfo(self.url, **options), autocommit=True)
+        try:
+            # SET rather than libpq's options=-c…: a pooler in front (PgBouncer) may refuse options
+            with self._deadline(connection):
+                connection.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}; "
+                                   f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_TIMEOUT_MS}")
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _deadline(self, connection: Any) -> contextlib.AbstractContextManager[None]:
+        if getattr(self._local, "migrating", False):
+            return contextlib.nullcontext()
+        return self._watchdog.guard(connection.fileno(), OPERATION_TIMEOUT)
+
+    def migrate(self, until: Optional[str] = None) -> List[str]:
+        # A migration may take long on a large table (an index built) or wait for another
+        # instance's: the deadlines are the requests', not the operator's.
+        self._local.migrating = True
+        try:
+            return super().migrate(until)
+        finally:
+            self._local.migrating = False
+
+    @contextlib.contextmanager
+    def _tx(self, *, write: bool = True) -> Iterator[Cursor]:
+        if self._silent_until:
+            with self._silence:
+                now = time.monotonic()
+                if now < self._silent_until:
+                    raise StoreUnavailable("the database did not answer moments ago")
+                # this operation tries it again; the others fail at once until it is done
+                self._silent_until = now + CONNECT_TIMEOUT + OPERATION_TIMEOUT
+        started = time.monotonic()
+        try:
+            with super()._tx(write=write) as cursor:
+                yield cursor
+        except StoreUnavailable as e:
+            # silence: no answer for that long, and no error of the server's (one with an SQLSTATE,
+            # such as a statement_timeout's cancel) behind it
+            silent = time.monotonic() - started >= _SILENCE and getattr(e.__context__, "sqlstate", None) is None
+            self._silent_until = time.monotonic() + SILENT_RETRY if silent else 0.0
+            raise
+        except BaseException:
+            self._silent_until = 0.0  # it answered, if with an error
+            raise
+        self._silent_until = 0.0
 
     @contextlib.contextmanager
     def _transaction(self, connection: Any, *, write: bool) -> Iterator[Cursor]:
-        with connection.transaction():
-            with connection.cursor() as cursor:
-                yield _PostgresCursor(cursor)
+        with self._deadline(connection):
+            with connection.transaction():
+                with connection.cursor() as cursor:
+                    if getattr(self._local, "migrating", False):
+                        cursor.execute("SET LOCAL statement_timeout = 0")
+                    yield _PostgresCursor(cursor)
 
     @contextlib.contextmanager
     def _statements(self, connection: Any) -> Iterator[Cursor]:
