@@ -111,7 +111,7 @@ class PostgresStore(SQLStore):
             self._local.migrating = False
 
     @contextlib.contextmanager
-    def _tx(self, *, write: bool = True) -> Iterator[Cursor]:
+    def _tx(self, *, write: bool = True, autocommit: bool = False) -> Iterator[Cursor]:
         if self._silent_until:
             with self._silence:
                 now = time.monotonic()
@@ -121,7 +121,7 @@ class PostgresStore(SQLStore):
                 self._silent_until = now + CONNECT_TIMEOUT + OPERATION_TIMEOUT
         started = time.monotonic()
         try:
-            with super()._tx(write=write) as cursor:
+            with super()._tx(write=write, autocommit=autocommit) as cursor:
                 yield cursor
         except StoreUnavailable as e:
             # silence: no answer for that long, and no error of the server's (one with an SQLSTATE,
@@ -145,9 +145,11 @@ class PostgresStore(SQLStore):
 
     @contextlib.contextmanager
     def _statements(self, connection: Any) -> Iterator[Cursor]:
-        # The connection is in autocommit mode: without BEGIN, each statement is its own transaction.
-        with connection.cursor() as cursor:
-            yield _PostgresCursor(cursor)
+        # The connection is in autocommit mode: without BEGIN, each statement is its own
+        # transaction; under the same deadline as a transaction (docs/SERVER.md, "Faults").
+        with self._deadline(connection):
+            with connection.cursor() as cursor:
+                yield _PostgresCursor(cursor)
 
     def _serialize(self, cursor: Cursor, name: bytes, *, shared: bool = False) -> None:
         # pg_advisory_xact_lock's key: the name's 8 bytes as a bigint, top bit cleared
