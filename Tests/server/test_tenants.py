@@ -1,7 +1,8 @@
 """Tenants (issue 51, "Run as production runs it"; docs/SERVER-STATE.md invariant 12): while the
 service has none it is open, as a trial; once an operator adds one (`tenant add`, the interface
 issue 55 gives), nonces and challenges are issued only to a tenant's API key (`Authorization:
-Bearer KEY`); verifications and devices' operations need none (a device may post its own evidence)."""
+Bearer KEY`), each bound to one of the tenant's app ids; verifications and devices' operations
+need none (a device may post its own evidence)."""
 import base64
 import json
 import time
@@ -41,8 +42,14 @@ def test_tenants_close_the_app_server_operations_and_devices_stay_open(enrolled,
             for wrong in ({}, {"Authorization": "Bearer dvt_not-a-key"}, {"Authorization": key},
                           {"Authorization": "Basic x"}) * 4:  # more requests than workers: each worker's
                 assert service.request("POST", path, b"", headers=wrong)[0] == 401
-    # with the key, a nonce; its evidence verified without one (a device may post it)
-    nonce = base64.b64decode(json.loads(ok(a.request("POST", "/v1/nonce", b"", headers=bearer(key))))["nonce"])
+    # with the key, a nonce for one of the tenant's app ids (issued to the tenant, bound to that
+    # app); its evidence verified without a key (a device may post it)
+    for path in ("/v1/nonce", "/v1/webauthn/challenge"):
+        for body in (b"", b"{}", json.dumps({"app_id": "com.example.not-theirs"}).encode()):
+            rejected(a.request("POST", path, body, headers=bearer(key)), 403, "app-id-mismatch")
+    issued = json.loads(ok(a.request("POST", "/v1/nonce", json.dumps({"app_id": APP}).encode(), headers=bearer(key))))
+    assert issued["app_id"] == APP
+    nonce = base64.b64decode(issued["nonce"])
     request = verification(enrolled.device.evidence(APP, nonce), nonce)
     assert json.loads(ok(b.post("/v1/attestation/verify", request)))["app_id"] == APP
     # devices need no key: an enrolment, the CA certificate, the CRL, health

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from .. import _chain, _wire
 from .._ca import PrivacyCA, check_app_id
 from .._errors import Rejected
+from .._store import Tenant
 from .._store._sql import StoreUnavailable
 from .._verify import Verifier
 from .._webauthn import WebAuthnCredential, WebAuthnVerifier
@@ -95,6 +96,20 @@ def _device_message(request: Mapping[str, Any], key: str) -> str:
     if not isinstance(inner, dict):
         raise Rejected("malformed", f"the field {key!r} is missing or not a message object")
     return json.dumps(inner)
+
+
+def _for_tenant(tenant: Optional[Tenant], body: bytes) -> None:
+    """A tenant's nonces and challenges are issued bound to one of its app ids, which its request
+    names (`{"app_id": …}`); refused ("app-id-mismatch") before anything is issued otherwise.
+    Nothing for the open service (no tenants)."""
+    if tenant is None:
+        return
+    app_id = _issued_for(body)
+    if app_id is None:
+        raise Rejected("app-id-mismatch", f"a nonce or challenge of the tenant {tenant.name!r} is for one of its app ids, "
+                                          f"named in the request ({{\"app_id\": …}}): {', '.join(tenant.app_ids)}")
+    if app_id not in tenant.app_ids:
+        raise Rejected("app-id-mismatch", f"the app id {app_id!r} is not one of the tenant {tenant.name!r}'s")
 
 
 def _expected_app_id(request: Mapping[str, Any]) -> Optional[str]:
@@ -275,9 +290,10 @@ class _Service:
                 method = "GET"
             if method != allowed:
                 raise _Refused(405, f"{path} takes {allowed}, not {method}", [("Allow", allowed)])
+            body = _body(environ) if allowed == "POST" else b""
             if path in self.ISSUING_PATHS:
-                self.gate.tenant(environ)
-            return handler(_body(environ) if allowed == "POST" else b"")
+                _for_tenant(self.gate.tenant(environ), body)
+            return handler(body)
         except Unauthenticated as e:
             return _rejection(401, "unauthenticated", str(e), [("WWW-Authenticate", CHALLENGE)])
         except Rejected as e:

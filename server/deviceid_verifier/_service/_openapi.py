@@ -95,7 +95,7 @@ def openapi_document() -> Dict[str, Any]:
                                 "wire format v1 (docs/HARDWARE-ID.md). Operator actions are not in this interface."},
         "paths": {
             "/v1/nonce": _post("newNonce", "A fresh single-use nonce for a device's evidence (of one app, if the "
-                               "body names it)", "nonce-request", "nonce", body_required=False, app_server=True),
+                               "body names it)", "nonce-request", "nonce", 403, body_required=False, app_server=True),
             "/v1/enrolment/challenge": _post("enrolmentChallenge", "Answer an enrolment request with a challenge",
                                              "enrolment-request", "enrolment-challenge", 403, 429),
             "/v1/enrolment/finish": _post("enrolmentFinish", "Answer an activated challenge with an AK certificate",
@@ -104,7 +104,7 @@ def openapi_document() -> Dict[str, Any]:
                                             "verification-request", "verification", 403),
             "/v1/webauthn/challenge": _post("newWebAuthnChallenge",
                                             "A fresh single-use challenge for App Attest client data (of one app, "
-                                            "if the body names it)", "nonce-request", "webauthn-challenge",
+                                            "if the body names it)", "nonce-request", "webauthn-challenge", 403,
                                             body_required=False, app_server=True),
             "/v1/webauthn/register": _post("registerCredential",
                                            "Register a device's App Attest credential (WebAuthn \"tpm\" attestation)",
