@@ -114,7 +114,7 @@ def test_a_credential_registered_before_migration_0006_asserts_again_once_regist
 
 def test_through_the_service_a_finished_rotation_refuses_the_old_cas_credentials(machines, database_url, ca_files,
                                                                                    ek_anchors, tmp_path):
-    """The operator's rotation of docs/SERVER.md, "Rotating the CA": the service on the new CA with
+    """The operator's rotation of the CA (docs/SERVER.md, "Operators"): the service on the new CA with
     `--trust-ca OLD.pem` still accepts the old CA's credentials (200); once `--trust-ca` is dropped,
     403 ak-untrusted (1.0 answered 200)."""
     from conftest import Service
