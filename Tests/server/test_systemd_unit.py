@@ -74,7 +74,14 @@ def test_the_unit_s_command_runs_serve_as_an_unprivileged_user(ca_files, ek_anch
     assert command[:5] == ["/usr/bin/python3", "-m", "deviceid_verifier", "serve", "--database"]
     # the certificate the unit names in /etc/deviceid-verifier, here the test CA's
     command[command.index("/etc/deviceid-verifier/ca.pem")] = shutil.copy(ca_files[1], tmp_path / "ca.pem")
-    env = environment(PGPASSFILE=f"{credentials}/pgpass")
+    # the package as the Debian package installs it, where the service user can read it: a
+    # checkout in a private directory (CI's clone in a mkdtemp) is not
+    library = tmp_path / "lib"
+    shutil.copytree(ROOT / "server" / "deviceid_verifier", library / "deviceid_verifier",
+                    ignore=shutil.ignore_patterns("__pycache__", ".mypy_cache"))
+    for path in [library, *library.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    env = dict(environment(PGPASSFILE=f"{credentials}/pgpass"), PYTHONPATH=str(library))
     process = subprocess.Popen(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
                                 "--no-new-privs", *command], env=env, cwd="/", stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, start_new_session=True)
