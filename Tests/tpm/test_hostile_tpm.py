@@ -290,7 +290,10 @@ def test_warnings_until_the_deadline_are_a_timeout(machine, proxy):
     result = through(proxy(always), "--timeout", "1500", "hardware-id", APP_A)
     elapsed = time.monotonic() - started
     assert result.returncode == TIMED_OUT, result.stderr
-    assert "sent again" in result.stderr, result.stderr
+    # "…: it asked for the command to be sent again until then" when the deadline falls between
+    # two resends; without those words when it falls while a resend is on its way (the proxy is a
+    # Python process on loaded cores: CI's tpm stage saw that once). The deadline is the promise.
+    assert "did not answer within 1500 ms" in result.stderr, result.stderr
     assert 1.4 <= elapsed <= 2.0, f"{elapsed:.2f} s on a 1500 ms deadline"
 
 
