@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import datetime
 import json
 import os
@@ -33,6 +34,17 @@ def _store(url: str, *, migrate: bool = True) -> SQLStore:
     if not isinstance(store, SQLStore):
         raise _inputs.Failure(f"{url} is not a database (sqlite:///PATH or postgresql://…)")
     return store
+
+
+def _on_database(command: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace], None]:
+    """An operator command whose database stops answering fails with the store's words (exit 2)."""
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> None:
+        try:
+            command(args)
+        except StoreUnavailable as e:
+            raise _inputs.Failure(str(e)) from None
+    return run
 
 
 def _migrate(args: argparse.Namespace) -> None:
@@ -63,32 +75,29 @@ def _tenant_name(text: str) -> str:
     return text
 
 
+@_on_database
 def _revoke(args: argparse.Namespace) -> None:
     store = _store(args.database)
-    try:
-        if not store.revoke(args.serial, args.reason, datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)):
-            record = store.certificate(args.serial)
-            raise _inputs.Failure(f"no certificate {args.serial:x} was issued on this database" if record is None
-                                  else f"the certificate {args.serial:x} is already revoked, and its device for "
-                                       f"{record.app_id!r} with it")
-    except StoreUnavailable as e:
-        raise _inputs.Failure(str(e)) from None
+    if not store.revoke(args.serial, args.reason, datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)):
+        record = store.certificate(args.serial)
+        raise _inputs.Failure(f"no certificate {args.serial:x} was issued on this database" if record is None
+                              else f"the certificate {args.serial:x} is already revoked, and its device for "
+                                   f"{record.app_id!r} with it")
     print(f"revoked {args.serial:x}")
 
 
+@_on_database
 def _lift(args: argparse.Namespace) -> None:
     store = _store(args.database)
-    try:
-        record = store.certificate(args.serial)
-        if record is None:
-            raise _inputs.Failure(f"no certificate {args.serial:x} was issued on this database")
-        if store.lift(args.serial) == 0:
-            raise _inputs.Failure(f"the device of the certificate {args.serial:x} is not revoked for {record.app_id!r}")
-    except StoreUnavailable as e:
-        raise _inputs.Failure(str(e)) from None
+    record = store.certificate(args.serial)
+    if record is None:
+        raise _inputs.Failure(f"no certificate {args.serial:x} was issued on this database")
+    if store.lift(args.serial) == 0:
+        raise _inputs.Failure(f"the device of the certificate {args.serial:x} is not revoked for {record.app_id!r}")
     print(f"lifted {args.serial:x}")
 
 
+@_on_database
 def _tenant_add(args: argparse.Namespace) -> None:
     store = _store(args.database)
     try:
@@ -98,46 +107,38 @@ def _tenant_add(args: argparse.Namespace) -> None:
     key = "dvt_" + base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
     tenant = Tenant(args.name, tuple(sorted(set(app_ids))), key_digest(key),
                     datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
-    try:
-        refusal = store.add_tenant(tenant)
-    except StoreUnavailable as e:
-        raise _inputs.Failure(str(e)) from None
+    refusal = store.add_tenant(tenant)
     if refusal is not None:
         raise _inputs.Failure(refusal)
     print(json.dumps({"tenant": tenant.name, "api_key": key}))  # shown once: the database keeps its digest
 
 
+@_on_database
 def _tenant_list(args: argparse.Namespace) -> None:
     store = _store(args.database)
-    try:
-        tenants = store.tenants()
-    except StoreUnavailable as e:
-        raise _inputs.Failure(str(e)) from None
+    tenants = store.tenants()
     for tenant in tenants:
         print(json.dumps({"tenant": tenant.name, "apps": list(tenant.app_ids),
                           "created": tenant.created.isoformat() + "Z"}))
 
 
+@_on_database
 def _tenant_remove(args: argparse.Namespace) -> None:
     store = _store(args.database)
-    try:
-        if not store.remove_tenant(args.name):
-            raise _inputs.Failure(f"no tenant is named {args.name!r}")
-    except StoreUnavailable as e:
-        raise _inputs.Failure(str(e)) from None
+    if not store.remove_tenant(args.name):
+        raise _inputs.Failure(f"no tenant is named {args.name!r}")
     print(json.dumps({"removed": args.name}))
 
 
+@_on_database
 def _set_limit(args: argparse.Namespace) -> None:
     store = _store(args.database)
-    try:
-        store.set_limit(Limit(args.enrolments, datetime.timedelta(seconds=args.window)))
-        limit = store.limit()
-    except StoreUnavailable as e:
-        raise _inputs.Failure(str(e)) from None
+    store.set_limit(Limit(args.enrolments, datetime.timedelta(seconds=args.window)))
+    limit = store.limit()
     print(f"at most {limit.enrolments} enrolments per TPM and app id in {int(limit.window.total_seconds())} s")
 
 
+@_on_database
 def _crl(args: argparse.Namespace) -> None:
     store = _store(args.database)
     certificate = _inputs.certificates([args.ca_cert])[0]
@@ -146,8 +147,6 @@ def _crl(args: argparse.Namespace) -> None:
         ca = PrivacyCA(_cakey.load(args, certificate), certificate, [certificate], store=store, pseudonym_key=bytes(32))
         crl = ca.crl(next_update=datetime.timedelta(days=args.days))
     except ValueError as e:
-        raise _inputs.Failure(str(e)) from None
-    except StoreUnavailable as e:
         raise _inputs.Failure(str(e)) from None
     sys.stdout.buffer.write(crl.public_bytes(serialization.Encoding.DER if args.der else serialization.Encoding.PEM))
 
