@@ -51,8 +51,24 @@ VERSION_PATCH := $(word 3,$(subst ., ,$(VERSION)))
 REALNAME := $(SONAME).$(VERSION_MINOR).$(VERSION_PATCH)
 # The library and the CLI are Embedded Swift (see Package.swift and scripts/swift-embedded): no
 # Swift runtime, no libstdc++.
+# ARCH (Debian's name) other than this machine's cross-builds: `make build ARCH=arm64` (or riscv64)
+# against a Debian 11 root of that architecture (scripts/sysroot, made once by mmdebstrap), so that
+# the binaries need glibc 2.31 or newer, as the release wheel's do; the manual pages come from the
+# built command run through qemu-user (scripts/binfmt). docs/INSTALL.md "Other architectures".
+NATIVE_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+ARCH ?= $(NATIVE_ARCH)
+ifeq ($(ARCH),$(NATIVE_ARCH))
 BUILD := .build/embedded/release
 SWIFT_BUILD := scripts/swift-embedded --build-path .build/embedded
+RUN_BUILT :=
+STRIP ?= strip
+else
+BUILD := .build/$(ARCH)/release
+STRIP ?= $(subst arm64,aarch64,$(ARCH))-linux-gnu-strip
+SYSROOT = $$(scripts/sysroot bullseye $(ARCH))
+SWIFT_BUILD = scripts/swift-embedded --arch $(ARCH) --sysroot $(SYSROOT) --build-path .build/$(ARCH)
+RUN_BUILT = QEMU_LD_PREFIX=$(SYSROOT)
+endif
 
 .PHONY: all build man install install-strip install-verifier uninstall test clean deb wheel verifier-wheel
 
@@ -65,7 +81,7 @@ build:
 # The manual pages, from the header (section 3) and the CLI's own help (section 1).
 man: build
 	rm -rf $(BUILD)/man
-	scripts/gen-man $(BUILD)/man $(BUILD)/deviceid-cli
+	$(RUN_BUILT) scripts/gen-man $(BUILD)/man $(BUILD)/deviceid-cli
 
 # `make install` installs unstripped binaries, as GNU make conventions and debhelper want (dh_strip
 # makes the -dbgsym packages from them); `make install-strip` strips them.
@@ -108,7 +124,7 @@ install: build man
 			| grep -qxF "$$(readlink -f $(LIBDIR))"; then ldconfig; fi
 
 install-strip:
-	$(MAKE) install INSTALL_STRIP=-s
+	$(MAKE) install INSTALL_STRIP="-s --strip-program=$(STRIP)"
 
 # The server's package (server/deviceid_verifier) and its metadata in PYTHONDIR, for installs that
 # are not its wheel (the Debian package python3-deviceid-verifier). `make install` leaves it out: a
@@ -150,9 +166,10 @@ uninstall:
 	rm -rf $(DESTDIR)$(PYTHONDIR)/deviceid $(DESTDIR)$(PYTHONDIR)/deviceid_linux-*.dist-info \
 		$(DESTDIR)$(PYTHONDIR)/deviceid_verifier $(DESTDIR)$(PYTHONDIR)/deviceid_verifier-*.dist-info
 
-# The release wheel, manylinux (built against Debian 11's glibc in a sysroot): dist/deviceid_linux-*.whl.
+# The release wheel, manylinux (built against Debian 11's glibc in a sysroot): dist/deviceid_linux-*.whl,
+# for ARCH (default this machine's; arm64 and riscv64 cross-build).
 wheel:
-	scripts/build-wheel dist
+	scripts/build-wheel dist $(ARCH)
 
 # The server's wheel (server/), pure Python: DIST/deviceid_verifier-VERSION-py3-none-any.whl. Nothing
 # is compiled and no index is asked (Debian's python3-pip, -setuptools, -wheel).

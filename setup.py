@@ -19,7 +19,6 @@ outside glibc gives linux_<arch>. `scripts/check-wheel` has auditwheel agree wit
 The Python code runs on any CPython 3, so the wheel is py3-none.
 """
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -45,10 +44,26 @@ which builds libdeviceid.so.2 and the deviceid command; or give prebuilt ones, b
 (docs/INSTALL.md, "The Python wheel")."""
 
 
+# ELF e_machine -> the architecture's name in platform tags (PEP 600: as platform.machine() says it).
+ELF_MACHINES = {62: "x86_64", 183: "aarch64", 243: "riscv64"}
+
+
+def elf_machine(binary):
+    """The architecture a binary was built for (a cross build's is not this machine's)."""
+    with open(binary, "rb") as f:
+        header = f.read(20)
+    if header[:4] != b"\x7fELF" or header[5] != 1:
+        raise SystemExit(f"deviceid wheel: {binary} is not a little-endian ELF file")
+    machine = int.from_bytes(header[18:20], "little")
+    if machine not in ELF_MACHINES:
+        raise SystemExit(f"deviceid wheel: {binary} is for ELF machine {machine}, which has no wheel tag here")
+    return ELF_MACHINES[machine]
+
+
 def platform_tag(binaries):
     """manylinux_2_N_<arch> for binaries that need only glibc, N its newest symbol version they
     use; linux_<arch> otherwise."""
-    arch = platform.machine()
+    arch = elf_machine(binaries[0])
     newest = 0
     for binary in binaries:
         dynamic = subprocess.run(["objdump", "-p", binary], check=True, capture_output=True, text=True).stdout
@@ -83,7 +98,8 @@ class BuildWithLibrary(build_py):
             target = os.path.join(self.build_lib, target)
             shutil.copyfile(source, target)
             os.chmod(target, 0o755)
-            subprocess.run(["strip", "--strip-unneeded", target], check=True)
+            # STRIP: the binutils of the binaries' architecture (scripts/build-wheel names a cross one).
+            subprocess.run([os.environ.get("STRIP", "strip"), "--strip-unneeded", target], check=True)
             targets.append(target)
         self.distribution.deviceid_platform = platform_tag(targets)
 
