@@ -52,8 +52,9 @@ REALNAME := $(SONAME).$(VERSION_MINOR).$(VERSION_PATCH)
 # The library and the CLI are Embedded Swift (see Package.swift and scripts/swift-embedded): no
 # Swift runtime, no libstdc++.
 # ARCH (Debian's name) other than this machine's cross-builds: `make build ARCH=arm64` (or riscv64)
-# against a Debian 11 root of that architecture (scripts/sysroot, made once by mmdebstrap), so that
-# the binaries need glibc 2.31 or newer, as the release wheel's do; the manual pages come from the
+# against the oldest Debian root of that architecture (scripts/sysroot, made once by mmdebstrap:
+# Debian 11 for arm64, so that the binaries need glibc 2.31 or newer, as the release wheel's do;
+# Debian 13 for riscv64); the manual pages come from the
 # built command run through qemu-user (scripts/binfmt). docs/INSTALL.md "Other architectures".
 NATIVE_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 ARCH ?= $(NATIVE_ARCH)
@@ -65,7 +66,7 @@ STRIP ?= strip
 else
 BUILD := .build/$(ARCH)/release
 STRIP ?= $(subst arm64,aarch64,$(ARCH))-linux-gnu-strip
-SYSROOT = $$(scripts/sysroot bullseye $(ARCH))
+SYSROOT = $$(scripts/sysroot oldest $(ARCH))
 SWIFT_BUILD = scripts/swift-embedded --arch $(ARCH) --sysroot $(SYSROOT) --build-path .build/$(ARCH)
 RUN_BUILT = QEMU_LD_PREFIX=$(SYSROOT)
 endif

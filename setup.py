@@ -33,7 +33,7 @@ except ImportError:  # then setuptools' own, or none: dist_info of setuptools < 
 
 # What a manylinux wheel may need (PEP 600: glibc's own libraries).
 GLIBC_LIBRARIES = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
-                   "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
+                   "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld-linux-riscv64-lp64d.so.1"}
 
 # glibc versions with a manylinux policy below 2.34 (every one from 2.34 on has one).
 MANYLINUX_POLICIES = (5, 12, 17, 24, 26, 27, 28, 31)
