@@ -368,10 +368,11 @@ def frozen_keyring():
 
 
 def sizes():
-    """Stripped sizes and what each file needs, beside the same sources built as normal Swift."""
-    def stripped(path):
+    """Stripped sizes and what each file needs, beside the same sources built as normal Swift and the
+    cross builds (make install ARCH=arm64, riscv64: bench/run), each stripped by its own binutils."""
+    def stripped(path, strip="strip"):
         out = os.path.join(WORK, "stripped")
-        subprocess.run(["strip", "-o", out, path], check=True)
+        subprocess.run([strip, "-o", out, path], check=True)
         return os.path.getsize(out)
     def needed(path):
         dyn = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
@@ -382,7 +383,12 @@ def sizes():
             ("libdeviceid.so.2, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_LIBRARY),
              needed(NORMAL_LIBRARY), "—"),
             ("deviceid CLI, Embedded Swift", stripped(CLI), needed(CLI), "≤ 640 KB; NEEDED libc (and libm) only"),
-            ("deviceid CLI, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_CLI), needed(NORMAL_CLI), "—")]
+            ("deviceid CLI, normal Swift (static runtime, as 0.1.0)", stripped(NORMAL_CLI), needed(NORMAL_CLI), "—")] + [
+            (f"{name}, Embedded Swift, {arch} (cross-built)", stripped(f"{WORK}/{arch}/{path}", f"{cpu}-linux-gnu-strip"),
+             needed(f"{WORK}/{arch}/{path}"), target)
+            for arch, cpu in (("arm64", "aarch64"), ("riscv64", "riscv64"))
+            for name, path, target in (("libdeviceid.so.2", "lib/libdeviceid.so.2", "as x86_64's"),
+                                       ("deviceid CLI", "bin/deviceid", "as x86_64's"))]
 
 
 def fmt(value):
