@@ -57,6 +57,8 @@ REALNAME := $(SONAME).$(VERSION_MINOR).$(VERSION_PATCH)
 # Debian 13 for riscv64); the manual pages come from the
 # built command run through qemu-user (scripts/binfmt). docs/INSTALL.md "Other architectures".
 NATIVE_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+# A comma, for the arguments of make functions that must hold one.
+, := ,
 ARCH ?= $(NATIVE_ARCH)
 ifeq ($(ARCH),$(NATIVE_ARCH))
 BUILD := .build/embedded/release
@@ -184,8 +186,10 @@ test:
 
 # Debian packages (debian/, debhelper) into dist/deb, checked with lintian. A Swift 6 toolchain
 # must be on PATH; scripts/release-check installs them into clean Debian roots.
+# ARCH other than this machine's: a cross build (dpkg-buildpackage -a; Debian's multiarch -dev packages
+# of the build dependencies for ARCH, docs/INSTALL.md "Other architectures").
 deb:
-	dpkg-buildpackage -b -us -uc
+	dpkg-buildpackage -b -us -uc $(if $(filter-out $(NATIVE_ARCH),$(ARCH)),-a$(ARCH) -Pcross$(,)nocheck)
 	rm -rf dist/deb && mkdir -p dist/deb
 	mv ../deviceid_$(VERSION)_*.deb ../libdeviceid2_$(VERSION)_*.deb ../libdeviceid-dev_$(VERSION)_*.deb \
 		../python3-deviceid_$(VERSION)_all.deb ../python3-deviceid-verifier_$(VERSION)_all.deb \
