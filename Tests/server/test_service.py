@@ -196,7 +196,7 @@ def test_hostile_bodies_get_a_4xx_with_a_reason(fleet):
     a, _ = fleet
     for body in HOSTILE_BODIES:
         for path in ("/v1/enrolment/challenge", "/v1/enrolment/finish", "/v1/attestation/verify",
-                     "/v1/webauthn/register", "/v1/assertion/verify"):
+                     "/v1/webauthn/register", "/v1/assertion/verify", "/v1/device/bits", "/v1/receipt/refresh"):
             status, _, answer = a.post(path, body)
             assert 400 <= status < 500, (path, body[:80], status, answer)
             assert set(json.loads(answer)) >= {"rejected", "message"}

@@ -159,10 +159,11 @@ class Activity:
 
 def hour_of(when: datetime.datetime) -> int:
     """The activity bucket `when` (naive UTC) falls in."""
-    return _micros(when) // HOUR_MICROS
+    return micros_of(when) // HOUR_MICROS
 
 
-def _micros(when: datetime.datetime) -> int:
+def micros_of(when: datetime.datetime) -> int:
+    """A naive UTC datetime as microseconds since 1970."""
     delta = when - datetime.datetime(1970, 1, 1)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
@@ -185,7 +186,7 @@ def activity_at(record: Optional[Activity], now: datetime.datetime) -> int:
     if record is None:
         return 0
     hour = hour_of(now)
-    left = HOUR_MICROS - (_micros(now) - hour * HOUR_MICROS)  # of the current hour, still to come
+    left = HOUR_MICROS - (micros_of(now) - hour * HOUR_MICROS)  # of the current hour, still to come
     if record.hour >= hour:
         return record.count + record.previous * left // HOUR_MICROS
     if record.hour == hour - 1:
