@@ -155,3 +155,17 @@ def test_receipts_of_every_kind_of_ca_key_verify_with_pyjwt(curve_or_rsa, alg, m
     assert jwt.get_unverified_header(receipt)["alg"] == alg
     claims = jwt.decode(receipt, key.public_key(), algorithms=[alg], options={"verify_nbf": False, "verify_exp": False, "verify_iat": False})
     assert (claims["app_id"], claims["risk"], claims["ak_certificate_serial"]) == (APP, 3, "51")
+
+
+def test_forget_bits_is_the_operators_retention(tmp_path):
+    from deviceid_verifier import open_store
+    from verifier_command import cli
+    database = f"sqlite:///{tmp_path}/retention.sqlite3"
+    store = open_store(database)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    store.write_bits("t1", b"k" * 32, (True, False, False), now - datetime.timedelta(days=31))
+    store.write_bits("t1", b"l" * 32, (True, False, False), now - datetime.timedelta(days=29))
+    forgot = cli("forget-bits", "--older-than", "30", "--database", database)
+    assert (forgot.returncode, json.loads(forgot.stdout)) == (0, {"forgotten": 1}), forgot.stderr
+    assert store.device_bits("t1", [b"k" * 32]) is None and store.device_bits("t1", [b"l" * 32]) is not None
+    assert cli("forget-bits", "--older-than", "0", "--database", database).returncode == 2
