@@ -180,7 +180,7 @@ def test_operator_actions_are_not_reachable_over_http(fleet):
                   for op in item.values()}
     assert operations == {"newNonce", "enrolmentChallenge", "enrolmentFinish", "verifyAttestation", "caCertificate",
                           "certificateRevocationList", "health", "newWebAuthnChallenge", "registerCredential",
-                          "verifyAssertion"}
+                          "verifyAssertion", "writeDeviceBits", "refreshReceipt"}
 
 
 HOSTILE_BODIES = [b"", b"{", b"[]", b"null", b'{"v":1}', b'{"v":2,"type":"deviceid.enrolment-request"}', b"\xff\xfe",
