@@ -255,3 +255,20 @@ def test_a_token_that_stops_signing_is_503_and_signs_again_when_it_is_back(token
     monkeypatch.setenv("SOFTHSM2_CONF", str(conf))
     status, _, crl = call(app, "GET", "/v1/crl")
     assert status == 200 and x509.load_der_x509_crl(crl).is_signature_valid(certificate.public_key())
+
+
+def test_risk_receipts_are_signed_by_a_key_in_a_token_and_verify_with_pyjwt(token, monkeypatch):
+    """Issue 55: a receipt is signed through the CA key's own sign(), as certificates and CRLs are."""
+    import jwt
+    from deviceid_verifier import PrivacyCA
+    from deviceid_verifier._pkcs11 import TokenKey
+    from deviceid_verifier._store import MemoryStore
+    uri, cert, pin, conf = token
+    certificate = x509.load_pem_x509_certificate(cert.read_bytes())
+    monkeypatch.setenv("SOFTHSM2_CONF", str(conf))
+    key = TokenKey(uri, PIN.encode(), certificate.public_key())
+    ca = PrivacyCA(key, certificate, [], store=MemoryStore(), pseudonym_key=bytes(32))
+    receipt = ca.risk_receipt(APP, 2, b"\x00\x0bname", 0x55)
+    key.close()
+    claims = jwt.decode(receipt, certificate.public_key(), algorithms=["ES256"], options={"verify_nbf": False})
+    assert (claims["app_id"], claims["risk"], claims["ak_certificate_serial"]) == (APP, 2, "55")

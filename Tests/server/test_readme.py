@@ -52,14 +52,16 @@ def test_the_readme_server_section_runs_as_printed(mode, verifier_wheel, cli, ma
     env = readme_environment(cli, machine_a, tmp_path, verifier_wheel)
     if mode == "postgresql":
         env["DATABASE"] = postgresql.new_database()
-    # the blocks as printed (the app server's Python in the venv the first made; a newline after
-    # the verdict curl prints without one), then the background service stopped
-    script = (block(MARKER, "sh") + "\necho\nca/bin/python - <<'APP_ATTEST'\n" + block(APP_ATTEST, "python")
+    # the blocks as printed (the app server's Python in the venv the first made), then the
+    # background service stopped
+    script = (block(MARKER, "sh") + "\nca/bin/python - <<'APP_ATTEST'\n" + block(APP_ATTEST, "python")
               + "\nAPP_ATTEST\nkill %1 && wait\n")
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=600)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
-    *_, verification_line, counter_line = result.stdout.strip().splitlines()
+    *_, verification_line, device_line, counter_line = result.stdout.strip().splitlines()
+    device = json.loads(device_line)  # DeviceCheck for Linux: the tenant's bits, as written
+    assert (device["bits"], device["months"][1:], device["activity"]) == ([True, False, False], [None, None], "LEVEL_1")
     verification = json.loads(verification_line)
     assert int(counter_line) >= 3, "three assertions, each counted by the TPM"
     expected = subprocess.run([str(cli), "hardware-id", "com.example.app"], env=env, capture_output=True, text=True,

@@ -180,7 +180,7 @@ def test_operator_actions_are_not_reachable_over_http(fleet):
                   for op in item.values()}
     assert operations == {"newNonce", "enrolmentChallenge", "enrolmentFinish", "verifyAttestation", "caCertificate",
                           "certificateRevocationList", "health", "newWebAuthnChallenge", "registerCredential",
-                          "verifyAssertion"}
+                          "verifyAssertion", "writeDeviceBits", "refreshReceipt"}
 
 
 HOSTILE_BODIES = [b"", b"{", b"[]", b"null", b'{"v":1}', b'{"v":2,"type":"deviceid.enrolment-request"}', b"\xff\xfe",
@@ -196,7 +196,7 @@ def test_hostile_bodies_get_a_4xx_with_a_reason(fleet):
     a, _ = fleet
     for body in HOSTILE_BODIES:
         for path in ("/v1/enrolment/challenge", "/v1/enrolment/finish", "/v1/attestation/verify",
-                     "/v1/webauthn/register", "/v1/assertion/verify"):
+                     "/v1/webauthn/register", "/v1/assertion/verify", "/v1/device/bits", "/v1/receipt/refresh"):
             status, _, answer = a.post(path, body)
             assert 400 <= status < 500, (path, body[:80], status, answer)
             assert set(json.loads(answer)) >= {"rejected", "message"}

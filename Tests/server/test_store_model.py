@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from deviceid_verifier import Ban, DeviceBits, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
-from deviceid_verifier._store import PublishedCRL
+from deviceid_verifier._store import Activity, PublishedCRL
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 PSEUDONYMS = (b"p" * 32, b"q" * 32, b"r" * 32)
@@ -47,6 +47,7 @@ class Model:
         self.bans = {}          # (pseudonym, app id) → Ban
         self.tenants = {}       # name → Tenant
         self.bits = {}          # (tenant, device key) → DeviceBits
+        self.activity = {}      # (tenant, device key) → Activity (hour, count in it, count the hour before)
 
     def write_bits(self, tenant, key, bits, now):
         before = self.bits.get((tenant, key), DeviceBits((False,) * 3, (None,) * 3, now))
@@ -57,6 +58,16 @@ class Model:
         else:
             self.bits.pop((tenant, key), None)
         return record
+
+    def count_assertion(self, tenant, key, now):
+        hour = int((now - datetime.datetime(1970, 1, 1)).total_seconds()) // 3600
+        before = self.activity.get((tenant, key))
+        if before is None or before.hour < hour - 1:
+            self.activity[tenant, key] = Activity(hour, 1, 0)
+        elif before.hour == hour - 1:
+            self.activity[tenant, key] = Activity(hour, 1, before.count)
+        else:  # this hour, or a later one a clock ahead wrote
+            self.activity[tenant, key] = Activity(before.hour, before.count + 1, before.previous)
 
     def device_bits(self, tenant, keys):
         found = [(self.bits[tenant, k].updated, k) for k in keys if (tenant, k) in self.bits]
@@ -185,6 +196,8 @@ class Model:
         self.nonces = {n: e for n, e in self.nonces.items() if e[0] >= now}
         self.challenges = {i: p for i, p in self.challenges.items() if p.expires >= now}
         self.receipts = {k: e for k, e in self.receipts.items() if e[1] >= now}
+        hour = int((now - datetime.datetime(1970, 1, 1)).total_seconds()) // 3600
+        self.activity = {k: a for k, a in self.activity.items() if a.hour >= hour - 1}
 
 
 # Coarse times, so that the boundaries (an expiry equal to now, an issue time equal to the
@@ -354,6 +367,20 @@ class StoreMachine(RuleBasedStateMachine):
     def device_bits(self, tenant, keys):
         assert self.store.device_bits(tenant, keys) == self.model.device_bits(tenant, keys)
 
+    @rule(tenant=st.sampled_from(["t1", "t2"]), first=st.sampled_from(PSEUDONYMS),
+          keys=st.lists(st.sampled_from(PSEUDONYMS), max_size=3), count=st.booleans(),
+          behind=st.sampled_from([0, 3600]))
+    def tenant_device(self, tenant, first, keys, count, behind):
+        now = self.now - datetime.timedelta(seconds=behind)  # a host whose clock is an hour behind
+        if count:
+            self.model.count_assertion(tenant, first, now)
+        expected = (self.model.device_bits(tenant, keys), self.model.activity.get((tenant, first)))
+        assert self.store.tenant_device(tenant, first, keys, now, count) == expected
+
+    @rule(pseudonym=st.sampled_from(PSEUDONYMS))
+    def pseudonyms(self, pseudonym):
+        assert self.store.pseudonyms(pseudonym) == sorted(self.model.members(pseudonym))
+
     @rule(back=seconds)
     def forget_bits(self, back):
         before = self.now - back
@@ -409,7 +436,7 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
             store = open_store(url, migrate=False)
             with store._tx() as cursor:  # an empty database of the current schema, quickly
                 for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials", "receipts",
-                              "challenge_eks", "device_links", "bans", "tenant_apps", "tenants", "device_bits"):
+                              "challenge_eks", "device_links", "bans", "tenant_apps", "tenants", "device_bits", "device_activity"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
                 cursor.execute("UPDATE revocation_generation SET generation = 0")

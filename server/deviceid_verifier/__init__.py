@@ -78,6 +78,15 @@ What the evidence does not hide or prove
 - It proves that the app key lives in a TPM whose EK chains to a trusted root, not that the
   operating system is honest.
 
+DeviceCheck for Linux
+---------------------
+A tenant (a developer account owning app ids, `tenant add`) gets in every verification of its
+apps' devices a "device" object: three bits it wrote of the device's TPM, the month each last
+changed, how active the device was in the last hour, and a token to write the bits with
+(PrivacyCA.device_check). The bits survive every reset short of a new endorsement seed. Its
+verifications also carry a risk receipt (PrivacyCA.risk_receipt, refresh_receipt), a JWS any
+JOSE library verifies with the CA certificate (verify_receipt does it here).
+
 Wire format v1: JSON in UTF-8, "v": 1 and a "type"; binary fields in standard base64 with
 padding; TPM structures in TPM marshalled form without their outer TPM2B size. Unknown "v" is
 rejected; unknown extra keys are ignored. An app id is a string of 1 to 255 UTF-8 bytes without
@@ -98,6 +107,8 @@ from ._tpm import (
 )
 from ._verify import Attestation, Verifier
 from ._webauthn import WebAuthnCredential, WebAuthnVerifier
+from ._devicecheck import DeviceAnswer, DeviceCheck
+from ._receipt import verify as verify_receipt
 
 __all__ = [
     "PrivacyCA", "Verifier", "Attestation", "Rejected", "REASONS", "CAPrivateKey",
@@ -109,4 +120,5 @@ __all__ = [
     "make_credential", "kdfa", "verify_chain", "ChainError",
     "Store", "MemoryStore", "SQLiteStore", "PostgresStore", "open_store", "StoreUnavailable", "NonceState",
     "PendingChallenge", "CertificateRecord", "CredentialRecord", "Limit", "Limited", "Ban", "Tenant", "DeviceBits",
+    "DeviceCheck", "DeviceAnswer", "verify_receipt",
 ]

@@ -20,7 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509 import ObjectIdentifier
 
-from . import _chain, _credential, _crl_der, _ek, _platform_ak, _tpm, _wire
+from . import _chain, _credential, _crl_der, _ek, _platform_ak, _receipt, _tpm, _wire
+from ._devicecheck import DeviceCheck
 from ._errors import Rejected
 from ._store import Ban, CertificateRecord, Limited, MemoryStore, PendingChallenge, PublishedCRL, Store
 from ._store._base import PENDING_PER_EK
@@ -246,6 +247,7 @@ class PrivacyCA:
         self._ek_kinds = [k for k in (_ek.kind_named(name) for name in names) if k is not None]
         self._published: Optional[PublishedCRL] = None
         self._published_lock = threading.Lock()
+        self._device_check = DeviceCheck(self._store, self._pseudonym_key)
 
     @property
     def certificate(self) -> x509.Certificate:
@@ -634,6 +636,39 @@ class PrivacyCA:
         if record is None:
             return None
         return self._store.enrolments(record.ek_pseudonym, record.app_id, _chain.utcnow() - RISK_WINDOW)
+
+    @property
+    def device_check(self) -> DeviceCheck:
+        """The tenants' device bits and activity on this CA's store (DeviceCheck for Linux), keyed
+        by tenant pseudonyms under this CA's pseudonym key."""
+        return self._device_check
+
+    def risk_receipt(self, app_id: str, risk: int, ak_name: bytes, serial: int) -> str:
+        """A risk receipt (compact JWS signed with the CA key; _receipt) of `risk` for the AK of
+        this Name and certificate serial, made now."""
+        return _receipt.sign(self._key, app_id, risk, ak_name, serial, _chain.utcnow())
+
+    def refresh_receipt(self, receipt: str, app_ids: Optional[Sequence[str]] = None) -> str:
+        """`receipt` itself before its nbf; after it, a new receipt with the figure now. Rejected
+        "receipt-invalid" unless this CA signed it, "tenant-mismatch" when `app_ids` is given and
+        its app id is not among them, "receipt-expired" once it or its AK certificate expired,
+        "revoked" once that certificate is."""
+        claims = _receipt.verify(receipt, [self._certificate])
+        if app_ids is not None and claims["app_id"] not in app_ids:
+            raise Rejected("tenant-mismatch", "the receipt is for an app id the tenant does not own")
+        try:
+            serial, ak_name = int(claims["ak_certificate_serial"], 16), bytes.fromhex(claims["ak_name"])
+        except (TypeError, ValueError):
+            raise Rejected("receipt-invalid", "the receipt's AK claims are not hex") from None
+        record = self._store.certificate(serial)
+        now = _chain.utcnow()
+        if not _receipt.due(claims, now, None if record is None else record.not_after):
+            return receipt
+        assert record is not None  # due() refuses a receipt whose certificate the store lacks
+        if record.revoked is not None:
+            raise Rejected("revoked", f"the AK certificate {serial:x} was revoked")
+        risk = self._store.enrolments(record.ek_pseudonym, record.app_id, now - RISK_WINDOW)
+        return _receipt.sign(self._key, record.app_id, risk, ak_name, serial, now)
 
     def revoke(self, serial: int, reason: str = "unspecified") -> bool:
         """Revoke the device of the AK certificate with this serial number for its app id (an

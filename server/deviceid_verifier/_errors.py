@@ -55,6 +55,15 @@ REASONS: Mapping[str, str] = {
     "credential-key-template": "WebAuthn: pubArea is not the frozen credential key template (ECC P-256, scheme NULL)",
     "credential-unknown": "WebAuthn: the assertion names a credential id this server has not registered, or one "
                           "registered before it kept what assertions re-check of the AK certificate (register it again)",
+    "token-invalid": "writeDeviceBits: the token is not one this service made (forged, changed, or stamped in the "
+                     "future)",
+    "token-expired": "writeDeviceBits: the token is older than its window (14 days): write with the token of a newer "
+                     "verification of the device",
+    "tenant-mismatch": "writeDeviceBits, refreshReceipt: the token or receipt is another tenant's (or of an app id "
+                       "no tenant of the key owns)",
+    "receipt-invalid": "refreshReceipt: the receipt is not a compact JWS this CA signed with every claim",
+    "receipt-expired": "refreshReceipt: the receipt or its AK certificate expired (the HTTP service: 404): the "
+                       "device attests again for a new one",
     "counter": "WebAuthn: the assertion's signCount is not above the last one accepted for the credential: a "
                "replayed assertion, or one from a clone of the TPM's state",
 }

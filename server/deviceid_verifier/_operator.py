@@ -139,6 +139,12 @@ def _set_limit(args: argparse.Namespace) -> None:
 
 
 @_on_database
+def _forget_bits(args: argparse.Namespace) -> None:
+    before = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) - datetime.timedelta(days=args.older_than)
+    print(json.dumps({"forgotten": _store(args.database).forget_bits(before)}))
+
+
+@_on_database
 def _crl(args: argparse.Namespace) -> None:
     store = _store(args.database)
     certificate = _inputs.certificates([args.ca_cert])[0]
@@ -194,6 +200,13 @@ def add_commands(commands: Any, within: Callable[..., Callable[[str], float]]) -
     set_limit.add_argument("--window", required=True, type=within(int, 1, 366 * 86_400, "--window"),
                            help="the window in seconds, 1 to 31622400")
     set_limit.set_defaults(run=_set_limit)
+
+    forget = commands.add_parser("forget-bits", help="the retention of device bits: remove every tenant's bits of "
+                                                     "a device not written for DAYS days (prints {\"forgotten\": N})")
+    forget.add_argument("--database", required=True, help="the service's database URL")
+    forget.add_argument("--older-than", required=True, metavar="DAYS", type=within(int, 1, 36_600, "--older-than"),
+                        help="days since the last write, 1 to 36600")
+    forget.set_defaults(run=_forget_bits)
 
     crl = commands.add_parser("crl", help="write the CA's CRL of revoked AK certificates (PEM; --der)")
     crl.add_argument("--database", required=True, help="the service's database URL")

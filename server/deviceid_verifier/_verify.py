@@ -8,7 +8,7 @@ import hashlib
 import hmac
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, Optional, Sequence, Union
 
 from cryptography import x509
@@ -63,6 +63,9 @@ class Attestation:
     #: issued for this app id to this TPM's EK in the last 30 days (1 for a device that enrolled
     #: once; more for one that re-enrols, as App Attest's risk metric counts). None otherwise.
     risk: Optional[int] = None
+    #: When the Verifier shares the issuing PrivacyCA's store: the CA's pseudonym of the EK the AK
+    #: certificate was issued to, which PrivacyCA.device_check takes (never shown to app servers).
+    ek_pseudonym: Optional[bytes] = field(default=None, repr=False, compare=False)
 
 
 def request_key(operation: str, request_id: Optional[str], *parts: bytes) -> Optional[bytes]:
@@ -312,4 +315,5 @@ class Verifier:
         return Attestation(
             app_id=certified_app_id, hardware_id=hardware_id, app_name=app_name, app_public=app_public,
             app_public_key=app_key, ak_name=ak_name, ak_certificate=ak_certificate, clock=info.clock,
-            safe=info.safe, firmware_version=info.firmware_version, risk=risk)
+            safe=info.safe, firmware_version=info.firmware_version, risk=risk,
+            ek_pseudonym=None if record is None else record.ek_pseudonym)

@@ -69,6 +69,10 @@ class WebAuthnCredential:
     #: certificate expired. None in a credential registered before migration 0006 (register it again)
     ak_anchor: Optional[bytes] = None
     ak_not_after: Optional[datetime.datetime] = None
+    #: When the verifier shares the issuing CA's store, in what verify_assertion() returns: the CA's
+    #: pseudonym of the EK the AK certificate was issued to, which PrivacyCA.device_check takes
+    #: (never shown to app servers, never in to_json()).
+    ek_pseudonym: Optional[bytes] = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def public_key(self) -> ec.EllipticCurvePublicKey:
@@ -441,4 +445,5 @@ class WebAuthnVerifier:
             raise Rejected("counter", f"the assertion's counter {counter} is not above the last one accepted for "
                                       "the credential: a replay, or a clone of the TPM")
         return dataclasses.replace(credential, counter=counter,
-                                   counter_failed=stored.counter_failed if stored is not None else credential.counter_failed)
+                                   counter_failed=stored.counter_failed if stored is not None else credential.counter_failed,
+                                   ek_pseudonym=None if record is None else record.ek_pseudonym)

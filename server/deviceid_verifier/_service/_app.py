@@ -38,6 +38,8 @@ ASSERTION_VERIFICATION = "deviceid.assertion-verification"
 
 #: Rejections that say the request itself is not a message of this step.
 _BAD_REQUEST = frozenset({"malformed", "version", "message-type"})
+#: Rejections that say what the request names is gone (a receipt past its retention).
+_NOT_FOUND = frozenset({"receipt-expired"})
 
 _log = logging.getLogger("deviceid_verifier.service")
 
@@ -112,6 +114,17 @@ def _for_tenant(tenant: Optional[Tenant], body: bytes) -> None:
         raise Rejected("app-id-mismatch", f"the app id {app_id!r} is not one of the tenant {tenant.name!r}'s")
 
 
+def _json_object(body: bytes) -> Dict[str, Any]:
+    """A request body that is a JSON object (of a tenant's operation, outside wire format v1)."""
+    try:
+        request = json.loads(body, object_pairs_hook=_wire.no_duplicates)
+    except (ValueError, RecursionError):
+        raise Rejected("malformed", "the body is not JSON") from None
+    if not isinstance(request, dict):
+        raise Rejected("malformed", "the body is not a JSON object")
+    return request
+
+
 def _expected_app_id(request: Mapping[str, Any]) -> Optional[str]:
     app_id = request.get("app_id")
     return None if app_id is None else check_app_id(app_id)
@@ -170,7 +183,7 @@ class _Service:
         self._purge_lock = threading.Lock()
         self.gate = Gate(ca.store)
         self.openapi = json.dumps(openapi_document(), separators=(",", ":")).encode("utf-8")
-        self.routes: Dict[str, Tuple[str, Callable[[bytes], Response]]] = {
+        self.routes: Dict[str, Tuple[str, Callable[..., Response]]] = {
             "/v1/nonce": ("POST", self.new_nonce),
             "/v1/enrolment/challenge": ("POST", self.enrolment_challenge),
             "/v1/enrolment/finish": ("POST", self.enrolment_finish),
@@ -178,6 +191,8 @@ class _Service:
             "/v1/webauthn/challenge": ("POST", self.webauthn_challenge),
             "/v1/webauthn/register": ("POST", self.register_credential),
             "/v1/assertion/verify": ("POST", self.verify_assertion),
+            "/v1/device/bits": ("POST", self.write_device_bits),
+            "/v1/receipt/refresh": ("POST", self.refresh_receipt),
             "/v1/ca-certificate": ("GET", self.ca_certificate),
             "/v1/crl": ("GET", self.crl),
             "/v1/health": ("GET", self.health),
@@ -187,6 +202,10 @@ class _Service:
     #: Where nonces and challenges are issued: to app servers, which need a tenant's key once the
     #: service has tenants. Verifications need none (a device may post its own evidence).
     ISSUING_PATHS = frozenset({"/v1/nonce", "/v1/webauthn/challenge"})
+    #: Where a tenant's key, when sent, adds the tenant's part of the answer (the device object,
+    #: the receipt) or is needed (the device bits, receipts): the handler takes the caller's tenant.
+    TENANT_PATHS = frozenset({"/v1/attestation/verify", "/v1/assertion/verify", "/v1/device/bits",
+                              "/v1/receipt/refresh"})
 
     # -- operations ---------------------------------------------------------------------------
 
@@ -221,7 +240,15 @@ class _Service:
     def enrolment_finish(self, body: bytes) -> Response:
         return _message(200, self.ca.finish(body))
 
-    def verify_attestation(self, body: bytes) -> Response:
+    def _device(self, tenant: Optional[Tenant], app_id: str, ek_pseudonym: Optional[bytes], *,
+                assertion: bool) -> Optional[Dict[str, Any]]:
+        """The "device" object of an answer to the owning tenant of `app_id` (docs/SERVER.md,
+        "Device bits"); None for anyone else, or a credential this CA did not certify."""
+        if tenant is None or app_id not in tenant.app_ids or ek_pseudonym is None:
+            return None
+        return self.ca.device_check.seen(tenant.name, ek_pseudonym, assertion=assertion).to_json()
+
+    def verify_attestation(self, body: bytes, tenant: Optional[Tenant] = None) -> Response:
         request = _wire.loads(body, VERIFICATION_REQUEST)
         evidence = request.get("evidence")
         if not isinstance(evidence, dict):
@@ -238,6 +265,12 @@ class _Service:
         }
         if result.risk is not None:
             answer["risk"] = result.risk
+        device = self._device(tenant, result.app_id, result.ek_pseudonym, assertion=False)
+        if device is not None:
+            answer["device"] = device
+            if result.risk is not None:
+                answer["receipt"] = self.ca.risk_receipt(result.app_id, result.risk, result.ak_name,
+                                                         result.ak_certificate.serial_number)
         return _json(200, answer)
 
     def webauthn_challenge(self, body: bytes) -> Response:
@@ -256,13 +289,39 @@ class _Service:
                                             request_id=_request_id(request))
         return _json(200, _credential_answer(WEBAUTHN_CREDENTIAL, credential))
 
-    def verify_assertion(self, body: bytes) -> Response:
+    def verify_assertion(self, body: bytes, tenant: Optional[Tenant] = None) -> Response:
         request = _wire.loads(body, ASSERTION_REQUEST)
         assertion = _device_message(request, "assertion")
         client_data = _wire.b64url_field(request, "client_data_json")
         credential = self.webauthn.verify_assertion(assertion, client_data, app_id=_expected_app_id(request),
                                                     request_id=_request_id(request))
-        return _json(200, _credential_answer(ASSERTION_VERIFICATION, credential))
+        answer = _credential_answer(ASSERTION_VERIFICATION, credential)
+        device = self._device(tenant, credential.app_id, credential.ek_pseudonym, assertion=True)
+        if device is not None:
+            answer["device"] = device
+        return _json(200, answer)
+
+    @staticmethod
+    def _owner(tenant: Optional[Tenant]) -> Tenant:
+        if tenant is None:
+            raise Unauthenticated("device bits and receipts are a tenant's: the request carries its API key "
+                                  "(Authorization: Bearer KEY)")
+        return tenant
+
+    def write_device_bits(self, body: bytes, tenant: Optional[Tenant] = None) -> Response:
+        owner = self._owner(tenant)
+        request = _json_object(body)
+        token, bits = request.get("token"), request.get("bits")
+        if not isinstance(token, str) or not isinstance(bits, list):
+            raise Rejected("malformed", "the body is {\"token\": T, \"bits\": [b0, b1, b2]}")
+        return _json(200, self.ca.device_check.write(owner.name, token, bits).to_json())
+
+    def refresh_receipt(self, body: bytes, tenant: Optional[Tenant] = None) -> Response:
+        owner = self._owner(tenant)
+        receipt = _json_object(body).get("receipt")
+        if not isinstance(receipt, str):
+            raise Rejected("malformed", "the body is {\"receipt\": R}")
+        return _json(200, {"receipt": self.ca.refresh_receipt(receipt, owner.app_ids)})
 
     def ca_certificate(self, _: bytes) -> Response:
         pem = self.ca.certificate.public_bytes(serialization.Encoding.PEM)
@@ -293,6 +352,8 @@ class _Service:
             body = _body(environ) if allowed == "POST" else b""
             if path in self.ISSUING_PATHS:
                 _for_tenant(self.gate.tenant(environ), body)
+            if path in self.TENANT_PATHS:
+                return handler(body, self.gate.caller(environ))
             return handler(body)
         except Unauthenticated as e:
             return _rejection(401, "unauthenticated", str(e), [("WWW-Authenticate", CHALLENGE)])
@@ -301,7 +362,8 @@ class _Service:
                 wait = e.retry_after or 0.0
                 return _rejection(429, e.reason, e.message, [("Retry-After", str(max(1, math.ceil(wait))))],
                                   retry_after=round(wait, 3))
-            return _rejection(400 if e.reason in _BAD_REQUEST else 403, e.reason, e.message)
+            return _rejection(400 if e.reason in _BAD_REQUEST else 404 if e.reason in _NOT_FOUND else 403,
+                              e.reason, e.message)
         except _Refused as e:
             return _rejection(e.status, "malformed", e.message, e.headers)
         except StoreUnavailable as e:

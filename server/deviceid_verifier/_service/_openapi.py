@@ -24,7 +24,7 @@ def schema(name: str) -> Dict[str, Any]:
 SCHEMAS = ("enrolment-request", "enrolment-challenge", "enrolment-response", "ak-certificate", "attestation",
            "nonce-request", "nonce", "verification-request", "verification", "webauthn-challenge", "webauthn-attestation",
            "webauthn-registration", "webauthn-credential", "webauthn-assertion", "assertion-request",
-           "assertion-verification", "rejection")
+           "assertion-verification", "device", "device-bits-request", "receipt-request", "receipt", "rejection")
 
 
 def _component(name: str) -> Dict[str, Any]:
@@ -38,6 +38,8 @@ def _component(name: str) -> Dict[str, Any]:
                     continue
                 if key == "$ref" and isinstance(value, str) and value.endswith(".schema.json"):
                     value = "#/components/schemas/" + value[:-len(".schema.json")]
+                if key == "type" and isinstance(value, list) and "null" in value:  # 3.0 says "nullable"
+                    (value,), out["nullable"] = [t for t in value if t != "null"], True
                 out[key] = convert(value)
             return out
         if isinstance(node, list):
@@ -57,7 +59,7 @@ def _rejections(*statuses: int) -> Dict[str, Any]:
     words = {400: "not a message of this step (malformed, version, message-type)",
              401: "unauthenticated: the service has tenants and the request carries no tenant's API key",
              403: "the message is well formed but its proof fails (the reason says which check)",
-             404: "no such operation", 405: "another method", 413: "the body is over 64 KiB",
+             404: "no such operation, or (refreshReceipt) a receipt past its retention (receipt-expired)", 405: "another method", 413: "the body is over 64 KiB",
              429: "rate-limited: the EK is at its enrolment limit for this app id, or has as many enrolment challenges "
                   "pending as one EK may (Retry-After says when to retry)"}
     out: Dict[str, Any] = {}
@@ -71,17 +73,22 @@ def _rejections(*statuses: int) -> Dict[str, Any]:
 
 
 def _post(operation_id: str, summary: str, request: str, response: str, *rejections: int,
-          app_server: bool = False, body_required: bool = True) -> Dict[str, Any]:
+          app_server: bool = False, body_required: bool = True, tenant: bool = False,
+          tenant_optional: bool = False) -> Dict[str, Any]:
     """An operation; one that issues to app servers (`app_server`) takes a tenant's API key once
-    the service has tenants, and none while it has none (the empty security requirement)."""
-    statuses = (400, 401, 413, *rejections) if app_server else (400, 413, *rejections)
+    the service has tenants, and none while it has none (the empty security requirement); a
+    tenant's own (`tenant`) always needs one; a verification (`tenant_optional`) takes one or none,
+    and answers the key's tenant more."""
+    statuses = (400, 401, 413, *rejections) if app_server or tenant or tenant_optional else (400, 413, *rejections)
     operation: Dict[str, Any] = {
         "operationId": operation_id, "summary": summary,
         "responses": {"200": {"description": response, **_json_body(response)}, **_rejections(*statuses)},
         "requestBody": {"required": body_required, **_json_body(request)},
     }
-    if app_server:
+    if app_server or tenant_optional:
         operation["security"] = [{"tenantKey": []}, {}]
+    if tenant:
+        operation["security"] = [{"tenantKey": []}]
     return {"post": operation}
 
 
@@ -101,7 +108,7 @@ def openapi_document() -> Dict[str, Any]:
             "/v1/enrolment/finish": _post("enrolmentFinish", "Answer an activated challenge with an AK certificate",
                                           "enrolment-response", "ak-certificate", 403, 429),
             "/v1/attestation/verify": _post("verifyAttestation", "Verify a device's evidence for a nonce",
-                                            "verification-request", "verification", 403),
+                                            "verification-request", "verification", 403, tenant_optional=True),
             "/v1/webauthn/challenge": _post("newWebAuthnChallenge",
                                             "A fresh single-use challenge for App Attest client data (of one app, "
                                             "if the body names it)", "nonce-request", "webauthn-challenge", 403,
@@ -111,7 +118,14 @@ def openapi_document() -> Dict[str, Any]:
                                            "webauthn-registration", "webauthn-credential", 403),
             "/v1/assertion/verify": _post("verifyAssertion",
                                           "Verify a device's App Attest assertion and raise its credential's counter",
-                                          "assertion-request", "assertion-verification", 403),
+                                          "assertion-request", "assertion-verification", 403,
+                                          tenant_optional=True),
+            "/v1/device/bits": _post("writeDeviceBits", "Write the tenant's bits of the device a verification's token "
+                                     "names (all false removes them)", "device-bits-request", "device", 403,
+                                     tenant=True),
+            "/v1/receipt/refresh": _post("refreshReceipt", "Refresh a risk receipt: itself before its nbf, a new one "
+                                         "with the figure now after it", "receipt-request", "receipt", 403, 404,
+                                         tenant=True),
             "/v1/ca-certificate": {"get": {"operationId": "caCertificate", "summary": "The CA certificate (PEM)",
                                            "responses": {"200": {"description": "PEM", "content": {
                                                "application/x-pem-file": {"schema": {"type": "string"}}}}}}},

@@ -44,6 +44,14 @@ class Gate:
                 self._read_at = now
             return self._by_digest
 
+    def caller(self, environ: Mapping[str, Any]) -> Optional[Tenant]:
+        """The tenant of a request that may come from a device or an app server (a verification):
+        None when it carries no Authorization or the service has no tenants; the key's tenant;
+        Unauthenticated for a key that is no tenant's (a mistyped key is told, not ignored)."""
+        if not environ.get("HTTP_AUTHORIZATION"):
+            return None
+        return self.tenant(environ)
+
     def tenant(self, environ: Mapping[str, Any]) -> Optional[Tenant]:
         """The request's tenant; None when the service has none; Unauthenticated when it has some
         and the request's key is missing or no tenant's."""

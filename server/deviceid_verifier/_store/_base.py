@@ -143,6 +143,57 @@ def written_bits(before: Optional[DeviceBits], bits: Tuple[bool, bool, bool], no
     return DeviceBits(bits, (months[0], months[1], months[2]), now)
 
 
+#: An activity record's bucket: one hour, in microseconds.
+HOUR_MICROS = 3_600_000_000
+
+
+@dataclass(frozen=True)
+class Activity:
+    """A tenant's record of a device's assertions (docs/SERVER-STATE.md, "Device activity"): the
+    hour (microseconds since 1970 ÷ HOUR_MICROS) of the last one counted, the assertions counted in
+    that hour, and those of the hour before it."""
+    hour: int
+    count: int
+    previous: int
+
+
+def hour_of(when: datetime.datetime) -> int:
+    """The activity bucket `when` (naive UTC) falls in."""
+    return micros_of(when) // HOUR_MICROS
+
+
+def micros_of(when: datetime.datetime) -> int:
+    """A naive UTC datetime as microseconds since 1970."""
+    delta = when - datetime.datetime(1970, 1, 1)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def counted(before: Optional[Activity], now: datetime.datetime) -> Activity:
+    """The record after one more assertion at `now` (the one rule, for every store and the model):
+    the same hour (or a later one a host ahead of this clock wrote) adds one; the next hour moves
+    the count to `previous`; a later one starts again."""
+    hour = hour_of(now)
+    if before is None or before.hour < hour - 1:
+        return Activity(hour, 1, 0)
+    if before.hour == hour - 1:
+        return Activity(hour, 1, before.count)
+    return Activity(before.hour, before.count + 1, before.previous)
+
+
+def activity_at(record: Optional[Activity], now: datetime.datetime) -> int:
+    """The assertions of the last hour at `now`, estimated from `record`: the current hour's count
+    plus the hour before's scaled by the part of the current hour still to come, rounded down."""
+    if record is None:
+        return 0
+    hour = hour_of(now)
+    left = HOUR_MICROS - (micros_of(now) - hour * HOUR_MICROS)  # of the current hour, still to come
+    if record.hour >= hour:
+        return record.count + record.previous * left // HOUR_MICROS
+    if record.hour == hour - 1:
+        return record.count * left // HOUR_MICROS
+    return 0
+
+
 def tenant_refusal(tenant: Tenant, existing: Sequence[Tenant]) -> Optional[str]:
     """Why `tenant` cannot join `existing` (add_tenant's answer), or None."""
     if any(t.name == tenant.name for t in existing):
@@ -322,12 +373,23 @@ class Store(abc.ABC):
         answered with its months); the record as it now is."""
 
     @abc.abstractmethod
+    def pseudonyms(self, ek_pseudonym: bytes) -> List[bytes]:
+        """The pseudonyms of this pseudonym's device (itself and every one linked to it), sorted."""
+
+    @abc.abstractmethod
+    def tenant_device(self, tenant: str, first: bytes, keys: Sequence[bytes], now: datetime.datetime,
+                      count: bool) -> Tuple[Optional[DeviceBits], Optional[Activity]]:
+        """With `count`, one more assertion in the activity record of (tenant, `first`) (counted());
+        then the tenant's bits of the device of these keys (as device_bits) and that record."""
+
+    @abc.abstractmethod
     def forget_bits(self, before: datetime.datetime) -> int:
         """Remove every record of device bits not updated since `before`; how many."""
 
     @abc.abstractmethod
     def purge(self, now: datetime.datetime) -> None:
-        """Forget nonces, challenges and receipts past their expiry."""
+        """Forget nonces, challenges and receipts past their expiry, and activity records of hours
+        before the last two."""
 
     def check_writable(self) -> None:
         """Raise StoreUnavailable when the store answers but would refuse every write (a

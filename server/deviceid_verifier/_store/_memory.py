@@ -9,9 +9,9 @@ import threading
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .. import _chain
-from ._base import (ATTESTATION, DEFAULT_LIMIT, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited,
+from ._base import (ATTESTATION, DEFAULT_LIMIT, Activity, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited,
                     NonceState, PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal as _tenant_refusal,
-                    written_bits)
+                    counted, hour_of, written_bits)
 
 _MISSING = object()
 
@@ -46,6 +46,7 @@ class MemoryStore(Store):
         self._bans: Dict[Tuple[bytes, str], Ban] = {}  # (EK pseudonym, app id) → ban
         self._tenants: Dict[str, Tenant] = {}
         self._bits: Dict[Tuple[str, bytes], DeviceBits] = {}
+        self._activity: Dict[Tuple[str, bytes], Activity] = {}
         self._receipts: Dict[bytes, tuple[bytes, datetime.datetime]] = {}
         self._limit = DEFAULT_LIMIT
         self._revocation_generation = 0
@@ -318,6 +319,17 @@ class MemoryStore(Store):
                 self._pop(self._bits, (tenant, key))
         return record
 
+    def pseudonyms(self, ek_pseudonym: bytes) -> List[bytes]:
+        with self._lock:
+            return sorted(self._members(ek_pseudonym))
+
+    def tenant_device(self, tenant: str, first: bytes, keys: Sequence[bytes], now: datetime.datetime,
+                      count: bool) -> Tuple[Optional[DeviceBits], Optional[Activity]]:
+        with self._lock:
+            if count:
+                self._set(self._activity, (tenant, first), counted(self._activity.get((tenant, first)), now))
+            return self.device_bits(tenant, keys), self._activity.get((tenant, first))
+
     def forget_bits(self, before: datetime.datetime) -> int:
         with self._lock:
             old = [k for k, b in self._bits.items() if b.updated < before]
@@ -336,6 +348,8 @@ class MemoryStore(Store):
             self._pop(self._pending, challenge_id)
         for key in [k for k, (_, expires) in self._receipts.items() if expires < now]:
             self._pop(self._receipts, key)
+        for pair in [k for k, a in self._activity.items() if a.hour < hour_of(now) - 1]:
+            self._pop(self._activity, pair)
 
     # -- what the command line carries between processes ------------------------------------
 

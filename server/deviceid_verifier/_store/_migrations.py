@@ -94,6 +94,13 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         "month0 TEXT, month1 TEXT, month2 TEXT, updated BIGINT NOT NULL, PRIMARY KEY (tenant, device_key))",
         "CREATE INDEX device_bits_updated ON device_bits (updated)",
     )),
+    # DeviceCheck for Linux's activity level (docs/SERVER-STATE.md, "Device activity", invariant
+    # 14): a tenant's count of a device's assertions, this hour and the one before.
+    ("0010_device_activity", (
+        "CREATE TABLE device_activity (tenant TEXT NOT NULL, device_key BLOB NOT NULL, hour BIGINT NOT NULL, "
+        "count INTEGER NOT NULL, previous INTEGER NOT NULL, PRIMARY KEY (tenant, device_key))",
+        "CREATE INDEX device_activity_hour ON device_activity (hour)",
+    )),
 ]
 
 #: The name of the newest migration: a store at this schema is current.

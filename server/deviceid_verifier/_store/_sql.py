@@ -13,8 +13,8 @@ import threading
 import json
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
-from ._base import (ATTESTATION, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited, NonceState,
-                    PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal, written_bits)
+from ._base import (ATTESTATION, Activity, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited, NonceState,
+                    PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal, hour_of, written_bits)
 from ._migrations import MIGRATIONS
 
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -610,6 +610,43 @@ class SQLStore(Store):
                 cursor.execute("DELETE FROM device_bits WHERE tenant = ? AND device_key = ?", (tenant, key))
         return record
 
+    def pseudonyms(self, ek_pseudonym: bytes) -> List[bytes]:
+        with self._tx(write=False, autocommit=True) as cursor:
+            return self._members(cursor, ek_pseudonym)
+
+    #: The bits of a device (of the keys bound after the tenant), as one text value for a subquery:
+    #: "bits,month0,month1,month2,updated" of the record updated last (months empty when NULL).
+    _LATEST_BITS = ("(SELECT CAST(bits AS TEXT) || ',' || coalesce(month0, '') || ',' || coalesce(month1, '') || ',' || "
+                    "coalesce(month2, '') || ',' || CAST(updated AS TEXT) FROM device_bits WHERE tenant = ? AND device_key IN {} "
+                    "ORDER BY updated DESC, device_key DESC LIMIT 1)")
+
+    def tenant_device(self, tenant: str, first: bytes, keys: Sequence[bytes], now: datetime.datetime,
+                      count: bool) -> Tuple[Optional[DeviceBits], Optional[Activity]]:
+        latest = self._LATEST_BITS.format(self._in(keys) if keys else "(NULL)")
+        with self._tx(autocommit=True) as cursor:
+            if count:
+                # One statement: the count (counted(), invariant 14) and the bits read with it.
+                cursor.execute(
+                    "INSERT INTO device_activity (tenant, device_key, hour, count, previous) VALUES (?, ?, ?, 1, 0) "
+                    "ON CONFLICT (tenant, device_key) DO UPDATE SET "
+                    "count = CASE WHEN device_activity.hour >= excluded.hour THEN device_activity.count + 1 ELSE 1 END, "
+                    "previous = CASE WHEN device_activity.hour >= excluded.hour THEN device_activity.previous "
+                    "WHEN device_activity.hour = excluded.hour - 1 THEN device_activity.count ELSE 0 END, "
+                    "hour = CASE WHEN device_activity.hour >= excluded.hour THEN device_activity.hour "
+                    f"ELSE excluded.hour END RETURNING hour, count, previous, {latest}",
+                    (tenant, first, hour_of(now), tenant, *keys))
+            else:
+                cursor.execute(f"SELECT a.hour, a.count, a.previous, {latest} FROM (SELECT 1) AS one "
+                               "LEFT JOIN device_activity a ON a.tenant = ? AND a.device_key = ?",
+                               (tenant, *keys, tenant, first))
+            row = cursor.fetchone()
+        assert row is not None  # an INSERT … RETURNING, or a SELECT of one row
+        activity = None if row[0] is None else Activity(int(row[0]), int(row[1]), int(row[2]))
+        if row[3] is None:
+            return None, activity
+        bits, month0, month1, month2, updated = str(row[3]).split(",")
+        return self._bits_of((bits, month0 or None, month1 or None, month2 or None, int(updated))), activity
+
     def forget_bits(self, before: datetime.datetime) -> int:
         with self._tx() as cursor:
             cursor.execute("DELETE FROM device_bits WHERE updated < ? RETURNING tenant", (micros(before),))
@@ -620,6 +657,7 @@ class SQLStore(Store):
             cursor.execute("DELETE FROM nonces WHERE expires < ?", (micros(now),))
             cursor.execute("DELETE FROM challenges WHERE expires < ?", (micros(now),))
             cursor.execute("DELETE FROM receipts WHERE expires < ?", (micros(now),))
+            cursor.execute("DELETE FROM device_activity WHERE hour < ?", (hour_of(now) - 1,))
 
 
 def _linked_text(linked: Sequence[Tuple[str, bytes, bytes]]) -> Optional[str]:

@@ -1,0 +1,81 @@
+"""The tpm2_clear row of what survives what (issue 55) where DeviceID takes its default path, the
+kernel's resource manager /dev/tpmrm0: Debian's kernel under qemu (scripts/with-qemu-tpm) on the
+state of a swtpm whose device a tenant wrote bits of. The host enrols and attests through the
+swtpm's socket, the tenant writes its bits, the TPM is cleared (tpm2_clear: a new storage seed,
+every hardware ID and AK new); then in the guest, through /dev/tpmrm0, the device answers the
+CA's challenge for its new AK and attests with it: a new hardware ID, the same bits."""
+import base64
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from test_deviceid_device import cli_path, deviceid
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = "com.example.qemu-bits"
+WRITTEN = (True, False, True)
+
+GUEST = f"""
+step() {{ name=$1; shift; out=$("$@" 2>&1); rc=$?; echo "$name=$rc:$(printf '%s' "$out" | base64 -w 0)"; }}
+step hardware-id deviceid hardware-id {APP}
+step activate sh -c "deviceid attest activate {APP} < /in/challenge.json"
+step certify deviceid attest certify {APP} --nonce "$(cat /in/nonce)"
+"""
+
+
+def enrol_on_host(machine, ca):
+    request = deviceid(machine, "attest", "enrol", APP)
+    assert request.returncode == 0, request.stderr
+    response = deviceid(machine, "attest", "activate", APP, input=ca.challenge(request.stdout))
+    assert response.returncode == 0, response.stderr
+    return ca.finish(response.stdout)
+
+
+def test_the_bits_survive_tpm2_clear_through_tpmrm0(machines, make_ca, tmp_path):
+    from deviceid_verifier import Verifier
+    machine = machines("qemu-bits")
+    ca = make_ca("deviceid device bits CA")
+    verifier = Verifier([ca.certificate], store=ca.store)
+    certificate = tmp_path / "ak.json"
+    certificate.write_text(enrol_on_host(machine, ca))
+    nonce = verifier.new_nonce(APP)
+    evidence = deviceid(machine, "attest", "certify", APP, "--nonce", base64.b64encode(nonce).decode(),
+                        "--ak-certificate", str(certificate))
+    assert evidence.returncode == 0, evidence.stderr
+    before = verifier.verify(evidence.stdout, nonce, app_id=APP)
+    check = ca.device_check
+    check.write("tenant", check.seen("tenant", before.ek_pseudonym, assertion=False).token, WRITTEN)
+
+    cleared = subprocess.run(["tpm2_clear"], env=dict(os.environ, TPM2TOOLS_TCTI=machine.tpm.tcti),
+                             capture_output=True, text=True, timeout=60)
+    assert cleared.returncode == 0, cleared.stderr
+    request = deviceid(machine, "attest", "enrol", APP)  # the new AK's request: the guest's is the same
+    assert request.returncode == 0, request.stderr
+    work = tmp_path / "qemu"
+    (work / "in").mkdir(parents=True)
+    (work / "in" / "challenge.json").write_text(ca.challenge(request.stdout))
+    nonce = verifier.new_nonce(APP)
+    (work / "in" / "nonce").write_text(base64.b64encode(nonce).decode())
+    (work / "guest.sh").write_text(GUEST)
+    machine.tpm.halt()
+    booted = subprocess.run([str(ROOT / "scripts" / "with-qemu-tpm"), str(Path(cli_path()).resolve().parents[1]),
+                             str(work / "guest.sh"), str(work / "in")],
+                            env=dict(os.environ, QEMU_TPM_STATE=str(machine.tpm.state)), capture_output=True, text=True,
+                            timeout=400)
+    assert booted.returncode == 0, f"the guest failed ({booted.returncode}):\n{booted.stdout}\n{booted.stderr}"
+    steps = {}
+    for line in booted.stdout.splitlines():
+        name, sep, rest = line.partition("=")
+        if sep and ":" in rest and name.replace("-", "").isalnum():
+            rc, _, encoded = rest.partition(":")
+            steps[name] = (int(rc), base64.b64decode(encoded).decode(errors="replace"))
+    assert {name: rc for name, (rc, _) in steps.items()} == {"hardware-id": 0, "activate": 0, "certify": 0}, steps
+
+    renewed = json.loads(ca.finish(steps["activate"][1]))["certificate"]
+    after = verifier.verify(json.dumps({**json.loads(steps["certify"][1]), "ak_certificate": renewed}), nonce,
+                            app_id=APP)
+    assert after.hardware_id == steps["hardware-id"][1] != before.hardware_id
+    assert after.ak_name != before.ak_name
+    answer = check.seen("tenant", after.ek_pseudonym, assertion=False)
+    assert (answer.bits, answer.months[1]) == (WRITTEN, None)
