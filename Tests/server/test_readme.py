@@ -47,6 +47,11 @@ def readme_environment(cli, machine, tmp_path, verifier_wheel):
     return env
 
 
+# A block that fails must not leave its background serve holding the output pipe (pytest would
+# wait out the timeout) and the port (the next test's serve could not bind it).
+STOP_SERVE_ON_EXIT = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n"
+
+
 @pytest.mark.parametrize("mode", ["sqlite", "postgresql"])
 def test_the_readme_server_section_runs_as_printed(mode, verifier_wheel, cli, machine_a, postgresql, tmp_path):
     env = readme_environment(cli, machine_a, tmp_path, verifier_wheel)
@@ -54,7 +59,7 @@ def test_the_readme_server_section_runs_as_printed(mode, verifier_wheel, cli, ma
         env["DATABASE"] = postgresql.new_database()
     # the blocks as printed (the app server's Python in the venv the first made), then the
     # background service stopped
-    script = (block(MARKER, "sh") + "\nca/bin/python - <<'APP_ATTEST'\n" + block(APP_ATTEST, "python")
+    script = (STOP_SERVE_ON_EXIT + block(MARKER, "sh") + "\nca/bin/python - <<'APP_ATTEST'\n" + block(APP_ATTEST, "python")
               + "\nAPP_ATTEST\nkill %1 && wait\n")
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=600)
@@ -75,7 +80,7 @@ def test_the_readme_server_section_runs_as_printed(mode, verifier_wheel, cli, ma
 def test_the_readme_server_section_stops_when_serve_exits(verifier_wheel, cli, machine_a, tmp_path):
     """A serve that cannot start (a database URL it refuses) ends the block, with serve's words."""
     env = dict(readme_environment(cli, machine_a, tmp_path, verifier_wheel), DATABASE="nosuchdb://x")
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", block(MARKER, "sh")], cwd=tmp_path, env=env,
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", STOP_SERVE_ON_EXIT + block(MARKER, "sh")], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode != 0 and result.stdout == "", result
     assert "python3 -m deviceid_verifier: error: " in result.stderr and "No such process" in result.stderr, \
