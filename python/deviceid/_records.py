@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
     #: Which stores take part: the keyring and the file store, the keyring only, the file store only.
     Backend = Literal["auto", "secret-service", "file"]
+    #: What a copied home carries: everything ("portable"), or nothing readable elsewhere ("this-device-only").
+    Protection = Literal["portable", "this-device-only"]
     #: Whose identifier: an app's, a vendor's, the advertising ID, the OpenUDID shared by all apps.
     Scope = Literal["app", "vendor", "advertising", "openudid"]
     #: A digest algorithm of hash_hex() and token_hash().
@@ -99,7 +101,7 @@ if TYPE_CHECKING:
         weak: bool
 
 else:
-    Backend = Scope = Algorithm = Source = Location = EnvironmentKind = PortalState = str
+    Backend = Protection = Scope = Algorithm = Source = Location = EnvironmentKind = PortalState = str
     StableID = namedtuple("StableID", "id source device_changed weak limited file_only keyring_error repaired "
                           "mirrored provisional app_data_only location anchor_changed",
                           defaults=(False, False, False, False, None, False, False, False, False, "host", False))
