@@ -556,6 +556,10 @@ int deviceid_get_openudid_opt_out(deviceid_context *DEVICEID_NULLABLE ctx, const
 #define DEVICEID_SURVIVES_APP_DATA_REMOVAL  1u  /* flatpak uninstall --delete-data, snap remove */
 #define DEVICEID_SURVIVES_CONTAINER_REMOVAL 2u  /* docker rm */
 
+#define DEVICEID_BINDING_NONE    0  /* portable: nothing is sealed; records travel with the home */
+#define DEVICEID_BINDING_TPM     1  /* this-device-only, sealed to this machine's TPM */
+#define DEVICEID_BINDING_REFUSED 2  /* this-device-only, and no usable TPM: writes are refused */
+
 #define DEVICEID_PORTAL_NOT_ASKED 0  /* not in a sandbox, or the secret-service backend */
 #define DEVICEID_PORTAL_SECRET    1  /* the Secret portal gave the app its secret */
 #define DEVICEID_PORTAL_ABSENT    2  /* positively none: no portal, or no Secret back end */
@@ -610,6 +614,20 @@ typedef struct deviceid_environment {
     char machine_id_reason[DEVICEID_REASON_MAX];
     /** Why the portal answered as it did, in words; "" when it was not asked. */
     char portal_detail[DEVICEID_REASON_MAX];
+    /**
+     * The protection class in force: a DEVICEID_PROTECTION_* value (deviceid_set_protection()).
+     * This field and the two below came after 1.0's struct: a caller passing 1.0's size gets the
+     * fields above only.
+     */
+    int protection;
+    /**
+     * The binding in force for what is written: a DEVICEID_BINDING_* value, found by asking the TPM
+     * for its binding key when the class is this-device-only; binding_detail says which TPM, or why
+     * none can seal here.
+     */
+    int binding;
+    /** The binding in words. */
+    char binding_detail[DEVICEID_REASON_MAX];
 } deviceid_environment;
 
 /**
@@ -624,7 +642,7 @@ typedef struct deviceid_environment {
  *     if (deviceid_get_environment(NULL, &env, sizeof env) == 0)
  *         printf("%s: %s\n", deviceid_environment_kind_name(env.kind), deviceid_location_name(env.stable_id_location));
  *
- * size: sizeof *out; at least the size of 1.0's struct and at most 65536 (as openat2(2) bounds
+ * size: sizeof *out; at least the size of 1.0's struct (up to portal_detail) and at most 65536 (as openat2(2) bounds
  * its struct by a page). A larger struct than this library knows gets its unknown tail zeroed.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out is NULL, size out of those bounds, an invalid

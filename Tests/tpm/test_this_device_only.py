@@ -306,3 +306,34 @@ def test_without_a_usable_tpm_this_device_only_refuses_and_writes_nothing(machin
     assert json.loads(lines[2])["error"]["name"] == "UNAVAILABLE" and lines[3] == "store 15", lines
     assert lines[4:] == ["item 0", "secret 0"], lines
     assert APP.encode() not in home.store_bytes()
+
+
+def test_doctor_and_the_environment_report_say_which_binding_is_in_force(machines, homes, tmp_path):
+    a = machines("tdo-doctor")
+    home = homes("h")
+    script = JSON_CALL + """
+        for class in portable this-device-only; do
+            echo "doctor-$class $($D --json --protection $class doctor 2>/dev/null) $?"
+            echo "python-$class $($PY -c 'import deviceid, sys; deviceid.set_protection(sys.argv[1]); e = deviceid.environment(); print(e.protection, e.binding)' $class)"
+        done
+    """
+    seen = {}
+    for where, tcti in (("tpm", None), ("none", f"swtpm:path={tmp_path / 'no-tpm.sock'}")):
+        result = login(a, home, script, tcti=tcti)
+        assert result.returncode == 0, result.stderr
+        for line in result.stdout.splitlines():
+            name, _, rest = line.partition(" ")
+            seen[f"{where}/{name}"] = rest
+    def doctor(key):
+        text, status = seen[key].rsplit(" ", 1)
+        report = json.loads(text)
+        return report["environment"]["protection"], [c for c in report["checks"] if c["name"] == "protection"][0], int(status)
+    protection, check, _ = doctor("tpm/doctor-this-device-only")
+    assert (protection["class"], protection["binding"], check["ok"]) == ("this-device-only", "tpm", True), protection
+    protection, check, status = doctor("none/doctor-this-device-only")
+    assert (protection["binding"], check["ok"], check["essential"]) == ("refused", False, True), protection
+    assert "no host-bound key" in protection["detail"] and status == 15, protection
+    assert doctor("none/doctor-portable")[0]["binding"] == "none"
+    assert seen["tpm/python-this-device-only"] == "this-device-only tpm"
+    assert seen["none/python-this-device-only"] == "this-device-only refused"
+    assert seen["none/python-portable"] == "portable none"

@@ -50,6 +50,9 @@ LOCATION_BIND_MOUNT = 7
 LOCATION_UNDETERMINED = 8
 SURVIVES_APP_DATA_REMOVAL = 1
 SURVIVES_CONTAINER_REMOVAL = 2
+BINDING_NONE = 0
+BINDING_TPM = 1
+BINDING_REFUSED = 2
 PORTAL_NOT_ASKED = 0
 PORTAL_SECRET = 1
 PORTAL_ABSENT = 2
@@ -139,4 +142,7 @@ ENVIRONMENT_FIELDS = (
     ('store_path', 'char', PATH_MAX),
     ('machine_id_reason', 'char', REASON_MAX),
     ('portal_detail', 'char', REASON_MAX),
+    ('protection', 'int', None),
+    ('binding', 'int', None),
+    ('binding_detail', 'char', REASON_MAX),
 )

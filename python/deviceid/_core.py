@@ -168,7 +168,14 @@ def environment(context: object) -> Environment:
                        raw.machine_id_weak == 1, raw.machine_id_reason.decode("utf-8", "replace"),
                        raw.store_path.decode("utf-8", "surrogateescape"), store, stable,
                        bool(raw.stable_id_survives & _c.SURVIVES_APP_DATA_REMOVAL),
-                       bool(raw.stable_id_survives & _c.SURVIVES_CONTAINER_REMOVAL))
+                       bool(raw.stable_id_survives & _c.SURVIVES_CONTAINER_REMOVAL),
+                       _PROTECTIONS.get(raw.protection, "portable"), _BINDINGS.get(raw.binding, "none"),
+                       raw.binding_detail.decode("utf-8", "replace"))
+
+
+# The C ABI has no name function for these two (its call budget): the names are the header's.
+_PROTECTIONS = {number: name for name, number in PROTECTION_NUMBERS.items()}
+_BINDINGS = {_c.BINDING_NONE: "none", _c.BINDING_TPM: "tpm", _c.BINDING_REFUSED: "refused"}
 
 
 def reset(context: object, scope: Scope, name: str | None) -> None:

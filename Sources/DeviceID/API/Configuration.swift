@@ -101,7 +101,8 @@ public struct Configuration: Sendable, Equatable {
         }
         return try Stores(selection, timeoutMilliseconds: timeoutMilliseconds,
                           promptMilliseconds: interactive ? interactiveTimeoutMilliseconds : nil, storeDirectory: storeDirectory,
-                          mirrorRecheckSeconds: mirrorRecheckSeconds, protection: protection)
+                          mirrorRecheckSeconds: mirrorRecheckSeconds,
+                          protection: protection == .thisDeviceOnly ? .thisDeviceOnly : .portable)
     }
 
     /// Settings given through the API (C, Python, Swift) or the command line. Each one given
