@@ -337,3 +337,32 @@ def test_doctor_and_the_environment_report_say_which_binding_is_in_force(machine
     assert seen["tpm/python-this-device-only"] == "this-device-only tpm"
     assert seen["none/python-this-device-only"] == "this-device-only refused"
     assert seen["none/python-portable"] == "portable none"
+
+
+def test_a_system_services_state_directory_copied_to_another_machine_reads_copied(machines, tmp_path):
+    """A service (StateDirectory=, no session bus): its store in $STATE_DIRECTORY/deviceid is sealed
+    like any other; the directory copied to another machine reads COPIED, and at home the ID."""
+    a, b = machines("tdo-service-a"), machines("tdo-service-b")
+
+    def service(machine, state):
+        machine_id = machine.tpm.dir / "machine-id"
+        if not machine_id.exists():
+            machine_id.write_text(os.urandom(16).hex() + "\n")
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("XDG_", "DBUS_", "DEVICEID_BACKEND", "DEVICEID_STORE", "DEVICEID_PROTECTION"))}
+        env.update(STATE_DIRECTORY=str(state), DEVICEID_PROTECTION="this-device-only", DEVICEID_TPM_TCTI=machine.tpm.tcti,
+                   DEVICEID_MACHINE_ID_PATH=str(machine_id), HOME=str(tmp_path))
+        return subprocess.run([cli_path(), "--json", "get", APP], env=env, capture_output=True, text=True, timeout=60)
+
+    state = tmp_path / "var-lib" / "example"
+    state.mkdir(parents=True, mode=0o755)
+    first = service(a, state)
+    assert first.returncode == 0, first.stderr
+    id_a = json.loads(first.stdout)["id"]
+    assert id_a.encode() not in b"".join(p.read_bytes() for p in (state / "deviceid").iterdir())
+    copied = tmp_path / "other-host" / "example"
+    shutil.copytree(state, copied, symlinks=True)
+    there = service(b, copied)
+    assert there.returncode == COPIED_EXIT and json.loads(there.stderr.splitlines()[-1])["error"]["name"] == "COPIED", there
+    home = service(a, state)
+    assert home.returncode == 0 and json.loads(home.stdout)["id"] == id_a, home.stderr

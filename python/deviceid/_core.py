@@ -6,7 +6,7 @@ import ctypes
 
 from . import _c, _native
 from ._errors import InvalidArgumentError, NotFoundError, error_for
-from ._records import Backend, Environment, Protection, Scope, StableID
+from ._records import Backend, Binding, Environment, Protection, Scope, StableID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 UUID_STRING_MAX = _c.UUID_STRING_MAX
 BACKEND_NUMBERS = {"auto": _c.BACKEND_AUTO, "secret-service": _c.BACKEND_SECRET_SERVICE, "file": _c.BACKEND_FILE}
-PROTECTION_NUMBERS = {"portable": _c.PROTECTION_PORTABLE, "this-device-only": _c.PROTECTION_THIS_DEVICE_ONLY}
+PROTECTION_NUMBERS: dict[Protection, int] = {"portable": _c.PROTECTION_PORTABLE,
+                                              "this-device-only": _c.PROTECTION_THIS_DEVICE_ONLY}
 SCOPE_NUMBERS = {"app": _c.SCOPE_APP, "vendor": _c.SCOPE_VENDOR, "advertising": _c.SCOPE_ADVERTISING,
                  "openudid": _c.SCOPE_OPENUDID}
 
@@ -67,7 +68,7 @@ def protection_number(protection: Protection) -> int:
 
 def get_protection(context: object) -> Protection:
     number = int(_native.get_protection(context))
-    return next(name for name, value in PROTECTION_NUMBERS.items() if value == number)  # type: ignore[return-value]
+    return next(name for name, value in PROTECTION_NUMBERS.items() if value == number)
 
 
 def milliseconds(seconds: float, what: str = "timeout") -> int:
@@ -174,8 +175,8 @@ def environment(context: object) -> Environment:
 
 
 # The C ABI has no name function for these two (its call budget): the names are the header's.
-_PROTECTIONS = {number: name for name, number in PROTECTION_NUMBERS.items()}
-_BINDINGS = {_c.BINDING_NONE: "none", _c.BINDING_TPM: "tpm", _c.BINDING_REFUSED: "refused"}
+_PROTECTIONS: dict[int, Protection] = {number: name for name, number in PROTECTION_NUMBERS.items()}
+_BINDINGS: dict[int, Binding] = {_c.BINDING_NONE: "none", _c.BINDING_TPM: "tpm", _c.BINDING_REFUSED: "refused"}
 
 
 def reset(context: object, scope: Scope, name: str | None) -> None:
