@@ -366,3 +366,19 @@ def test_a_system_services_state_directory_copied_to_another_machine_reads_copie
     assert there.returncode == COPIED_EXIT and json.loads(there.stderr.splitlines()[-1])["error"]["name"] == "COPIED", there
     home = service(a, state)
     assert home.returncode == 0 and json.loads(home.stdout)["id"] == id_a, home.stderr
+
+
+def test_a_portable_secret_that_begins_as_an_envelope_is_refused_and_a_sealed_one_has_its_limit(tmp_path):
+    """A lookup opens whatever begins with the envelope's magic: a portable secret that does is
+    refused rather than misread; a this-device-only secret leaves room for its seal."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DEVICEID_", "DBUS_"))}
+    env.update(DEVICEID_BACKEND="file", DEVICEID_STORE_DIR=str(tmp_path / "store"),
+               DEVICEID_TPM_TCTI=f"swtpm:path={tmp_path / 'no-tpm.sock'}")
+    def store(data, *options):
+        return subprocess.run([cli_path(), "--json", *options, "secret", "store", SERVICE, ACCOUNT], env=env,
+                              input=data, capture_output=True, timeout=60)
+    refused = store(b"DIDTDO1\0" + b"x" * 200)
+    assert refused.returncode == 11 and b"DIDTDO1" in refused.stderr, refused
+    too_large = store(b"x" * (65536 - 139), "--protection", "this-device-only")
+    assert too_large.returncode == 21 and b"at most 65396 bytes" in too_large.stderr, too_large
+    assert store(b"DIDTDO2" + b"x" * 200).returncode == 0
