@@ -3,9 +3,10 @@ _deviceid() {
     local cur prev words cword
     _init_completion 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
     local commands="get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest assert doctor version help"
-    local options="--backend --timeout --store-dir --interactive --json --interface --bundle --uppercase --compact --nonce --ak-certificate --client-data-hash --allow-empty --help --version"
+    local options="--backend --protection --timeout --store-dir --interactive --json --interface --bundle --uppercase --compact --nonce --ak-certificate --client-data-hash --allow-empty --help --version"
     case $prev in
         --backend) COMPREPLY=($(compgen -W "auto secret-service file" -- "$cur")); return ;;
+        --protection) COMPREPLY=($(compgen -W "portable this-device-only" -- "$cur")); return ;;
         --store-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --interface) COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --ak-certificate) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -15,7 +16,7 @@ _deviceid() {
     local command="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --backend|--timeout|--store-dir|--interface|--bundle|--nonce|--ak-certificate|--client-data-hash) ((i++)) ;;
+            --backend|--protection|--timeout|--store-dir|--interface|--bundle|--nonce|--ak-certificate|--client-data-hash) ((i++)) ;;
             -*) ;;
             *) command=${words[i]}; break ;;
         esac

@@ -153,6 +153,12 @@ const char *DEVICEID_NONNULL deviceid_version(void);
 #define DEVICEID_E_NO_COLLECTION (-17)
 /** No keyring can keep the secret here and the file backend was not chosen: nothing was written. */
 #define DEVICEID_E_NO_KEYRING (-18)
+/**
+ * A this-device-only record or secret was sealed by another machine's TPM (a copied home, a
+ * restored backup on a new machine, a cloned disk) or by this machine's TPM before it was cleared:
+ * it cannot be read here, and is not absent.
+ */
+#define DEVICEID_E_COPIED (-19)
 /* end of statuses */
 
 /**
@@ -207,7 +213,7 @@ typedef struct deviceid_context deviceid_context;
 /**
  * Makes a context, configured from the environment as the process-wide configuration starts
  * (DEVICEID_BACKEND, DEVICEID_TIMEOUT_MS, DEVICEID_STORE_DIR, DEVICEID_INTERACTIVE,
- * DEVICEID_MIRROR_RECHECK_S; an invalid one is DEVICEID_E_INVALID_ARGUMENT from the first call that
+ * DEVICEID_MIRROR_RECHECK_S, DEVICEID_PROTECTION; an invalid one is DEVICEID_E_INVALID_ARGUMENT from the first call that
  * needs the configuration, naming it); the setters change it and nothing else. A context may be
  * used from several threads at once, and in a forked child. Release it with
  * deviceid_context_free().
@@ -298,6 +304,35 @@ int deviceid_set_interactive(deviceid_context *DEVICEID_NULLABLE ctx, int intera
  */
 int deviceid_get_interactive(deviceid_context *DEVICEID_NULLABLE ctx);
 
+#define DEVICEID_PROTECTION_PORTABLE         0  /* records and secrets travel with the home (the default) */
+#define DEVICEID_PROTECTION_THIS_DEVICE_ONLY 1  /* sealed to this machine's TPM; DEVICEID_E_COPIED elsewhere */
+
+/**
+ * Chooses the protection class of what `ctx` writes (NULL: the process's, overriding
+ * DEVICEID_PROTECTION), as a Keychain item's accessibility (docs/STATE.md, "Protection classes"),
+ * and forgets its cached answers. With DEVICEID_PROTECTION_THIS_DEVICE_ONLY every identifier
+ * minted or rewritten, and every secret stored, is sealed to this machine's TPM (the keyring
+ * item's payload and the file alike, since both travel with a copied home): on another machine,
+ * or here after tpm2_clear, it reads as DEVICEID_E_COPIED, never as absent, and nothing is
+ * minted over it until deviceid_reset() is called there. A portable identifier already kept is
+ * sealed in place with the same value. Without a usable TPM (the one deviceid_hardware_id()
+ * uses), a call that would seal fails with the TPM's status (DEVICEID_E_UNAVAILABLE,
+ * DEVICEID_E_PERMISSION, ...) and writes nothing: there is no host-bound fallback. What is read
+ * does not depend on this setting: a sealed record or secret is opened (or is
+ * DEVICEID_E_COPIED) under either.
+ *
+ * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (an unknown value).
+ */
+int deviceid_set_protection(deviceid_context *DEVICEID_NULLABLE ctx, int protection);
+
+/**
+ * The protection class in force in `ctx` (a DEVICEID_PROTECTION_* value).
+ *
+ * Returns that value (0 or more), or DEVICEID_E_INVALID_ARGUMENT (the environment is invalid:
+ * one of the variables deviceid_context_new() names).
+ */
+int deviceid_get_protection(deviceid_context *DEVICEID_NULLABLE ctx);
+
 /* ---- The stable identifier ------------------------------------------------------------------ */
 
 #define DEVICEID_SOURCE_KEYRING 1  /* read from the Secret Service */
@@ -330,7 +365,7 @@ int deviceid_get_interactive(deviceid_context *DEVICEID_NULLABLE ctx);
  * the secret-service backend; or auto, where this user's IDs were kept in a keyring before — auto
  * otherwise answers with a provisional ID in the file store, flagged DEVICEID_FLAG_FILE_ONLY),
  * DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING,
- * DEVICEID_E_NO_MEMORY.
+ * DEVICEID_E_COPIED, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_get(const char *DEVICEID_NULLABLE app_id, char *DEVICEID_NULLABLE out, size_t out_size);
 
@@ -428,7 +463,9 @@ const char *DEVICEID_NONNULL deviceid_source_name(int source);
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (also an unknown scope), DEVICEID_E_BUFFER_TOO_SMALL,
  * DEVICEID_E_OPTED_OUT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT,
  * DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT, DEVICEID_E_IO, DEVICEID_E_PERMISSION,
- * DEVICEID_E_KEYRING, DEVICEID_E_NO_MEMORY.
+ * DEVICEID_E_KEYRING, DEVICEID_E_COPIED (a this-device-only identifier sealed on another machine,
+ * or before this machine's TPM was cleared: deviceid_identifier_reset() there makes way for a new
+ * one), DEVICEID_E_NO_MEMORY.
  */
 int deviceid_identifier(deviceid_context *DEVICEID_NULLABLE ctx, int scope, const char *DEVICEID_NULLABLE name,
                         char *DEVICEID_NULLABLE out, size_t out_size, int *DEVICEID_NULLABLE source,
@@ -453,7 +490,7 @@ int deviceid_identifier_reset(deviceid_context *DEVICEID_NULLABLE ctx, int scope
  * Returns a DEVICEID_LOCATION_* value (1 or more), or what deviceid_identifier() returns:
  * DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_OPTED_OUT, DEVICEID_E_LOCKED, DEVICEID_E_UNAVAILABLE,
  * DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT, DEVICEID_E_IO,
- * DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING, DEVICEID_E_NO_MEMORY.
+ * DEVICEID_E_PERMISSION, DEVICEID_E_KEYRING, DEVICEID_E_COPIED, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_identifier_location(deviceid_context *DEVICEID_NULLABLE ctx, int scope, const char *DEVICEID_NULLABLE name);
 
@@ -519,6 +556,10 @@ int deviceid_get_openudid_opt_out(deviceid_context *DEVICEID_NULLABLE ctx, const
 #define DEVICEID_SURVIVES_APP_DATA_REMOVAL  1u  /* flatpak uninstall --delete-data, snap remove */
 #define DEVICEID_SURVIVES_CONTAINER_REMOVAL 2u  /* docker rm */
 
+#define DEVICEID_BINDING_NONE    0  /* portable: nothing is sealed; records travel with the home */
+#define DEVICEID_BINDING_TPM     1  /* this-device-only, sealed to this machine's TPM */
+#define DEVICEID_BINDING_REFUSED 2  /* this-device-only, and no usable TPM: writes are refused */
+
 #define DEVICEID_PORTAL_NOT_ASKED 0  /* not in a sandbox, or the secret-service backend */
 #define DEVICEID_PORTAL_SECRET    1  /* the Secret portal gave the app its secret */
 #define DEVICEID_PORTAL_ABSENT    2  /* positively none: no portal, or no Secret back end */
@@ -573,6 +614,20 @@ typedef struct deviceid_environment {
     char machine_id_reason[DEVICEID_REASON_MAX];
     /** Why the portal answered as it did, in words; "" when it was not asked. */
     char portal_detail[DEVICEID_REASON_MAX];
+    /**
+     * The protection class in force: a DEVICEID_PROTECTION_* value (deviceid_set_protection()).
+     * This field and the two below came after 1.0's struct: a caller passing 1.0's size gets the
+     * fields above only.
+     */
+    int protection;
+    /**
+     * The binding in force for what is written: a DEVICEID_BINDING_* value, found by asking the TPM
+     * for its binding key when the class is this-device-only; binding_detail says which TPM, or why
+     * none can seal here.
+     */
+    int binding;
+    /** The binding in words. */
+    char binding_detail[DEVICEID_REASON_MAX];
 } deviceid_environment;
 
 /**
@@ -587,7 +642,7 @@ typedef struct deviceid_environment {
  *     if (deviceid_get_environment(NULL, &env, sizeof env) == 0)
  *         printf("%s: %s\n", deviceid_environment_kind_name(env.kind), deviceid_location_name(env.stable_id_location));
  *
- * size: sizeof *out; at least the size of 1.0's struct and at most 65536 (as openat2(2) bounds
+ * size: sizeof *out; at least the size of 1.0's struct (up to portal_detail) and at most 65536 (as openat2(2) bounds
  * its struct by a page). A larger struct than this library knows gets its unknown tail zeroed.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (out is NULL, size out of those bounds, an invalid
@@ -626,6 +681,9 @@ unsigned int deviceid_location_survives(int location);
  * Stores `size` bytes at `data` (binary-safe; size 0 allowed, then data may be NULL), replacing
  * the item with the same service and account.
  *
+ * With DEVICEID_PROTECTION_THIS_DEVICE_ONLY the secret is sealed to this machine's TPM (at most
+ * DEVICEID_SECRET_MAX - 140 bytes then), and a TPM that cannot seal fails the call with its status.
+ *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_TOO_LARGE (size > DEVICEID_SECRET_MAX),
  * DEVICEID_E_NO_KEYRING (auto mode, no keyring to take it: nothing written), DEVICEID_E_LOCKED,
  * DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_KEYRING,
@@ -642,7 +700,8 @@ int deviceid_secret_store(deviceid_context *DEVICEID_NULLABLE ctx, const char *D
  * Returns 0, or DEVICEID_E_NOT_FOUND, DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_LOCKED,
  * DEVICEID_E_UNAVAILABLE, DEVICEID_E_TIMED_OUT, DEVICEID_E_NO_COLLECTION, DEVICEID_E_CORRUPT,
  * DEVICEID_E_TOO_LARGE (a stored secret over DEVICEID_SECRET_MAX), DEVICEID_E_KEYRING,
- * DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_NO_MEMORY.
+ * DEVICEID_E_COPIED (a this-device-only secret sealed on another machine, or before this
+ * machine's TPM was cleared), DEVICEID_E_IO, DEVICEID_E_PERMISSION, DEVICEID_E_NO_MEMORY.
  */
 int deviceid_secret_lookup(deviceid_context *DEVICEID_NULLABLE ctx, const char *DEVICEID_NULLABLE service,
                            const char *DEVICEID_NULLABLE account, void *DEVICEID_NULLABLE *DEVICEID_NULLABLE data,

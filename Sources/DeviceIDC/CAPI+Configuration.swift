@@ -66,3 +66,18 @@ public func deviceid_set_interactive(_ context: OpaquePointer?, _ interactive: I
 public func deviceid_get_interactive(_ context: OpaquePointer?) -> Int32 {
     read(context) { $0.interactive ? 1 : 0 }
 }
+
+@c @implementation
+public func deviceid_set_protection(_ context: OpaquePointer?, _ protection: Int32) -> Int32 {
+    cStatus { () throws(DeviceIDError) in
+        guard let value = Configuration.Protection(rawValue: protection) else {
+            throw DeviceIDError(.invalidArgument, "unknown protection \(protection)")
+        }
+        try reconfigure(context) { $0.protection = value }
+    }
+}
+
+@c @implementation
+public func deviceid_get_protection(_ context: OpaquePointer?) -> Int32 {
+    read(context) { $0.protection.rawValue }
+}

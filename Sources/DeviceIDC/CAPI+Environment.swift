@@ -26,15 +26,16 @@ private struct Snapshot {
 
     /// Fills the caller's struct (C copies each text into its field: the strings reach it as
     /// `const char *` arguments, which costs no closures).
-    func pack(into out: UnsafeMutableRawPointer) {
+    func pack(into out: UnsafeMutableRawPointer, size: Int) {
         let location = report?.stableIDLocation
         var facts = dids_environment_facts(
             kind: surroundings.kind.rawValue, portal: report?.portal.rawValue ?? 0,
             store_location: report?.storeLocation.rawValue ?? failure,
             stable_id_location: location?.rawValue ?? failure, stable_id_survives: location?.survives ?? 0,
-            machine_id_weak: surroundings.machineID.weak ? 1 : 0)
-        dids_environment_pack(out, &facts, surroundings.name, report?.storePath ?? "", surroundings.machineID.detail,
-                              report?.portalDetail ?? "")
+            machine_id_weak: surroundings.machineID.weak ? 1 : 0, protection: report?.protection.rawValue ?? 0,
+            binding: report?.binding.rawValue ?? 0)
+        dids_environment_pack(out, size, &facts, surroundings.name, report?.storePath ?? "", surroundings.machineID.detail,
+                              report?.portalDetail ?? "", report?.bindingDetail ?? "")
     }
 }
 
@@ -42,16 +43,16 @@ private struct Snapshot {
 public func deviceid_get_environment(_ context: OpaquePointer?, _ out: UnsafeMutablePointer<deviceid_environment>?,
                                      _ size: Int) -> Int32 {
     cStatus { () throws(DeviceIDError) in
-        let known = dids_environment_size()
+        let known = dids_environment_size(), least = dids_environment_size_1_0()
         guard let out else { throw DeviceIDError(.invalidArgument, "out is NULL") }
         let given = UInt(bitPattern: size)
         // As openat2(2) bounds its struct by a page: a size past any version's is a caller's mistake.
-        guard given >= UInt(known), given <= 65536 else {
-            throw DeviceIDError(.invalidArgument, "size is \(given); deviceid_environment takes \(known) bytes")
+        guard given >= UInt(least), given <= 65536 else {
+            throw DeviceIDError(.invalidArgument, "size is \(given); deviceid_environment takes \(least) to \(known) bytes")
         }
         let snapshot = try Snapshot(Context.instance(context))
         let target = UnsafeMutableRawPointer(out)
-        snapshot.pack(into: target)
+        snapshot.pack(into: target, size: min(Int(given), known))
         // A newer caller's fields this library does not know: zero, their "not known" value.
         if given > UInt(known) {
             (target + known).initializeMemory(as: UInt8.self, repeating: 0, count: Int(given - UInt(known)))

@@ -181,6 +181,9 @@ struct Commands {
                 ("survives_app_data_removal", String(environment.stableIDLocation.survivesAppDataRemoval)),
                 ("survives_container_removal", String(environment.stableIDLocation.survivesContainerRemoval)),
             ])),
+            ("protection", Output.object([("class", Output.quote(environment.protection.description)),
+                                          ("binding", Output.quote(environment.binding.description)),
+                                          ("detail", Output.quote(environment.bindingDetail))])),
         ])
     }
 }

@@ -121,6 +121,10 @@ enum Help {
     static let options = """
         options:
           --backend auto|secret-service|file   (default: $DEVICEID_BACKEND, else auto)
+          --protection portable|this-device-only   what IDs and secrets written get: this-device-only
+                                                seals them to this machine's TPM, and another
+                                                machine reads COPIED (exit 29) (default:
+                                                $DEVICEID_PROTECTION, else portable)
           --timeout MS                          deadline for each keyring conversation
           --store-dir DIR                       file store directory (absolute)
           --interactive[=MS]                    let the keyring ask to unlock or confirm, waiting

@@ -4,6 +4,7 @@ import DeviceID
 struct Invocation {
     var json = false
     var backend: Configuration.Backend?
+    var protection: Configuration.Protection?
     var timeoutMilliseconds: UInt32?
     var storeDirectory: String?
     var interactive = false
@@ -66,6 +67,12 @@ struct Invocation {
                     throw UsageError(message: "--backend must be auto, secret-service or file, not '\(v)'")
                 }
                 backend = b
+            case "--protection":
+                let v = try value()
+                guard let p = Configuration.Protection(name: v) else {
+                    throw UsageError(message: "--protection must be portable or this-device-only, not '\(v)'")
+                }
+                protection = p
             case "--timeout":
                 let v = try value()
                 timeoutMilliseconds = try Self.accepted(v, "--timeout") { $0.timeoutMilliseconds = UInt32(v) ?? 0 }

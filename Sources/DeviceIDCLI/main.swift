@@ -30,6 +30,7 @@ func main() -> Int32 {
     do throws(DeviceIDError) {
         try identity.override { overrides in
             overrides.backend = invocation.backend
+            overrides.protection = invocation.protection
             overrides.timeoutMilliseconds = invocation.timeoutMilliseconds
             overrides.storeDirectory = invocation.storeDirectory
             if invocation.interactive { overrides.interactive = true }

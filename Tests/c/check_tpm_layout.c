@@ -31,6 +31,9 @@ SAME(TPM2B_NV_PUBLIC, dids_tpm2b_nv_public);
 SAME(TPM2B_AUTH, dids_tpm2b_digest);
 SAME(TPMT_TK_HASHCHECK, dids_tpmt_tk_hashcheck);
 SAME(TPML_DIGEST, dids_tpml_digest);
+SAME(TPM2B_ECC_POINT, dids_tpm2b_ecc_point);
+_Static_assert(offsetof(TPM2B_ECC_POINT, point.x) == DIDS_TPM2B_ECC_POINT_X
+               && offsetof(TPM2B_ECC_POINT, point.y) == DIDS_TPM2B_ECC_POINT_Y, "ECC point");
 _Static_assert(offsetof(TPMT_TK_HASHCHECK, hierarchy) == offsetof(struct dids_tpmt_tk_hashcheck, hierarchy)
                && offsetof(TPMT_TK_HASHCHECK, digest) == offsetof(struct dids_tpmt_tk_hashcheck, digest), "ticket");
 // Read only through their leading fields: the offsets and alignment must agree.

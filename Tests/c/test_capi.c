@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sys/wait.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -445,7 +446,9 @@ static void test_machine_and_scopes(void) {
 static void test_environment(const char *dir) {
     deviceid_environment env, again;
     CHECK_STATUS(deviceid_get_environment(NULL, NULL, sizeof env), DEVICEID_E_INVALID_ARGUMENT);
-    CHECK_STATUS(deviceid_get_environment(NULL, &env, sizeof env - 1), DEVICEID_E_INVALID_ARGUMENT);
+    /* The least size is 1.0's struct, up to portal_detail: one byte less is refused. */
+    CHECK_STATUS(deviceid_get_environment(NULL, &env, offsetof(deviceid_environment, protection) - 1),
+                 DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_get_environment(NULL, &env, 0), DEVICEID_E_INVALID_ARGUMENT);
     CHECK_STATUS(deviceid_get_environment(NULL, &env, SIZE_MAX), DEVICEID_E_INVALID_ARGUMENT);
     memset(&env, 'X', sizeof env);
@@ -467,6 +470,15 @@ static void test_environment(const char *dir) {
     /* The file backend: the stable ID lives where the store does, and says so. */
     CHECK(env.stable_id_location == store);
     CHECK(env.stable_id_survives == deviceid_location_survives(store));
+    /* Portable, the default: nothing binds it, and the words say so. */
+    CHECK(env.protection == DEVICEID_PROTECTION_PORTABLE && env.binding == DEVICEID_BINDING_NONE);
+    CHECK(env.binding_detail[0] != '\0' && memchr(env.binding_detail, 0, sizeof env.binding_detail) != NULL);
+    /* A caller built against 1.0 passes 1.0's size: it gets those fields, and nothing past them is touched. */
+    deviceid_environment older;
+    memset(&older, 'X', sizeof older);
+    CHECK_STATUS(deviceid_get_environment(NULL, &older, offsetof(deviceid_environment, protection)), DEVICEID_OK);
+    CHECK(memcmp(&older, &env, offsetof(deviceid_environment, protection)) == 0);
+    CHECK(((const char *)&older)[offsetof(deviceid_environment, protection)] == 'X');
     /* One snapshot: a second call answers the same. */
     CHECK_STATUS(deviceid_get_environment(NULL, &again, sizeof again), DEVICEID_OK);
     CHECK(memcmp(&env, &again, sizeof env) == 0);

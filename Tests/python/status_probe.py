@@ -50,6 +50,9 @@ for target in TARGETS:
     call("deviceid_set_store_dir", target, b"relative")
     call("deviceid_set_interactive", target, 2, 0)
     call("deviceid_get_interactive", target)
+    call("deviceid_set_protection", target, 2)
+    call("deviceid_set_protection", target, -1)
+    call("deviceid_get_protection", target)
 
 NAMES = [b"probe.app", None, b"", b"x" * 300, b"\xff\xfe"]
 for name in NAMES:

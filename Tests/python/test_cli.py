@@ -169,8 +169,9 @@ def test_doctor_reports_each_store(cli, store, keyring):
     names = {c["name"]: c["ok"] for c in report["checks"]}
     assert names == {"configuration": True, "session bus": True, "secret service": True,
                      "default collection": True, "keyring round trip": True, "file store": True,
-                     "environment": True, "tpm": False}
+                     "environment": True, "protection": True, "tpm": False}
     assert report["answering"] == "keyring+file" and report["healthy"] is True
+    assert report["environment"]["protection"]["binding"] == "none", "portable, the default: nothing binds it"
     assert report["environment"]["stable_id"]["location"] == "keyring", "the keyring answers here"
     assert "provided by GNOME Keyring" in result.stdout
     tpm = [c for c in report["checks"] if c["name"] == "tpm"][0]

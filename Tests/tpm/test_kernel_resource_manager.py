@@ -36,6 +36,9 @@ step enrol deviceid attest enrol $APP
 step activate sh -c "deviceid attest activate $APP < /in/challenge.json"
 step certify deviceid attest certify $APP --nonce "$(cat /in/nonce)"
 step doctor deviceid --json doctor
+step sealed-by-host env DEVICEID_BACKEND=file DEVICEID_STORE_DIR=/in/sealed deviceid get $APP
+step sealed-here env DEVICEID_BACKEND=file DEVICEID_STORE_DIR=/tmp/sealed deviceid --protection this-device-only get $APP
+step sealed-again env DEVICEID_BACKEND=file DEVICEID_STORE_DIR=/tmp/sealed deviceid get $APP
 step raw-by-name env DEVICEID_TPM_TCTI=device:/dev/tpm0 deviceid hardware-id $APP
 ln -s /dev/tpm0 /tmp/tpmrm0
 step raw-by-link env DEVICEID_TPM_TCTI=device:/tmp/tpmrm0 deviceid hardware-id $APP
@@ -64,6 +67,11 @@ def booted(machines, make_ca, tmp_path_factory):
     host["nonce"] = nonce = verifier.new_nonce()
     work = tmp_path_factory.mktemp("qemu")
     (work / "in").mkdir()
+    # A this-device-only ID sealed through the socket, in a file store the guest is given.
+    sealed = deviceid(machine, "--protection", "this-device-only", "get", APP,
+                      env={"DEVICEID_BACKEND": "file", "DEVICEID_STORE_DIR": str(work / "in" / "sealed")})
+    assert sealed.returncode == 0, sealed.stderr
+    host["sealed"] = sealed.stdout.strip()
     (work / "in" / "challenge.json").write_text(ca.challenge(request.stdout))
     (work / "in" / "nonce").write_text(base64.b64encode(nonce).decode())
     (work / "guest.sh").write_text(GUEST)
@@ -115,6 +123,16 @@ def test_doctor_names_the_resource_manager_and_both_eks(booted):
     tpm = [check for check in json.loads(report)["checks"] if check["name"] == "tpm"][0]
     assert tpm["ok"] is True and tpm["detail"].startswith("device:/dev/tpmrm0: IBM, firmware 0x"), tpm
     assert "EK certificates: L-1, H-3" in tpm["detail"]
+
+
+def test_this_device_only_through_tpmrm0_opens_what_the_socket_sealed_and_seals_anew(booted):
+    """The binding key is the TPM's, whichever path reaches it: the guest opens through
+    /dev/tpmrm0 the record the host sealed through swtpm's socket, and seals and opens its own."""
+    host, steps = booted
+    assert steps["sealed-by-host"] == (0, host["sealed"])
+    rc, sealed = steps["sealed-here"]
+    assert rc == 0 and sealed != host["sealed"], (rc, sealed)
+    assert steps["sealed-again"] == (0, sealed)
 
 
 def test_the_raw_device_is_refused_by_any_name(booted):

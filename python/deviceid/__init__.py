@@ -19,12 +19,14 @@ import _thread
 from . import _c, _core, _native
 from ._client import Client
 from ._errors import (
-    BufferTooSmallError, CorruptError, DeviceIDError, InternalError, InvalidArgumentError, InvalidMachineIDError,
-    IOFailureError, KeyringError, LockedError, NoCollectionError, NoKeyringError, NoMemoryError, NotFoundError, OptedOutError,
+    BufferTooSmallError, CopiedError, CorruptError, DeviceIDError, InternalError, InvalidArgumentError,
+    InvalidMachineIDError, IOFailureError, KeyringError, LockedError, NoCollectionError, NoKeyringError, NoMemoryError,
+    NotFoundError, OptedOutError,
     PermissionDeniedError, TimedOutError, TooLargeError, UnavailableError, UnsupportedError,
 )
 from ._records import (
-    Algorithm, Backend, Environment, EnvironmentKind, Location, MACAddress, PortalState, Scope, Source, StableID,
+    Algorithm, Backend, Environment, EnvironmentKind, Location, MACAddress, PortalState, Protection, Scope, Source,
+    StableID,
 )
 
 __version__: str = _native.version().decode()
@@ -47,13 +49,14 @@ __all__ = [
     "uuid4", "parse_uuid", "mac_address", "mac_md5", "MACAddress", "hash_hex", "token_hash", "Algorithm",
     "machine_app_specific", "machine_id_raw", "machine_id_weak", "product_uuid_raw", "NULL_UUID",
     # the process-wide configuration, and statuses
-    "set_backend", "get_backend", "Backend", "BACKENDS", "set_timeout", "get_timeout", "set_timeout_ms",
+    "set_backend", "get_backend", "Backend", "BACKENDS", "set_protection", "get_protection", "Protection",
+    "set_timeout", "get_timeout", "set_timeout_ms",
     "set_interactive",    "get_interactive", "set_store_dir", "strerror", "status_name", "NAME_MAX",
     # errors
     "DeviceIDError", "InvalidArgumentError", "BufferTooSmallError", "NotFoundError", "LockedError",
     "UnavailableError", "TimedOutError", "CorruptError", "IOFailureError", "PermissionDeniedError",
     "UnsupportedError", "KeyringError", "OptedOutError", "NoMemoryError", "InvalidMachineIDError", "TooLargeError",
-    "InternalError", "NoCollectionError", "NoKeyringError",
+    "InternalError", "NoCollectionError", "NoKeyringError", "CopiedError",
 ]
 
 #: The longest name (app id, vendor id, service, account) in UTF-8 bytes, plus one.
@@ -486,6 +489,26 @@ def get_backend() -> Backend:
     Raises InvalidArgumentError when DEVICEID_BACKEND is invalid.
     """
     return _core.get_backend(None)
+
+
+def set_protection(protection: Protection) -> None:
+    """Chooses what this process writes (overrides DEVICEID_PROTECTION): "portable" (the default:
+    records and secrets travel with the home) or "this-device-only" (sealed to this machine's
+    TPM: another machine, or this one after tpm2_clear, reads CopiedError, never "none"; without a
+    usable TPM, a call that would seal raises the TPM's error and writes nothing). Reading does not
+    depend on it. docs/STATE.md, "Protection classes".
+
+    Raises InvalidArgumentError for another name.
+    """
+    _native.set_protection(None, _core.protection_number(protection))
+
+
+def get_protection() -> Protection:
+    """The process-wide protection class in force.
+
+    Raises InvalidArgumentError when DEVICEID_PROTECTION is invalid.
+    """
+    return _core.get_protection(None)
 
 
 def set_timeout(seconds: float) -> None:

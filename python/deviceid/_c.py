@@ -17,6 +17,8 @@ OK = 0
 BACKEND_AUTO = 0
 BACKEND_SECRET_SERVICE = 1
 BACKEND_FILE = 2
+PROTECTION_PORTABLE = 0
+PROTECTION_THIS_DEVICE_ONLY = 1
 SOURCE_KEYRING = 1
 SOURCE_FILE = 2
 SOURCE_CREATED = 3
@@ -48,6 +50,9 @@ LOCATION_BIND_MOUNT = 7
 LOCATION_UNDETERMINED = 8
 SURVIVES_APP_DATA_REMOVAL = 1
 SURVIVES_CONTAINER_REMOVAL = 2
+BINDING_NONE = 0
+BINDING_TPM = 1
+BINDING_REFUSED = 2
 PORTAL_NOT_ASKED = 0
 PORTAL_SECRET = 1
 PORTAL_ABSENT = 2
@@ -120,6 +125,9 @@ STATUSES = (
     (-18, 'NO_KEYRING', 'no keyring can keep the secret, and it is not written in plain text',
      'No keyring can keep the secret here and the file backend was not chosen: nothing was written.',
      'no keyring can keep the secret, and it is not written in plain text'),
+    (-19, 'COPIED', 'sealed by another TPM',
+     "A this-device-only record or secret was sealed by another machine's TPM (a copied home, a restored backup on a new machine, a cloned disk) or by this machine's TPM before it was cleared: it cannot be read here, and is not absent.",
+     'sealed by another TPM'),
 )
 
 #: struct deviceid_environment: (field, C type, array size or None), in order.
@@ -134,4 +142,7 @@ ENVIRONMENT_FIELDS = (
     ('store_path', 'char', PATH_MAX),
     ('machine_id_reason', 'char', REASON_MAX),
     ('portal_detail', 'char', REASON_MAX),
+    ('protection', 'int', None),
+    ('binding', 'int', None),
+    ('binding_detail', 'char', REASON_MAX),
 )

@@ -6,7 +6,7 @@ from _thread import allocate_lock
 
 from . import _core, _native
 from ._errors import DeviceIDError
-from ._records import Backend, Environment, Scope, StableID
+from ._records import Backend, Environment, Protection, Scope, StableID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +33,8 @@ class Client:
     """
 
     def __init__(self, backend: Backend | None = None, store_dir: str | None = None, timeout: float | None = None,
-                 interactive: bool | None = None, interactive_timeout: float | None = None) -> None:
+                 interactive: bool | None = None, interactive_timeout: float | None = None,
+                 protection: Protection | None = None) -> None:
         self._lock = allocate_lock()
         self._calls = 0  # calls running now; close() frees the context when the last one returns
         self._closing = False
@@ -42,7 +43,7 @@ class Client:
         _native.context_new(ctypes.byref(handle))
         self._handle = handle.value
         try:
-            _core.configure(self._handle, backend, store_dir, timeout, interactive, interactive_timeout)
+            _core.configure(self._handle, backend, store_dir, timeout, interactive, interactive_timeout, protection)
         except BaseException:
             self.close()
             raise
@@ -110,7 +111,8 @@ class Client:
             return f"<deviceid.Client ({error.name}: invalid configuration)>"
 
     def configure(self, backend: Backend | None = None, store_dir: str | None = None, timeout: float | None = None,
-                  interactive: bool | None = None, interactive_timeout: float | None = None) -> None:
+                  interactive: bool | None = None, interactive_timeout: float | None = None,
+                  protection: Protection | None = None) -> None:
         """Changes the settings given, as the constructor takes them; the others stay. Forgets the
         client's cached answers. interactive and interactive_timeout are one setting (as
         deviceid_set_interactive() takes them): interactive given alone sets the wait for a
@@ -119,7 +121,7 @@ class Client:
         Raises InvalidArgumentError for a bad value (the settings before it are changed).
         """
         self._call(lambda handle: _core.configure(handle, backend, store_dir, timeout, interactive,
-                                                  interactive_timeout))
+                                                  interactive_timeout, protection))
 
     @property
     def backend(self) -> Backend:
@@ -128,6 +130,14 @@ class Client:
         Raises as deviceid.get_backend() does, and ValueError once the client is closed.
         """
         return self._call(_core.get_backend)
+
+    @property
+    def protection(self) -> Protection:
+        """The protection class of what the client writes: "portable" or "this-device-only".
+
+        Raises as deviceid.get_protection() does, and ValueError once the client is closed.
+        """
+        return self._call(_core.get_protection)
 
     @property
     def interactive(self) -> bool:

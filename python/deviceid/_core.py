@@ -6,7 +6,7 @@ import ctypes
 
 from . import _c, _native
 from ._errors import InvalidArgumentError, NotFoundError, error_for
-from ._records import Backend, Environment, Scope, StableID
+from ._records import Backend, Binding, Environment, Protection, Scope, StableID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 UUID_STRING_MAX = _c.UUID_STRING_MAX
 BACKEND_NUMBERS = {"auto": _c.BACKEND_AUTO, "secret-service": _c.BACKEND_SECRET_SERVICE, "file": _c.BACKEND_FILE}
+PROTECTION_NUMBERS: dict[Protection, int] = {"portable": _c.PROTECTION_PORTABLE,
+                                              "this-device-only": _c.PROTECTION_THIS_DEVICE_ONLY}
 SCOPE_NUMBERS = {"app": _c.SCOPE_APP, "vendor": _c.SCOPE_VENDOR, "advertising": _c.SCOPE_ADVERTISING,
                  "openudid": _c.SCOPE_OPENUDID}
 
@@ -57,6 +59,18 @@ def backend_name(number: int) -> Backend:
     return next(name for name in _BACKENDS if BACKEND_NUMBERS[name] == number)
 
 
+def protection_number(protection: Protection) -> int:
+    if protection not in PROTECTION_NUMBERS:
+        raise InvalidArgumentError(
+            f"invalid argument: protection must be one of {', '.join(PROTECTION_NUMBERS)}")
+    return PROTECTION_NUMBERS[protection]
+
+
+def get_protection(context: object) -> Protection:
+    number = int(_native.get_protection(context))
+    return next(name for name, value in PROTECTION_NUMBERS.items() if value == number)
+
+
 def milliseconds(seconds: float, what: str = "timeout") -> int:
     """Seconds, as the standard library takes them, to the C ABI's whole milliseconds (rounded up,
     so that a deadline is never shorter than asked); the library says which values it accepts."""
@@ -93,10 +107,12 @@ def identifier(context: object, scope: Scope, name: str | None) -> StableID:
 
 def configure(context: object, backend: Backend | None = None, store_dir: str | None = None,
               timeout: float | None = None, interactive: bool | None = None,
-              interactive_timeout: float | None = None) -> None:
+              interactive_timeout: float | None = None, protection: Protection | None = None) -> None:
     """Changes the settings given (None: left as they are), each as its setter does."""
     if backend is not None:
         _native.set_backend(context, backend_number(backend))
+    if protection is not None:
+        _native.set_protection(context, protection_number(protection))
     if store_dir is not None:
         _native.set_store_dir(context, text(store_dir, "store_dir"))
     if timeout is not None:
@@ -153,7 +169,14 @@ def environment(context: object) -> Environment:
                        raw.machine_id_weak == 1, raw.machine_id_reason.decode("utf-8", "replace"),
                        raw.store_path.decode("utf-8", "surrogateescape"), store, stable,
                        bool(raw.stable_id_survives & _c.SURVIVES_APP_DATA_REMOVAL),
-                       bool(raw.stable_id_survives & _c.SURVIVES_CONTAINER_REMOVAL))
+                       bool(raw.stable_id_survives & _c.SURVIVES_CONTAINER_REMOVAL),
+                       _PROTECTIONS.get(raw.protection, "portable"), _BINDINGS.get(raw.binding, "none"),
+                       raw.binding_detail.decode("utf-8", "replace"))
+
+
+# The C ABI has no name function for these two (its call budget): the names are the header's.
+_PROTECTIONS: dict[int, Protection] = {number: name for name, number in PROTECTION_NUMBERS.items()}
+_BINDINGS: dict[int, Binding] = {_c.BINDING_NONE: "none", _c.BINDING_TPM: "tpm", _c.BINDING_REFUSED: "refused"}
 
 
 def reset(context: object, scope: Scope, name: str | None) -> None:

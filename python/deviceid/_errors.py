@@ -90,11 +90,15 @@ class NoKeyringError(DeviceIDError):
     name = "NO_KEYRING"
 
 
+class CopiedError(DeviceIDError):
+    name = "COPIED"
+
+
 _CLASSES = {cls.name: cls for cls in (
     InvalidArgumentError, BufferTooSmallError, NotFoundError, LockedError, UnavailableError,
     TimedOutError, CorruptError, IOFailureError, PermissionDeniedError, NoMemoryError,
     TooLargeError, UnsupportedError, KeyringError, OptedOutError, InternalError,
-    InvalidMachineIDError, NoCollectionError, NoKeyringError,
+    InvalidMachineIDError, NoCollectionError, NoKeyringError, CopiedError,
 )}
 BY_STATUS: dict[int, type[DeviceIDError]] = {}
 #: A TPM call's failure in words about a TPM ("TPM unavailable"), where they differ from the store's.

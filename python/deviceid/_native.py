@@ -78,6 +78,8 @@ get_timeout_ms = _declare("deviceid_get_timeout_ms", c_int, [c_void_p, POINTER(c
 set_store_dir = _declare("deviceid_set_store_dir", c_int, [c_void_p, c_char_p], check=True)
 set_interactive = _declare("deviceid_set_interactive", c_int, [c_void_p, c_int, c_uint], check=True)
 get_interactive = _declare("deviceid_get_interactive", c_int, [c_void_p], check=True)
+set_protection = _declare("deviceid_set_protection", c_int, [c_void_p, c_int], check=True)
+get_protection = _declare("deviceid_get_protection", c_int, [c_void_p], check=True)
 
 # Identifiers of every scope, and the settings kept like them.
 identifier = _declare("deviceid_identifier", c_int,

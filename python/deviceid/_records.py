@@ -37,6 +37,8 @@ container manager ("docker", "podman", "systemd-nspawn", ...), "" on a host. por
 known to be this machine's own (a container's, baked into its image); machine_id_detail says why.
 store_path, store_location: the file store and where its files live. stable_id_location: where an
 app's stable ID is kept here when none is yet; the survives_* flags are for that location.
+protection: "portable" or "this-device-only"; binding: what binds it here, "none" (portable),
+"tpm" or "refused" (this-device-only with no TPM that can seal), in words in binding_detail.
 """
 
 _MAC_ADDRESS_DOC = """A hardware address ("AA:BB:CC:DD:EE:FF"), its interface, and whether it is the
@@ -48,6 +50,10 @@ if TYPE_CHECKING:
 
     #: Which stores take part: the keyring and the file store, the keyring only, the file store only.
     Backend = Literal["auto", "secret-service", "file"]
+    #: What a copied home carries: everything ("portable"), or nothing readable elsewhere ("this-device-only").
+    Protection = Literal["portable", "this-device-only"]
+    #: What binds this-device-only here: nothing (portable), this machine's TPM, or a refusal.
+    Binding = Literal["none", "tpm", "refused"]
     #: Whose identifier: an app's, a vendor's, the advertising ID, the OpenUDID shared by all apps.
     Scope = Literal["app", "vendor", "advertising", "openudid"]
     #: A digest algorithm of hash_hex() and token_hash().
@@ -90,6 +96,9 @@ if TYPE_CHECKING:
         stable_id_location: Location
         survives_app_data_removal: bool
         survives_container_removal: bool
+        protection: Protection = "portable"
+        binding: Binding = "none"
+        binding_detail: str = ""
 
     class MACAddress(NamedTuple):
         """A hardware address, its interface, and whether it is permanent and whether it is weak."""
@@ -99,12 +108,13 @@ if TYPE_CHECKING:
         weak: bool
 
 else:
-    Backend = Scope = Algorithm = Source = Location = EnvironmentKind = PortalState = str
+    Backend = Protection = Binding = Scope = Algorithm = Source = Location = EnvironmentKind = PortalState = str
     StableID = namedtuple("StableID", "id source device_changed weak limited file_only keyring_error repaired "
                           "mirrored provisional app_data_only location anchor_changed",
                           defaults=(False, False, False, False, None, False, False, False, False, "host", False))
     Environment = namedtuple("Environment", "kind name portal portal_detail machine_id_weak machine_id_detail "
                              "store_path store_location stable_id_location survives_app_data_removal "
-                             "survives_container_removal")
+                             "survives_container_removal protection binding binding_detail",
+                             defaults=("portable", "none", ""))
     MACAddress = namedtuple("MACAddress", "address interface permanent weak")
     StableID.__doc__, Environment.__doc__, MACAddress.__doc__ = _STABLE_ID_DOC, _ENVIRONMENT_DOC, _MAC_ADDRESS_DOC

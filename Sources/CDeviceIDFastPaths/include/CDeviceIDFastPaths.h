@@ -32,12 +32,16 @@ struct dids_environment_facts {
     int kind, portal, store_location, stable_id_location;
     unsigned int stable_id_survives;
     int machine_id_weak;
+    int protection, binding;
 };
-/// Fills the deviceid_environment at `out` (this library's size of it): the numbers from `facts`,
-/// each text cut to its field.
-void dids_environment_pack(void *out, const struct dids_environment_facts *facts, const char *name,
-                           const char *store_path, const char *machine_id_reason, const char *portal_detail);
+/// Fills the first `size` bytes (at least dids_environment_size_1_0(), at most this library's size)
+/// of the deviceid_environment at `out`: the numbers from `facts`, each text cut to its field.
+void dids_environment_pack(void *out, size_t size, const struct dids_environment_facts *facts, const char *name,
+                           const char *store_path, const char *machine_id_reason, const char *portal_detail,
+                           const char *binding_detail);
 /// sizeof(deviceid_environment) as this library knows it.
 size_t dids_environment_size(void);
+/// The size of 1.0's deviceid_environment (up to portal_detail): the least a caller may pass.
+size_t dids_environment_size_1_0(void);
 
 #endif

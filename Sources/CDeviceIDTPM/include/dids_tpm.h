@@ -43,6 +43,7 @@ enum dids_tpm_stage {
     DIDS_TPM_STAGE_PROPERTIES,   // TPM2_GetCapability of the TPM's fixed properties
     DIDS_TPM_STAGE_PLATFORM_AK,  // finding or reading a platform AK and its certificate, or its Certify
     DIDS_TPM_STAGE_EK_TEMPLATE,  // an EK template in NV: EBADMSG, no TPMT_PUBLIC; EPROTONOSUPPORT, not of its kind
+    DIDS_TPM_STAGE_BINDING,      // ECDH_KeyGen or ECDH_ZGen with the this-device-only binding key
 };
 
 /// What a `device:` path is, as the kernel says (fstat, then /sys/dev/char/MAJ:MIN/subsystem).
@@ -88,7 +89,10 @@ int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure);
 /// templates are frozen: a change in any field changes every hardware ID. The credential key
 /// (WebAuthn's attested credential) is the app key's template with scheme TPM_ALG_NULL, as
 /// WebAuthn's "tpm" format requires of a certified key, and its own unique.
-enum dids_tpm_key { DIDS_TPM_APP_KEY, DIDS_TPM_ATTESTATION_KEY, DIDS_TPM_CREDENTIAL_KEY };
+/// The binding key (this-device-only records: binding.c) is an ECC P-256 decryption key of its own
+/// template and a unique from its label alone: one per TPM, the same until the owner hierarchy is
+/// cleared.
+enum dids_tpm_key { DIDS_TPM_APP_KEY, DIDS_TPM_ATTESTATION_KEY, DIDS_TPM_CREDENTIAL_KEY, DIDS_TPM_BINDING_KEY };
 
 /// The Name (34 bytes: 0x000b ‖ SHA-256 of the public area) of the `key` (the app key or the
 /// credential key) made from `unique`, and its public area, marshalled as the TPM marshals a
@@ -198,5 +202,19 @@ int dids_tpm_counter_increment(dids_tpm *tpm, const unsigned char tag[32], uint3
 int dids_tpm_sign(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char unique[32], const unsigned char digest[32],
                   struct dids_tpm_bytes *signature, struct dids_tpm_bytes *public_area,
                   struct dids_tpm_failure *failure);
+
+/// The this-device-only binding (docs/HARDWARE-ID.md, "This-device-only binding"): ECDH with the
+/// binding key made from `unique`. Wrap: TPM2_ECDH_KeyGen makes an ephemeral key pair on the
+/// binding key's curve and gives its public point (`ephemeral`, x ‖ y, 64 bytes) and the shared
+/// point's x (`shared`, 32 bytes); nothing secret stays in the TPM. Unwrap: TPM2_ECDH_ZGen of
+/// `ephemeral` by the binding key gives the same `shared` — on the TPM that wrapped it, until its
+/// owner hierarchy is cleared, and on no other. Both give the binding key's public point (`key`,
+/// x ‖ y, 64 bytes), which names the TPM the wrapping belongs to. 1, or 0 with `failure` set.
+int dids_tpm_binding_wrap(dids_tpm *tpm, const unsigned char unique[32], struct dids_tpm_bytes *key,
+                          struct dids_tpm_bytes *ephemeral, struct dids_tpm_bytes *shared, struct dids_tpm_failure *failure);
+/// Unwrap: `key` is filled first, so that a caller finding another TPM's key can stop there:
+/// with `ephemeral` NULL, nothing but the key is asked.
+int dids_tpm_binding_unwrap(dids_tpm *tpm, const unsigned char unique[32], const unsigned char *ephemeral,
+                            struct dids_tpm_bytes *key, struct dids_tpm_bytes *shared, struct dids_tpm_failure *failure);
 
 #endif

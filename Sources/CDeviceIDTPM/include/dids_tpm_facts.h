@@ -7,10 +7,12 @@
 #define DIDS_TPM_LABEL_HARDWARE_ID_NAME "deviceid.hardware-id.v1/name"  // the ID: UUIDv8 of SHA-256(label ‖ the app key's Name) (frozen)
 #define DIDS_TPM_LABEL_ATTESTATION_KEY "deviceid.attestation-key.v1"  // the attestation key's unique, as the app key's (frozen)
 #define DIDS_TPM_LABEL_CREDENTIAL_KEY "deviceid.credential-key.v1"  // WebAuthn's credential key's unique, as the app key's (frozen)
+#define DIDS_TPM_LABEL_THIS_DEVICE_ONLY "deviceid.this-device-only.v1"  // the binding key's unique, SHA-256(len32(label) ‖ label): one key per TPM; the sealing key is SHA-256(label ‖ ECDH's Z.x) (frozen)
 #define DIDS_TPM_LABEL_ASSERTION_COUNTER "deviceid.assertion-counter.v1"  // the tag (authPolicy) of an app's NV assertion counter (frozen)
 
 #define DIDS_TPM_APP_KEY_ATTRIBUTES 0x00040472u  // the app key and the credential key: fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, noDA, sign (frozen)
 #define DIDS_TPM_AK_ATTRIBUTES 0x00050472u  // the attestation key: the app key's and restricted (frozen)
+#define DIDS_TPM_BINDING_KEY_ATTRIBUTES 0x00020472u  // the this-device-only binding key: fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, noDA, decrypt (frozen)
 #define DIDS_TPM_EK_ATTRIBUTES 0x000300b2u  // the TCG's low-range EKs: fixedTPM, fixedParent, sensitiveDataOrigin, adminWithPolicy, restricted, decrypt
 #define DIDS_TPM_EK_HIGH_ATTRIBUTES 0x000300f2u  // the TCG's high-range EKs: the low range's and userWithAuth
 #define DIDS_TPM_COUNTER_ATTRIBUTES 0x06040014u  // an app's assertion counter: authwrite, nt=counter, authread, no_da, orderly
@@ -25,6 +27,7 @@
 #define DIDS_TPM2_ALG_NULL 0x0010u  // TPM_ALG_NULL: the credential key's scheme, every key's kdf (frozen)
 #define DIDS_TPM2_ALG_RSASSA 0x0014u  // TPM_ALG_RSASSA
 #define DIDS_TPM2_ALG_ECDSA 0x0018u  // TPM_ALG_ECDSA: the app key's and the AK's scheme (frozen)
+#define DIDS_TPM2_ALG_ECDH 0x0019u  // TPM_ALG_ECDH: the binding key's scheme (frozen)
 #define DIDS_TPM2_ALG_ECC 0x0023u  // TPM_ALG_ECC: the type of every key DeviceID makes (frozen)
 #define DIDS_TPM2_ALG_CFB 0x0043u  // TPM_ALG_CFB
 

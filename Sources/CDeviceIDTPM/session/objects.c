@@ -6,7 +6,8 @@
 #include <string.h>
 
 
-// An ECC P-256 signing key with no policy and the given unique.x; its scheme ECDSA/SHA-256, or
+// An ECC P-256 key with no policy and the given unique.x (a signing key, or the binding key once
+// its scheme is set to ECDH); its scheme ECDSA/SHA-256, or
 // NULL (any scheme the signing command names).
 static void ecc_signing_template(TPM2B_PUBLIC *public, uint32_t attributes, int ecdsa, const unsigned char unique[32]) {
     unsigned char *t = public->publicArea;
@@ -34,7 +35,7 @@ static int marshal_ecc_public(const unsigned char *t, struct dids_tpm_bytes *out
     uint16_t scheme = dids_get16(t + DIDS_TPMT_PUBLIC_SCHEME);
     if (dids_get16(t + DIDS_TPMT_PUBLIC_TYPE) != DIDS_TPM2_ALG_ECC || policy > 64
         || dids_get16(t + DIDS_TPMT_PUBLIC_SYMMETRIC) != DIDS_TPM2_ALG_NULL
-        || (scheme != DIDS_TPM2_ALG_ECDSA && scheme != DIDS_TPM2_ALG_NULL)
+        || (scheme != DIDS_TPM2_ALG_ECDSA && scheme != DIDS_TPM2_ALG_ECDH && scheme != DIDS_TPM2_ALG_NULL)
         || dids_get16(t + DIDS_TPMT_PUBLIC_KDF) != DIDS_TPM2_ALG_NULL || x > DIDS_TPM_ECC_PARAMETER_MAX
         || y > DIDS_TPM_ECC_PARAMETER_MAX)
         return dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
@@ -47,7 +48,7 @@ static int marshal_ecc_public(const unsigned char *t, struct dids_tpm_bytes *out
     BYTES(t + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy);
     BE16(DIDS_TPM2_ALG_NULL);                                   // symmetric
     BE16(scheme);
-    if (scheme == DIDS_TPM2_ALG_ECDSA) BE16(dids_get16(t + DIDS_TPMT_PUBLIC_SCHEME + 2));  // its hash
+    if (scheme != DIDS_TPM2_ALG_NULL) BE16(dids_get16(t + DIDS_TPMT_PUBLIC_SCHEME + 2));  // its hash
     BE16(dids_get16(t + DIDS_TPMT_PUBLIC_CURVE));
     BE16(DIDS_TPM2_ALG_NULL);                                   // kdf
     BE16(x);
@@ -71,6 +72,13 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
         break;
     case DIDS_TPM_CREDENTIAL_KEY:
         ecc_signing_template(&template, DIDS_TPM_APP_KEY_ATTRIBUTES, 0, unique);
+        break;
+    case DIDS_TPM_BINDING_KEY:
+        // A decryption key for ECDH only: scheme ECDH (ZGen takes ECDH or NULL), no symmetric
+        // algorithm (it is not a parent), no policy, no password.
+        ecc_signing_template(&template, DIDS_TPM_BINDING_KEY_ATTRIBUTES, 0, unique);
+        dids_put16(template.publicArea + DIDS_TPMT_PUBLIC_SCHEME, DIDS_TPM2_ALG_ECDH);
+        dids_put16(template.publicArea + DIDS_TPMT_PUBLIC_SCHEME + 2, DIDS_TPM2_ALG_SHA256);
         break;
     case DIDS_TPM_ATTESTATION_KEY:
         // The owner hierarchy, not the endorsement one: TPM2_Certify by a key outside the

@@ -43,6 +43,10 @@ struct dids_tpm2b_nv_public { uint16_t size; _Alignas(4) uint8_t nvPublic[80]; }
 struct dids_tpms_capability_data { uint32_t capability; uint8_t data[]; };                   // read only
 struct dids_tpmt_tk_hashcheck { uint16_t tag; uint32_t hierarchy; struct dids_tpm2b_digest digest; };  // 76
 struct dids_tpml_digest { uint32_t count; struct dids_tpm2b_digest digests[8]; };            // 532
+// TPMS_ECC_POINT: x then y, each a TPM2B_ECC_PARAMETER (a 16-bit size and 128 bytes).
+struct dids_tpm2b_ecc_point { uint16_t size; uint8_t point[260]; };                          // 262
+#define DIDS_TPM2B_ECC_POINT_X 2
+#define DIDS_TPM2B_ECC_POINT_Y 132
 
 #ifndef DIDS_CHECK_AGAINST_REAL_HEADERS
 typedef uint32_t TSS2_RC;
@@ -75,6 +79,7 @@ typedef struct dids_tpm2b_digest TPM2B_AUTH;
 typedef struct dids_tpmt_tk_hashcheck TPMT_TK_HASHCHECK;
 typedef struct dids_tpml_digest TPML_DIGEST;
 typedef struct dids_tpms_capability_data TPMS_CAPABILITY_DATA;
+typedef struct dids_tpm2b_ecc_point TPM2B_ECC_POINT;
 typedef uint8_t TPMI_YES_NO;
 typedef uint32_t TPM2_CAP;
 typedef struct TPM2B_CREATION_DATA TPM2B_CREATION_DATA;
@@ -221,6 +226,16 @@ typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
        const TPM2B_DIGEST *digest, const TPMT_SIG_SCHEME *inScheme, const TPMT_TK_HASHCHECK *validation), \
       (esysContext, keyHandle, shandle1, shandle2, shandle3, digest, inScheme, validation)) \
     X(TSS2_RC, Esys_Sign_Finish, (ESYS_CONTEXT *esysContext, TPMT_SIGNATURE **signature), (esysContext, signature)) \
+    X(TSS2_RC, Esys_ECDH_KeyGen_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3), \
+      (esysContext, keyHandle, shandle1, shandle2, shandle3)) \
+    X(TSS2_RC, Esys_ECDH_KeyGen_Finish, (ESYS_CONTEXT *esysContext, TPM2B_ECC_POINT **zPoint, TPM2B_ECC_POINT **pubPoint), \
+      (esysContext, zPoint, pubPoint)) \
+    X(TSS2_RC, Esys_ECDH_ZGen_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, \
+       const TPM2B_ECC_POINT *inPoint), \
+      (esysContext, keyHandle, shandle1, shandle2, shandle3, inPoint)) \
+    X(TSS2_RC, Esys_ECDH_ZGen_Finish, (ESYS_CONTEXT *esysContext, TPM2B_ECC_POINT **outPoint), (esysContext, outPoint)) \
     X(TSS2_RC, Esys_TR_GetName, (ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_NAME **name), \
       (esysContext, handle, name)) \
     X(TSS2_RC, Esys_TR_Close, (ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle), (esys_context, rsrc_handle)) \

@@ -25,6 +25,29 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
+    /// What a copied home carries (docs/STATE.md, "Protection classes"), as a Keychain item's
+    /// accessibility says. The raw values are the C ABI's `DEVICEID_PROTECTION_*`.
+    public enum Protection: Int32, Sendable, CaseIterable, CustomStringConvertible {
+        /// Records travel with the home (what every version before wrote): the default.
+        case portable = 0
+        /// Records and secrets are sealed to this machine's TPM: another machine, or this one
+        /// after `tpm2_clear`, reads `.copied`. Without a usable TPM, refused with the TPM's status.
+        case thisDeviceOnly = 1
+
+        /// The name used by `DEVICEID_PROTECTION` and the CLI's `--protection`.
+        public var description: String {
+            switch self {
+            case .portable: "portable"
+            case .thisDeviceOnly: "this-device-only"
+            }
+        }
+
+        public init?(name: String) {
+            guard let protection = Self.allCases.first(where: { $0.description == name }) else { return nil }
+            self = protection
+        }
+    }
+
     public static let defaultTimeoutMilliseconds: UInt32 = 5000
     /// How long an interactive call waits for the person to answer an unlock or confirmation.
     public static let defaultInteractiveTimeoutMilliseconds: UInt32 = 120_000
@@ -51,6 +74,9 @@ public struct Configuration: Sendable, Equatable {
     /// this many seconds ago; otherwise the keyring is asked (and, agreeing, renews that). 0
     /// asks the keyring on every first lookup. `DEVICEID_MIRROR_RECHECK_S`; a day by default.
     public var mirrorRecheckSeconds: UInt32
+    /// What new and rewritten records and secrets get: `.portable` by default, or sealed to this
+    /// machine (`.thisDeviceOnly`). `DEVICEID_PROTECTION`.
+    public var protection: Protection = .portable
 
     public init(backend: Backend = .auto,
                 timeoutMilliseconds: UInt32 = Configuration.defaultTimeoutMilliseconds,
@@ -75,7 +101,8 @@ public struct Configuration: Sendable, Equatable {
         }
         return try Stores(selection, timeoutMilliseconds: timeoutMilliseconds,
                           promptMilliseconds: interactive ? interactiveTimeoutMilliseconds : nil, storeDirectory: storeDirectory,
-                          mirrorRecheckSeconds: mirrorRecheckSeconds)
+                          mirrorRecheckSeconds: mirrorRecheckSeconds,
+                          protection: protection == .thisDeviceOnly ? .thisDeviceOnly : .portable)
     }
 
     /// Settings given through the API (C, Python, Swift) or the command line. Each one given
@@ -88,6 +115,7 @@ public struct Configuration: Sendable, Equatable {
         public var storeDirectory: String?
         public var interactive: Bool?
         public var interactiveTimeoutMilliseconds: UInt32?
+        public var protection: Protection?
 
         public init() {}
 
@@ -105,12 +133,13 @@ public struct Configuration: Sendable, Equatable {
             if let storeDirectory { configuration.storeDirectory = storeDirectory }
             if let interactive { configuration.interactive = interactive }
             if let interactiveTimeoutMilliseconds { configuration.interactiveTimeoutMilliseconds = interactiveTimeoutMilliseconds }
+            if let protection { configuration.protection = protection }
         }
     }
 
     /// The configuration `overrides` and the environment ask for: each setting from the override
     /// when given, else from `DEVICEID_BACKEND`, `DEVICEID_TIMEOUT_MS`, `DEVICEID_INTERACTIVE` or
-    /// `DEVICEID_STORE_DIR`, and the re-check interval from `DEVICEID_MIRROR_RECHECK_S` (no
+    /// `DEVICEID_STORE_DIR` or `DEVICEID_PROTECTION`, and the re-check interval from `DEVICEID_MIRROR_RECHECK_S` (no
     /// override). An invalid variable is an error only when nothing overrides it. This is the one
     /// place DeviceID's own variables are read; with no store directory set here, the stores pick
     /// the default one (`StoreDirectory.defaultLocation`: systemd's, XDG's, root's, the home's).
@@ -141,6 +170,12 @@ public struct Configuration: Sendable, Equatable {
                 throw DeviceIDError(.invalidArgument, "\(Environment.storeDirectory)=\(directory) is not an absolute path")
             }
             configuration.storeDirectory = directory
+        }
+        if overrides.protection == nil, let name = Environment.value(Environment.protection) {
+            guard let protection = Protection(name: name) else {
+                throw DeviceIDError(.invalidArgument, "\(Environment.protection)=\(name) is not one of portable, this-device-only")
+            }
+            configuration.protection = protection
         }
         if let text = Environment.value(Environment.mirrorRecheck) {
             guard let seconds = UInt32(text), seconds <= maximumMirrorRecheckSeconds else {

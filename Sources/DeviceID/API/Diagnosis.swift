@@ -58,7 +58,8 @@ extension DeviceIdentity {
             return Diagnosis(backend: .auto, checks: [.init("configuration", ok: false, error.description)],
                              answeringStores: "none")
         }
-        var settings: Words = "backend \(configuration.backend), timeout \(configuration.timeoutMilliseconds) ms"
+        var settings: Words = "backend \(configuration.backend), protection \(configuration.protection), "
+            + "timeout \(configuration.timeoutMilliseconds) ms"
         if configuration.interactive { settings += ", interactive" }
         if configuration.backend == .auto { settings += ", mirror re-check \(configuration.mirrorRecheckSeconds) s" }
         checks.append(.init("configuration", ok: true, settings))
@@ -96,6 +97,10 @@ extension DeviceIdentity {
         diagnosis.environment = try? environment()
         if let environment = diagnosis.environment {
             diagnosis.checks.append(Self.check(environment))
+            // What this-device-only is bound to: essential where it is chosen and nothing can seal.
+            diagnosis.checks.append(.init("protection", ok: environment.binding != .refused,
+                                          "\(environment.protection), binding \(environment.binding): \(environment.bindingDetail)",
+                                          essential: environment.binding == .refused))
         }
         diagnosis.checks.append(Self.tpmCheck(milliseconds: configuration.timeoutMilliseconds))
         return diagnosis

@@ -26,6 +26,25 @@ public struct EnvironmentReport: Sendable {
         }
     }
 
+    /// What this-device-only is bound to here (docs/STATE.md, "Protection classes"). The raw
+    /// values are the C ABI's `DEVICEID_BINDING_*`.
+    public enum Binding: Int32, Sendable, CustomStringConvertible {
+        /// Portable: nothing is sealed; records and secrets travel with the home.
+        case none = 0
+        /// This-device-only, sealed to this machine's TPM.
+        case tpm = 1
+        /// This-device-only, and no TPM can seal here: what would be sealed is refused.
+        case refused = 2
+
+        public var description: String {
+            switch self {
+            case .none: "none"
+            case .tpm: "tpm"
+            case .refused: "refused"
+            }
+        }
+    }
+
     public let surroundings: Surroundings
     public let portal: PortalState
     /// Why the portal state is what it is ("" when not asked).
@@ -37,6 +56,10 @@ public struct EnvironmentReport: Sendable {
     /// Where an app's stable ID is kept here when no store holds one yet: the portal, the keyring,
     /// or the file store.
     public let stableIDLocation: StorageLocation
+    /// The protection class in force, and the binding that gives it here, in words.
+    public let protection: Configuration.Protection
+    public let binding: Binding
+    public let bindingDetail: String
 }
 
 extension DeviceIdentity {
@@ -76,9 +99,27 @@ extension DeviceIdentity {
         } else {
             stableIDLocation = storeLocation
         }
+        let (binding, bindingDetail) = Self.binding(stores)
         return EnvironmentReport(surroundings: surroundings, portal: portal, portalDetail: detail,
                                  storePath: stores.lock.path, storeLocation: storeLocation,
-                                 stableIDLocation: stableIDLocation)
+                                 stableIDLocation: stableIDLocation, protection: configuration.protection,
+                                 binding: binding, bindingDetail: bindingDetail)
+    }
+
+    /// Which binding this-device-only has here: the TPM is asked for its binding key (no secret
+    /// is made or kept), or says why it cannot seal.
+    static func binding(_ stores: Stores) -> (EnvironmentReport.Binding, String) {
+        guard stores.protection == .thisDeviceOnly else {
+            return (.none, "portable: records and secrets travel with the home (a copy reads the same ID elsewhere)")
+        }
+        do {
+            let key = try stores.binding.keyPoint()
+            return (.tpm, "sealed to this machine's TPM (binding key " + Hex.encode(Array(SHA256.hash(key).prefix(8)))
+                    + "); another machine, or this one after tpm2_clear, reads COPIED")
+        } catch {
+            return (.refused, "this-device-only refuses to write here: no TPM can seal (\(error.description)); "
+                    + "no host-bound key is used in its place")
+        }
     }
 
     /// The file store's directory and where its files live, without asking the portal or the

@@ -23,6 +23,14 @@ struct IdentifierKeeper {
     struct Held: Equatable {
         var record: IdentifierRecord?
         var tombstone: UInt64 = 0
+        /// A this-device-only record another TPM sealed (docs/STATE.md, rule 7): its generation,
+        /// and the `.copied` error that says whose it is.
+        var copied: Copied?
+    }
+
+    struct Copied: Equatable {
+        var generation: UInt64
+        var error: DeviceIDError
     }
 
     struct Sighting {
@@ -41,7 +49,22 @@ struct IdentifierKeeper {
 
         /// The highest generation of anything seen: what a reset must exceed.
         var highestGeneration: UInt64 {
-            max(tombstone, keyring.value?.record?.generation ?? 0, file.value?.record?.generation ?? 0)
+            max(tombstone, keyring.value?.record?.generation ?? 0, file.value?.record?.generation ?? 0,
+                keyring.value?.copied?.generation ?? 0, file.value?.copied?.generation ?? 0)
+        }
+
+        /// Rule 7: a store whose only live record is a copy counts as failed with `.copied`.
+        var copiesAsFailures: Sighting {
+            var s = self
+            s.keyring = failedIfCopy(keyring)
+            s.file = failedIfCopy(file)
+            return s
+        }
+
+        private func failedIfCopy(_ answer: Stores.Answer<Held>) -> Stores.Answer<Held> {
+            guard let held = answer.value, live(answer) == nil, let copy = held.copied, copy.generation >= tombstone
+            else { return answer }
+            return .failed(copy.error)
         }
 
         /// A store's record unless a tombstone of a later generation makes it dead.
@@ -106,8 +129,8 @@ struct IdentifierKeeper {
             // and a record to adopt when the keyring has none (rule 2). Unreadable, it is left out:
             // this backend does not depend on the file store.
             if keyring.answered {
-                var mirror = Self.ask(stores.lock, key)
-                if case .empty = mirror, let legacy = stores.legacy { mirror = Self.ask(legacy, key) }
+                var mirror = Self.ask(stores.lock, key, stores.binding)
+                if case .empty = mirror, let legacy = stores.legacy { mirror = Self.ask(legacy, key, stores.binding) }
                 if case .found(let held) = mirror { s.file = .found(held) }
             }
             return s
@@ -131,7 +154,7 @@ struct IdentifierKeeper {
     private func withLegacy(_ sighting: Sighting, _ key: StoreKey) -> Sighting {
         guard case .empty = sighting.file, let legacy = stores.legacy else { return sighting }
         var s = sighting
-        let answer = Self.ask(legacy, key)
+        let answer = Self.ask(legacy, key, stores.binding)
         if let record = answer.value?.record {
             s.file = .found(Held(record: record))
             s.fileIsLegacy = true
@@ -145,8 +168,9 @@ struct IdentifierKeeper {
     /// a record is in 0.1.0's form.
     private func askKeyring(_ key: StoreKey) -> (Stores.Answer<Held>, Bool) {
         var legacy = false
+        let binding = stores.binding
         let answer = stores.ask(keyring: { (store) throws(DeviceIDError) -> Held? in
-            let (held, isLegacy) = try Self.read(store, key)
+            let (held, isLegacy) = try Self.read(store, key, binding)
             legacy = isLegacy
             return held
         })
@@ -192,11 +216,13 @@ struct IdentifierKeeper {
         }
     }
 
-    private static func read(_ store: SecretServiceStore, _ key: StoreKey) throws(DeviceIDError) -> (Held?, Bool) {
+    private static func read(_ store: SecretServiceStore, _ key: StoreKey,
+                             _ binding: MachineBinding) throws(DeviceIDError) -> (Held?, Bool) {
         var held = Held()
         var any = false
         var legacy = false
         var firstError: DeviceIDError?
+        var sealed: SealedIdentifier?
         for item in try store.items(key) {
             do throws(DeviceIDError) {
                 let (stored, isLegacy) = try StoredIdentifier.fromKeyring(secret: item.secret, attributes: item.attributes)
@@ -207,9 +233,19 @@ struct IdentifierKeeper {
                     held.record = held.record.map { $0.preferred(over: record) } ?? record
                 case .tombstone(let n):
                     held.tombstone = max(held.tombstone, n)
+                case .sealed(let item):
+                    if item.generation >= sealed?.generation ?? 0 { sealed = item }
                 }
             } catch {
                 firstError = firstError ?? DeviceIDError(.corrupt, "keyring item: \(error.detail)")
+            }
+        }
+        // The sealed item is opened outside the loop: a TPM that cannot answer fails the store
+        // (it may hold the ID), never reads as a corrupt item.
+        if let sealed {
+            switch try open(sealed, key, binding) {
+            case .found(let record): held.record = held.record.map { $0.preferred(over: record) } ?? record
+            case .copied(let copy): held.copied = copy
             }
         }
         // Items that cannot be read beside a readable record or tombstone are left to the next
@@ -220,15 +256,36 @@ struct IdentifierKeeper {
 
     private func askFile(_ key: StoreKey) -> Stores.Answer<Held> {
         guard let file = stores.file else { return .notConfigured }
-        return Self.ask(file, key)
+        return Self.ask(file, key, stores.binding)
     }
 
-    private static func ask(_ store: FileStore, _ key: StoreKey) -> Stores.Answer<Held> {
+    private enum Opened {
+        case found(IdentifierRecord)
+        case copied(Copied)
+    }
+
+    /// A sealed record opened by this TPM, or the copy another one sealed; other failures (no
+    /// TPM, a deadline, a corrupt envelope) are the store's.
+    private static func open(_ sealed: SealedIdentifier, _ key: StoreKey,
+                             _ binding: MachineBinding) throws(DeviceIDError) -> Opened {
+        do {
+            return .found(try sealed.open(for: key, binding: binding))
+        } catch where error.code == .copied {
+            return .copied(Copied(generation: sealed.generation, error: error))
+        }
+    }
+
+    private static func ask(_ store: FileStore, _ key: StoreKey, _ binding: MachineBinding) -> Stores.Answer<Held> {
         do {
             guard let bytes = try store.read(key) else { return .empty }
             switch try StoredIdentifier(parsing: bytes) {
             case .record(let record): return .found(Held(record: record))
             case .tombstone(let n): return .found(Held(tombstone: n))
+            case .sealed(let sealed):
+                switch try open(sealed, key, binding) {
+                case .found(let record): return .found(Held(record: record))
+                case .copied(let copy): return .found(Held(copied: copy))
+                }
             }
         } catch {
             return .failed(error)
@@ -238,7 +295,22 @@ struct IdentifierKeeper {
     /// The merge rule (docs/STATE.md) as a pure function: what to answer, write or mint, given what
     /// the stores said (`s`), the time (`now`, for the mirror's confirmation) and this keeper's
     /// configuration. It reads no store and no clock, and writes nothing; `resolve` acts on it.
-    func decide(_ s: Sighting, now: UInt64) -> Decision {
+    func decide(_ sighting: Sighting, now: UInt64) -> Decision {
+        sealedInPlace(decideOnStores(sighting.copiesAsFailures, now: now), sighting.copiesAsFailures)
+    }
+
+    /// With this-device-only, a live portable answer is sealed in place: the same record, written
+    /// sealed to every store that takes it (docs/STATE.md, "Protection classes").
+    private func sealedInPlace(_ decision: Decision, _ s: Sighting) -> Decision {
+        guard stores.protection == .thisDeviceOnly, case .use(var record, let source, var repair, let provisional) = decision,
+              !record.sealed else { return decision }
+        record.sealed = true
+        if !repair.contains(.keyring), s.keyring.answered || s.keyring.value != nil { repair.append(.keyring) }
+        if !repair.contains(.file), Self.receives(s.file) { repair.append(.file) }
+        return .use(record, source, repair: repair, provisional: provisional)
+    }
+
+    private func decideOnStores(_ s: Sighting, now: UInt64) -> Decision {
         let keyringLive = s.live(s.keyring), fileLive = s.live(s.file)
         if let k = keyringLive {
             var repair: [Target] = s.keyringIsLegacy ? [.keyring] : []
@@ -283,7 +355,7 @@ struct IdentifierKeeper {
     private static func receives(_ answer: Stores.Answer<Held>) -> Bool {
         switch answer {
         case .empty, .found: return true
-        case .failed(let error) where error.code == .corrupt: return true
+        case .failed(let error) where error.code == .corrupt || error.code == .copied: return true
         default: return false
         }
     }
@@ -301,7 +373,8 @@ struct IdentifierKeeper {
 
     /// Rule 5: the mirror's record, when it answers alone.
     private func confirmedMirror(_ key: StoreKey, _ now: UInt64) -> Resolution? {
-        guard stores.mirrorFirst, let record = askFile(key).value?.record, isConfirmed(record, now) else { return nil }
+        guard stores.mirrorFirst, let record = askFile(key).value?.record, isConfirmed(record, now),
+              record.sealed || stores.protection == .portable else { return nil }
         return Resolution(record: record, source: .keyring, fromMirror: true, inKeyring: true)
     }
 
@@ -356,10 +429,11 @@ struct IdentifierKeeper {
             var resolution = Resolution(record: record, source: source, provisional: provisional)
             // As in the first phase: a keyring that could not answer may answer the next call.
             if case .failed = sighting.keyring { resolution.keyringMayAnswer = true }
-            var keyringHolds = sighting.live(sighting.keyring)?.id == record.id && !sighting.keyringIsLegacy
+            var keyringHolds = sighting.live(sighting.keyring) == record && !sighting.keyringIsLegacy
+            let sealedForm = try seal(record, key, if: !repair.isEmpty)
             for target in Self.keyringFirst(repair) {
                 do throws(DeviceIDError) {
-                    try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil)
+                    try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil, sealed: sealedForm)
                     if target == .keyring { keyringHolds = true }
                     let answer = target == .keyring ? sighting.keyring : sighting.file
                     if case .failed(let error) = answer, error.code == .corrupt { resolution.repairedCorrupt = true }
@@ -380,13 +454,15 @@ struct IdentifierKeeper {
             var record = IdentifierRecord(id: try ID128.random(), created: now, machine: fingerprint(),
                                           generation: generation)
             record.extra = mintExtra
+            record.sealed = stores.protection == .thisDeviceOnly
+            let sealedForm = try seal(record, key, if: true)
             var resolution = Resolution(record: record, source: .created, provisional: provisional)
             var firstError: DeviceIDError?
             var written = 0
             var keyringHolds = false
             for target in Self.keyringFirst(targets) {
                 do throws(DeviceIDError) {
-                    try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil)
+                    try write(record, key, to: target, confirmedAt: keyringHolds ? now : nil, sealed: sealedForm)
                     if target == .keyring { keyringHolds = true }
                     written += 1
                 } catch {
@@ -413,7 +489,7 @@ struct IdentifierKeeper {
             // The file backend reaches the keyring too when the file store says the user keeps IDs there.
             var keyring = stores.keyring
             if keyring == nil,
-               let reach = stores.askKeyringForChange({ (store) throws(DeviceIDError) -> Held? in try Self.read(store, key).0 }) {
+               let reach = stores.askKeyringForChange({ (store) throws(DeviceIDError) -> Held? in try Self.read(store, key, stores.binding).0 }) {
                 keyring = reach.store
                 sighting.keyring = reach.answer
             }
@@ -421,7 +497,7 @@ struct IdentifierKeeper {
             // copy, a corrupt one included.
             var mirror = stores.file
             if mirror == nil {
-                let answer = Self.ask(stores.lock, key)
+                let answer = Self.ask(stores.lock, key, stores.binding)
                 if answer.value != nil || answer.failure?.code == .corrupt {
                     mirror = stores.lock
                     sighting.file = answer
@@ -450,9 +526,30 @@ struct IdentifierKeeper {
         (targets.contains(.keyring) ? [.keyring] : []) + (targets.contains(.file) ? [.file] : [])
     }
 
+    /// A sealed record's stored form, made once for every store it goes to (one TPM conversation);
+    /// nil for a portable record, or when nothing is to be written. Without a usable TPM this is
+    /// the refusal, in the TPM's words: nothing is written in the clear in its place.
+    private func seal(_ record: IdentifierRecord, _ key: StoreKey, if writing: Bool) throws(DeviceIDError) -> SealedIdentifier? {
+        guard writing, record.sealed else { return nil }
+        do {
+            return try SealedIdentifier(sealing: record, for: key, binding: stores.binding)
+        } catch {
+            throw DeviceIDError(error.code, "a this-device-only record is sealed by this machine's TPM, and it "
+                                + "cannot seal now (nothing was written in the clear instead): \(error.detail)").about(.tpm)
+        }
+    }
+
     /// `confirmedAt`: the keyring holds this ID, as of then (mirror-first); nil writes no confirmation.
+    /// `sealed`: the record's sealed form, which is what is written when given.
     private func write(_ record: IdentifierRecord, _ key: StoreKey, to target: Target,
-                       confirmedAt: UInt64?) throws(DeviceIDError) {
+                       confirmedAt: UInt64?, sealed: SealedIdentifier?) throws(DeviceIDError) {
+        if let sealed {
+            switch target {
+            case .keyring: try stores.keyring?.write(key, sealed.envelope, extra: sealed.keyringAttributes)
+            case .file: try stores.file?.write(key, sealed.serialized(confirmed: confirmedAt))
+            }
+            return
+        }
         switch target {
         case .keyring: try stores.keyring?.write(key, record.keyringSecret, extra: record.keyringAttributes)
         case .file:

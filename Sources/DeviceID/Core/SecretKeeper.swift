@@ -11,13 +11,18 @@
 /// file backend) is still read where no keyring has the secret, and reported as such. A Secret
 /// Service with no default collection may hold the secret in a collection that is not open: a
 /// lookup or delete the files cannot answer is `.noCollection` there, never "none".
+///
+/// This-device-only (docs/STATE.md, "Protection classes"): the secret is stored as a
+/// `ThisDeviceSeal` envelope wherever it goes, and a lookup opens any envelope it reads, whatever
+/// the configuration: another machine's is `.copied`.
 struct SecretKeeper {
     let stores: Stores
     let timeoutMilliseconds: UInt32
 
     private var files: FileSecrets? { stores.file.map { FileSecrets(file: $0, timeoutMilliseconds: timeoutMilliseconds) } }
 
-    func store(_ key: StoreKey, _ secret: [UInt8]) throws(DeviceIDError) -> SecretLocation {
+    func store(_ key: StoreKey, _ plain: [UInt8]) throws(DeviceIDError) -> SecretLocation {
+        let secret = try sealedIfChosen(key, plain)
         switch stores.ask(keyring: { (k) throws(DeviceIDError) -> Bool? in try k.write(key, secret); return true }) {
         case .found, .empty:
             return .keyring
@@ -33,6 +38,12 @@ struct SecretKeeper {
     }
 
     func lookup(_ key: StoreKey) throws(DeviceIDError) -> (value: [UInt8], location: SecretLocation)? {
+        guard let (stored, location) = try lookupStored(key) else { return nil }
+        guard ThisDeviceSeal.isSealed(stored) else { return (stored, location) }
+        return (try ThisDeviceSeal.open(stored, context: key.encoded, binding: stores.binding), location)
+    }
+
+    private func lookupStored(_ key: StoreKey) throws(DeviceIDError) -> (value: [UInt8], location: SecretLocation)? {
         switch stores.ask(keyring: { (k) throws(DeviceIDError) in try k.read(key) }) {
         case .found(let value): return (value, .keyring)
         case .failed(let error): throw error
@@ -55,6 +66,30 @@ struct SecretKeeper {
         }
         if try files?.delete(key) == true { deleted = true }
         return deleted
+    }
+
+    /// The secret as stored: sealed to this machine with this-device-only (within the size limit,
+    /// less the envelope's room), else as given — unless it begins as an envelope does, which a
+    /// lookup would take for one.
+    private func sealedIfChosen(_ key: StoreKey, _ secret: [UInt8]) throws(DeviceIDError) -> [UInt8] {
+        guard stores.protection == .thisDeviceOnly else {
+            guard !ThisDeviceSeal.isSealed(secret) else {
+                throw DeviceIDError(.invalidArgument, "the secret begins with the bytes that mark a this-device-only "
+                                    + "secret (\"DIDTDO1\\0\"), which a lookup would take for one")
+            }
+            return secret
+        }
+        let limit = SecretServiceStore.maximumSecretSize - ThisDeviceSeal.overhead
+        guard secret.count <= limit else {
+            throw DeviceIDError(.tooLarge, "a this-device-only secret is at most \(limit) bytes (DEVICEID_SECRET_MAX less "
+                                + "the \(ThisDeviceSeal.overhead) bytes of its seal); this one is \(secret.count)")
+        }
+        do {
+            return try ThisDeviceSeal.seal(secret, context: key.encoded, binding: stores.binding)
+        } catch {
+            throw DeviceIDError(error.code, "a this-device-only secret is sealed by this machine's TPM, and it cannot "
+                                + "seal now (nothing was written): \(error.detail)").about(.tpm)
+        }
     }
 
     /// Why nothing was written: no keyring took the secret, and the caller did not choose plain text.

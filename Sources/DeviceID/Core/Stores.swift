@@ -16,6 +16,15 @@ struct Stores: Sendable {
     let lock: FileStore
     /// How long a mirror record confirmed by the keyring answers without D-Bus; 0: never.
     let mirrorRecheckSeconds: UInt64
+    /// What records and secrets written get (docs/STATE.md, "Protection classes"); the API's
+    /// `Configuration.Protection` maps onto this.
+    enum Protection: Sendable {
+        case portable, thisDeviceOnly
+    }
+
+    let protection: Protection
+    /// The TPM that seals and opens this-device-only records and secrets, within the deadline.
+    let binding: MachineBinding
     /// The re-check interval unless configured (docs/STATE.md, rule 5): a day.
     static let defaultMirrorRecheckSeconds: UInt32 = 86_400
 
@@ -32,8 +41,11 @@ struct Stores: Sendable {
     /// `storeDirectory` nil: the default (`StoreDirectory.defaultLocation`).
     /// `timeoutMilliseconds`, `promptMilliseconds`: the keyring's bounds (`SecretServiceStore`).
     init(_ selection: Selection, timeoutMilliseconds: UInt32, promptMilliseconds: UInt32? = nil, storeDirectory: String?,
-         mirrorRecheckSeconds: UInt32 = Stores.defaultMirrorRecheckSeconds) throws(DeviceIDError) {
+         mirrorRecheckSeconds: UInt32 = Stores.defaultMirrorRecheckSeconds,
+         protection: Protection = .portable) throws(DeviceIDError) {
         self.mirrorRecheckSeconds = UInt64(mirrorRecheckSeconds)
+        self.protection = protection
+        binding = MachineBinding(milliseconds: timeoutMilliseconds)
         let directory: String
         if let chosen = storeDirectory {
             directory = chosen

@@ -37,6 +37,8 @@ extension DeviceIDError.Code {
     public static let noCollection = Self(rawValue: -17)
     /// No keyring can keep the secret here and the file backend was not chosen: nothing was written.
     public static let noKeyring = Self(rawValue: -18)
+    /// A this-device-only record or secret was sealed by another machine's TPM (a copied home, a restored backup on a new machine, a cloned disk) or by this machine's TPM before it was cleared: it cannot be read here, and is not absent.
+    public static let copied = Self(rawValue: -19)
 
     /// Every code, in ABI order.
     public static let all: [Self] = [
@@ -58,6 +60,7 @@ extension DeviceIDError.Code {
         .invalidMachineID,
         .noCollection,
         .noKeyring,
+        .copied,
     ]
 
     /// `name` in static storage, for C callers that keep the pointer.
@@ -81,6 +84,7 @@ extension DeviceIDError.Code {
         case .invalidMachineID: "INVALID_MACHINE_ID"
         case .noCollection: "NO_COLLECTION"
         case .noKeyring: "NO_KEYRING"
+        case .copied: "COPIED"
         default: "UNKNOWN"
         }
     }
@@ -106,6 +110,7 @@ extension DeviceIDError.Code {
         case .invalidMachineID: "the machine ID is empty, all zeros or malformed"
         case .noCollection: "the Secret Service has no default collection"
         case .noKeyring: "no keyring can keep the secret, and it is not written in plain text"
+        case .copied: "sealed by another TPM"
         default: "unknown status"
         }
     }

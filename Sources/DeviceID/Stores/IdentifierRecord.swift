@@ -27,10 +27,13 @@ package struct IdentifierRecord: Equatable, Sendable {
     /// A fact about the copy, not the record: equality ignores it.
     var confirmed: UInt64?
     var extra: [(String, String)] = []
+    /// This-device-only: kept sealed to this machine's TPM (`SealedIdentifier`). A fact about how
+    /// the copy is kept, and part of equality: a plain copy of a sealed record is to be replaced.
+    var sealed = false
 
     package static func == (a: IdentifierRecord, b: IdentifierRecord) -> Bool {
         a.id == b.id && a.created == b.created && a.machine == b.machine && a.generation == b.generation
-            && a.extra.elementsEqual(b.extra) { $0.0 == $1.0 && $0.1 == $1.1 }
+            && a.sealed == b.sealed && a.extra.elementsEqual(b.extra) { $0.0 == $1.0 && $0.1 == $1.1 }
     }
 
     /// Generations and setting clocks at or above this are corrupt: one more must never overflow

@@ -4,6 +4,8 @@ enum StoredIdentifier: Equatable {
     case record(IdentifierRecord)
     /// IDs of generations below this one were reset.
     case tombstone(generation: UInt64)
+    /// A this-device-only record, which only this machine's TPM opens (`IdentifierKeeper` does).
+    case sealed(SealedIdentifier)
 
     var record: IdentifierRecord? {
         if case .record(let r) = self { return r }
@@ -31,6 +33,10 @@ enum StoredIdentifier: Equatable {
             self = .tombstone(generation: n)
             return
         }
+        if bytes.starts(with: Array((SealedIdentifier.firstLine + "\n").utf8)) {
+            self = .sealed(try SealedIdentifier(parsing: bytes))
+            return
+        }
         self = .record(try IdentifierRecord(parsing: bytes))
     }
 
@@ -52,6 +58,9 @@ enum StoredIdentifier: Equatable {
                 throw DeviceIDError(.corrupt, "keyring reset item is malformed")
             }
             return (.tombstone(generation: n), false)
+        }
+        if attributes[SealedIdentifier.protectionAttribute] != nil {
+            return (.sealed(try SealedIdentifier.fromKeyring(secret: secret, attributes: attributes)), false)
         }
         let (record, legacy) = try IdentifierRecord.fromKeyring(secret: secret, attributes: attributes)
         return (.record(record), legacy)

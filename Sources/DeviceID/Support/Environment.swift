@@ -14,6 +14,7 @@ enum Environment {
     static let timeout = "DEVICEID_TIMEOUT_MS"
     static let interactive = "DEVICEID_INTERACTIVE"
     static let mirrorRecheck = "DEVICEID_MIRROR_RECHECK_S"
+    static let protection = "DEVICEID_PROTECTION"
     static let machineIDPath = "DEVICEID_MACHINE_ID_PATH"
     static let sysfsRoot = "DEVICEID_SYSFS_ROOT"
     static let tpmTCTI = "DEVICEID_TPM_TCTI"

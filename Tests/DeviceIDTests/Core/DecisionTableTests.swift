@@ -88,6 +88,56 @@ final class DecisionTableTests: XCTestCase {
 
     // MARK: Rule 1 — the keyring holds a live record: it is the answer, and the mirror receives it
 
+    // MARK: Rule 7: copies (a this-device-only record another TPM sealed)
+
+    private let copiedError = DeviceIDError(.copied, "it was sealed on another machine")
+    private func copy(generation: UInt64 = 0) -> Answer {
+        .found(Held(copied: Keeper.Copied(generation: generation, error: copiedError)))
+    }
+
+    func testRule7ACopyInEveryStoreIsCopiedAndNothingIsMinted() throws {
+        let keeper = try keeper()
+        try check(Sighting(keyring: copy(), file: copy()), .fail(copiedError), keeper, "rule 7: copies in K and M")
+        try check(Sighting(keyring: .empty, file: copy()), .fail(copiedError), keeper, "rule 7: K none, M a copy: no mint")
+        try check(Sighting(keyring: copy(), file: .empty), .fail(copiedError), keeper, "rule 7: K a copy, M none: no mint")
+        try check(Sighting(keyring: .notConfigured, file: copy()), .fail(copiedError), try self.keeper(.fileOnly),
+                  "rule 7: the file backend")
+    }
+
+    func testRule7ALiveRecordElsewhereAnswersAndAMirrorCopyReceivesTheKeyrings() throws {
+        let keeper = try keeper()
+        let k = try record()
+        try check(Sighting(keyring: found(k), file: copy()), .use(k, .keyring, repair: [.file], provisional: false), keeper,
+                  "rules 1 and 7: K's record answers; M's copy is replaced")
+        let f = try record()
+        try check(Sighting(keyring: copy(), file: found(f)), .use(f, .file, repair: [], provisional: true), keeper,
+                  "rules 3 and 7: K's copy counts as a failed K; M answers, provisionally, and K is not written")
+    }
+
+    func testRule7ACopyBelowATombstoneIsDeadAndAResetCountsItsGeneration() throws {
+        let keeper = try keeper()
+        try check(Sighting(keyring: tombstone(3), file: copy(generation: 2)), .mint(into: [.keyring, .file], generation: 3,
+                  provisional: false), keeper, "a copy older than a reset is dead: a mint of the reset's generation")
+        XCTAssertEqual(Sighting(keyring: .empty, file: copy(generation: 5)).highestGeneration, 5,
+                       "a reset exceeds a copy's generation")
+    }
+
+    func testThisDeviceOnlySealsALivePortableAnswerInPlace() throws {
+        let keeper = Keeper(stores: try Stores(.keyringAndFile, timeoutMilliseconds: 1000, storeDirectory: tmp.path,
+                                               protection: .thisDeviceOnly))
+        let k = try record()
+        guard case .use(let r, .keyring, let repair, false) = keeper.decide(Sighting(keyring: found(k), file: found(confirmed(k, now))), now: now)
+        else { return XCTFail("expected K's record") }
+        XCTAssertEqual(r.id, k.id, "the same ID")
+        XCTAssertTrue(r.sealed, "sealed in place")
+        XCTAssertEqual(repair, [.keyring, .file], "both stores rewritten sealed")
+        var sealed = k
+        sealed.sealed = true
+        guard case .use(_, _, let none, _) = keeper.decide(Sighting(keyring: found(sealed), file: found(confirmed(sealed, now))), now: now)
+        else { return XCTFail("expected K's record") }
+        XCTAssertEqual(none, [], "sealed already, and the mirror agrees: nothing to write")
+    }
+
     func testRule1TheKeyringsRecordAnswersAndAMirrorWithoutItReceivesIt() throws {
         let k = try record()
         try check(Sighting(keyring: found(k), file: .empty), .use(k, .keyring, repair: [.file], provisional: false),

@@ -69,7 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 16: deviceid_set_openudid_opt_out(NULL, s, arg & 1); deviceid_identifier(NULL, DEVICEID_SCOPE_OPENUDID, s, out, out_size, NULL, NULL); break;
     case 17: deviceid_strerror((int)(int8_t)arg); deviceid_status_name(-(int)arg); deviceid_source_name(arg); break;
     case 18: deviceid_set_timeout_ms(NULL, (unsigned)arg * 1000u); deviceid_set_timeout_ms(NULL, 5000); break;
-    case 19: deviceid_set_backend(NULL, (int)(int8_t)arg); deviceid_set_backend(NULL, DEVICEID_BACKEND_FILE); break;
+    case 19: deviceid_set_backend(NULL, (int)(int8_t)arg); deviceid_set_backend(NULL, DEVICEID_BACKEND_FILE);
+             deviceid_set_protection(NULL, (int)(int8_t)arg); deviceid_get_protection(NULL);
+             deviceid_set_protection(NULL, DEVICEID_PROTECTION_PORTABLE); break;
     case 20: deviceid_secret_lookup(NULL, s, s2, &secret, &secret_size); deviceid_free(secret); break;
     case 21: deviceid_set_advertising_limited(NULL, arg & 1); deviceid_identifier(NULL, DEVICEID_SCOPE_ADVERTISING, NULL, out, out_size, NULL, NULL); break;
     case 22: {

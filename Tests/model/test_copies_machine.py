@@ -1,0 +1,211 @@
+"""The state model's copies (docs/STATE.md, "Protection classes", rule 7 and I6), randomized:
+hypothesis copies homes between two software-TPM machines and a machine without a TPM, clears a
+TPM, resets, and gets with either protection class through the command, the Python binding and
+the C library, and checks every answer against a model of what the rules allow.
+
+A home is a file store directory (the file backend: a copied home carries it as it carries the
+keyring file, which Tests/tpm/test_this_device_only.py copies for real); a machine is a swtpm of
+this module (its own state) and a machine ID of its own. The model keeps, per home, what its
+record is — nothing (or a tombstone), a portable ID, or an ID sealed by a machine's TPM as it was
+(the machine and how many times its TPM was cleared before) — and checks:
+- I6: a sealed record answers its ID on the TPM that sealed it, whatever the class, and COPIED on
+  any other TPM (another machine, or this one after tpm2_clear), never an ID and never a mint;
+  where no TPM answers, UNAVAILABLE;
+- I1 over copies: nothing is minted while the home holds a live record, sealed or not;
+- sealing in place: this-device-only over a portable record answers the same ID, now sealed;
+- I2: a reset (which passes over a copy) makes way for a new ID, and no ID answered before it
+  comes back;
+- without a usable TPM, this-device-only mints nothing and writes nothing.
+
+Run in the model lane (scripts/test-model); DEVICEID_MODEL_EXAMPLES and DEVICEID_MODEL_STEPS bound it.
+"""
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+ROOT = os.environ.get("DEVICEID_TEST_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+CLI = os.environ["DEVICEID_TEST_CLI"]
+C_DRIVER = os.environ["DEVICEID_MODEL_C_DRIVER"]
+PY_DRIVER = os.path.join(ROOT, "Tests", "model", "driver.py")
+MACHINES = ["m1", "m2", "no-tpm"]
+HOMES = ["h1", "h2"]
+DRIVERS = ["cli", "python", "c"]
+CLASSES = ["portable", "this-device-only"]
+TRACE = os.environ.get("DEVICEID_MODEL_TRACE") == "1"
+
+
+class Machine:
+    """A swtpm with a fresh state of its own (made on its first start), or none at all."""
+
+    def __init__(self, root, name):
+        self.dir = os.path.join(root, name)
+        os.makedirs(os.path.join(self.dir, "state"))
+        with open(os.path.join(self.dir, "machine-id"), "w") as f:
+            f.write(secrets.token_hex(16) + "\n")
+        self.socket = os.path.join(self.dir, "tpm.sock")
+        self.tcti = f"swtpm:path={self.socket}"
+        self.pid = None
+        if name == "no-tpm":
+            return  # nothing listens on the socket: the TPM is UNAVAILABLE
+        pidfile = os.path.join(self.dir, "swtpm.pid")
+        subprocess.run(["swtpm", "socket", "--tpm2", "--tpmstate", f"dir={self.dir}/state",
+                        "--server", f"type=unixio,path={self.socket}", "--ctrl", f"type=unixio,path={self.socket}.ctrl",
+                        "--flags", "startup-clear", "--daemon", "--pid", f"file={pidfile}"],
+                       check=True, capture_output=True, timeout=60)
+        deadline = time.monotonic() + 10
+        while not (os.path.exists(pidfile) and open(pidfile).read().strip()):
+            assert time.monotonic() < deadline, "swtpm did not start"
+            time.sleep(0.02)
+        self.pid = int(open(pidfile).read().strip())
+
+    def clear(self):
+        subprocess.run(["tpm2_clear"], env=dict(os.environ, TPM2TOOLS_TCTI=self.tcti), check=True,
+                       capture_output=True, timeout=60)
+
+    def stop(self):
+        if self.pid is not None:
+            os.kill(self.pid, signal.SIGTERM)
+            self.pid = None
+
+
+class CopiesModel(RuleBasedStateMachine):
+    @initialize()
+    def start(self):
+        missing = [tool for tool in ("swtpm", "tpm2_clear") if shutil.which(tool) is None]
+        assert not missing, f"missing tools: {missing} (Debian: apt-get install swtpm tpm2-tools)"
+        self.tmp = tempfile.mkdtemp(prefix="deviceid-copies-")
+        self.machines = {name: Machine(self.tmp, name) for name in MACHINES}
+        self.clears = {name: 0 for name in MACHINES}
+        self.app = "com.example.copies." + secrets.token_hex(6)
+        # Per home: None (nothing, or a tombstone), or (ID, seal): seal None for portable, else
+        # (machine, how many clears its TPM had had) when it was sealed.
+        self.home = {name: None for name in HOMES}
+        # Per home, the IDs a reset there replaced: never answered from it again (I2); a copy
+        # carries them with the home.
+        self.retired = {name: set() for name in HOMES}
+        self.seen = set()      # every ID answered: a mint must be new
+
+    def teardown(self):
+        for machine in getattr(self, "machines", {}).values():
+            machine.stop()
+        shutil.rmtree(getattr(self, "tmp", ""), ignore_errors=True)
+
+    # ---- the system under test ------------------------------------------------------------------
+
+    def call(self, home, machine, protection, driver, op):
+        m = self.machines[machine]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DEVICEID_BACKEND", "DEVICEID_STORE",
+                                                                         "DEVICEID_PROTECTION", "XDG_DATA"))}
+        env.update(DEVICEID_BACKEND="file", DEVICEID_STORE_DIR=os.path.join(self.tmp, "homes", home),
+                   DEVICEID_PROTECTION=protection, DEVICEID_TPM_TCTI=m.tcti,
+                   DEVICEID_MACHINE_ID_PATH=os.path.join(m.dir, "machine-id"), DEVICEID_TIMEOUT_MS="5000")
+        if driver == "cli":
+            result = subprocess.run([CLI, "--json", op, self.app], env=env, capture_output=True, text=True, timeout=60)
+            text = result.stdout if result.returncode == 0 else result.stderr
+            answer = json.loads(text.strip().splitlines()[-1])
+            return {"error": answer["error"]["name"]} if "error" in answer else answer
+        args = [C_DRIVER] if driver == "c" else [sys.executable, PY_DRIVER]
+        result = subprocess.run(args + [op, self.app], env=env, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    def opens_here(self, seal, machine):
+        return seal[0] == machine and seal[1] == self.clears[machine]
+
+    # ---- operations and the model -----------------------------------------------------------------
+
+    # One rule drawing the operation: hypothesis tries the first choices first (and shrinks
+    # towards them), so gets lead and the rarer events follow, in these proportions.
+    @rule(op=st.sampled_from(["get", "get", "get", "reset", "copy", "copy", "clear"]),
+          home=st.sampled_from(HOMES), other=st.sampled_from(HOMES), machine=st.sampled_from(MACHINES),
+          protection=st.sampled_from(CLASSES), driver=st.sampled_from(DRIVERS))
+    def step(self, op, home, other, machine, protection, driver):
+        if TRACE:
+            print(f"  {op} {home}->{other} on {machine} ({protection}, {driver}); model {self.home}", flush=True)
+        if op == "get":
+            self.get(home, machine, protection, driver)
+        elif op == "reset":
+            self.reset(home, machine, driver)
+        elif op == "copy":
+            self.copy_home(home, other)
+        elif machine != "no-tpm":
+            self.clear_tpm(machine)
+
+    def get(self, home, machine, protection, driver):
+        answer = self.call(home, machine, protection, driver, "get")
+        where = f"get of {home} on {machine} ({protection}, {driver}): {answer}; model {self.home[home]}"
+        held = self.home[home]
+        has_tpm = machine != "no-tpm"
+        assert answer.get("id") not in self.retired[home], "I2: " + where
+        if held is None:
+            if protection == "this-device-only" and not has_tpm:
+                assert answer.get("error") == "UNAVAILABLE", "refusal without a TPM: " + where
+                return
+            assert answer.get("source") == "created", where
+            assert answer["id"] not in self.seen, "a mint must be a new ID: " + where
+            self.seen.add(answer["id"])
+            self.home[home] = (answer["id"], (machine, self.clears[machine]) if protection == "this-device-only" else None)
+            return
+        id_, seal = held
+        assert answer.get("source") != "created", "I1: minted over a live record: " + where
+        if seal is None:
+            if protection == "this-device-only" and not has_tpm:
+                assert answer.get("error") == "UNAVAILABLE", "sealing in place needs a TPM: " + where
+                return
+            assert answer.get("id") == id_, "a portable record answers its ID: " + where
+            if protection == "this-device-only":
+                self.home[home] = (id_, (machine, self.clears[machine]))  # sealed in place, the same ID
+            return
+        if not has_tpm:
+            assert answer.get("error") == "UNAVAILABLE", "a sealed record where no TPM answers: " + where
+        elif self.opens_here(seal, machine):
+            assert answer.get("id") == id_, "I6: the sealing TPM reads its record: " + where
+        else:
+            assert answer.get("error") == "COPIED", "I6: another TPM reads COPIED, never an ID or a mint: " + where
+
+    def reset(self, home, machine, driver):
+        answer = self.call(home, machine, "portable", driver, "reset")
+        held = self.home[home]
+        where = f"reset of {home} on {machine} ({driver}): {answer}; model {held}"
+        if held is not None and held[1] is not None and machine == "no-tpm":
+            # A sealed record no TPM can read may still be this machine's: the reset fails, changing nothing.
+            assert answer.get("error") == "UNAVAILABLE", where
+            return
+        assert answer.get("reset") is True, "a reset passes over a copy: " + where
+        if held is not None:
+            self.retired[home].add(held[0])
+        self.home[home] = None
+
+    def copy_home(self, source, to):
+        """rsync, a backup restored, a cloned disk: the target becomes what the source holds."""
+        if source == to:
+            return
+        src, dst = (os.path.join(self.tmp, "homes", h) for h in (source, to))
+        shutil.rmtree(dst, ignore_errors=True)
+        if os.path.isdir(src):
+            shutil.copytree(src, dst, symlinks=True)
+        self.home[to] = self.home[source]
+        self.retired[to] = set(self.retired[source])
+
+    def clear_tpm(self, machine):
+        self.machines[machine].clear()
+        self.clears[machine] += 1
+
+
+CopiesModel.TestCase.settings = settings(
+    max_examples=int(os.environ.get("DEVICEID_MODEL_EXAMPLES", "30")),
+    stateful_step_count=int(os.environ.get("DEVICEID_MODEL_STEPS", "40")),
+    deadline=None, database=None, derandomize=os.environ.get("DEVICEID_MODEL_RANDOM") != "1",
+    suppress_health_check=list(HealthCheck),
+)
+test_copies_model = CopiesModel.TestCase
