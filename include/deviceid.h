@@ -72,9 +72,9 @@ extern "C" {
 /* ---- Version ------------------------------------------------------------------------------ */
 
 #define DEVICEID_VERSION_MAJOR 1
-#define DEVICEID_VERSION_MINOR 0
+#define DEVICEID_VERSION_MINOR 1
 #define DEVICEID_VERSION_PATCH 0
-#define DEVICEID_VERSION_STRING "1.0.0"
+#define DEVICEID_VERSION_STRING "1.1.0"
 
 /**
  * The version of the library loaded, "MAJOR.MINOR.PATCH" (static storage, never NULL), which may

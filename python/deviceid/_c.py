@@ -3,7 +3,7 @@ include/deviceid.h, include/deviceid-techniques.h and Sources/CDeviceIDAPI/statu
 not this file. Not API: Python callers use names ("file", "vendor") and exception classes."""
 
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1
 VERSION_PATCH = 0
 UUID_STRING_MAX = 37
 NAME_MAX = 256

@@ -3,7 +3,7 @@
 /// The library version, as `include/deviceid.h` gives it.
 public enum Version {
     public static let major = 1
-    public static let minor = 0
+    public static let minor = 1
     public static let patch = 0
-    public static let string: StaticString = "1.0.0"
+    public static let string: StaticString = "1.1.0"
 }
