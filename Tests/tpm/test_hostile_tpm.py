@@ -16,6 +16,7 @@ resource manager could. Each case failed on 1.0:
    exactly the shape asked for, which only the salted session's HMACs tell from the TPM's."""
 import base64
 import hashlib
+import json
 import time
 
 import pytest
@@ -24,7 +25,7 @@ from proxies import RewritingProxy, TPM2_ST_NO_SESSIONS, cut_short, frame, frame
 from test_deviceid_device import APP_A, APP_B, deviceid, hardware_id, transient_handles
 
 TPM2_CC_CREATE_PRIMARY, TPM2_CC_NV_READ_PUBLIC, TPM2_CC_NV_READ, TPM2_CC_GET_CAPABILITY = 0x131, 0x169, 0x14E, 0x17A
-TPM2_CC_CERTIFY, TPM2_CC_SIGN = 0x148, 0x15D
+TPM2_CC_CERTIFY, TPM2_CC_SIGN, TPM2_CC_ACTIVATE_CREDENTIAL = 0x148, 0x15D, 0x147
 TPM2_RC_YIELDED, TPM2_RC_TESTING, TPM2_RC_RETRY = 0x908, 0x90A, 0x922
 TPM_ALG_NULL, TPM_ALG_SHA384, TPM_ECC_NIST_P384 = 0x0010, 0x000C, 0x0004
 AK_ATTRIBUTES, FIXED_TPM, FIXED_PARENT = 0x00050472, 0x00000002, 0x00000010
@@ -302,8 +303,30 @@ def test_the_evidence_and_hardware_id_agree(machine, proxy):
     """The evidence's hardware_id is computed from the Name the TPM gave, as hardware-id's is."""
     result = through(proxy(passing), "attest", "certify", APP_A, "--nonce", NONCE)
     assert result.returncode == 0, result.stderr
-    import json
     assert json.loads(result.stdout)["hardware_id"] == hardware_id(machine, APP_A)
+
+
+def test_the_recovered_credential_crosses_encrypted(machine, proxy, ca):
+    """ActivateCredential's answer carries the secret the CA sealed to the EK: under the salted
+    session it crosses encrypted, and the CA still accepts it. On password sessions it crossed in
+    clear, for whoever sits between to read."""
+    answers = []
+
+    def keep(command, forward, seen):
+        response = forward(command)
+        if frame_code(command) == TPM2_CC_ACTIVATE_CREDENTIAL:
+            answers.append(response)
+        return response
+    hostile = proxy(keep)
+    request = through(hostile, "attest", "enrol", APP_A)
+    assert request.returncode == 0, request.stderr
+    response = through(hostile, "attest", "activate", APP_A, input=ca.challenge(request.stdout))
+    assert response.returncode == 0, response.stderr
+    # one secret per EK the request offered and the CA sealed to: `credential`, `credential_<kind>`
+    credentials = [base64.b64decode(v) for k, v in json.loads(response.stdout).items() if k.startswith("credential")]
+    assert len(answers) == len(credentials) >= 1 and all(frame_code(a) == 0 for a in answers)
+    assert all(len(c) >= 16 and c not in a for c in credentials for a in answers), "a credential crossed in clear"
+    assert json.loads(ca.finish(response.stdout))["type"] == "deviceid.ak-certificate"
 
 
 # -- 2. objects flushed on every path ------------------------------------------------------------

@@ -1,9 +1,10 @@
 // Each conversation's salted session (docs/HARDWARE-ID.md, "Salted sessions"): one HMAC session,
 // AES-128-CFB, SHA-256, salted to the owner hierarchy's ECC P-256 storage primary (the TCG's SRK
 // template), started at the first command that needs it and flushed at the end. The commands that
-// decide the ID and the evidence (every CreatePrimary, Certify, Sign) are authorised with it: the
-// TPM refuses a command changed on its way (its HMAC no longer matches) and ESAPI an answer
-// changed on its way (TSS2_ESYS_RC_RSP_AUTH_FAILED), since only DeviceID and the TPM know the salt.
+// decide the ID and the evidence (every CreatePrimary, Certify, Sign, ActivateCredential) are
+// authorised with it: the TPM refuses a command changed on its way (its HMAC no longer matches)
+// and ESAPI an answer changed on its way (TSS2_ESYS_RC_RSP_AUTH_FAILED), since only DeviceID and
+// the TPM know the salt.
 #include "session.h"
 
 #include <errno.h>
