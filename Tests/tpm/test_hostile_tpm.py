@@ -10,14 +10,13 @@ resource manager could. Each case failed on 1.0:
 3. CreatePrimary answered RETRY, TESTING or YIELDED failed after ESAPI's five submissions, in
    about 10 ms, with the deadline far ahead;
 4. an NV_ReadPublic answer cut short was completed from the previous answer's bytes;
-5. an EK certificate index holding no DER certificate still gave an enrolment request.
-
-Not yet caught: another app's key of the same template (a CreatePrimary whose unique was
-rewritten): its answer has exactly the shape asked for. Only a salted session, binding the answer
-to the command, tells (issue 53, Required, first bullet); the test says so, strictly expected to
-fail until then."""
+5. an EK certificate index holding no DER certificate still gave an enrolment request;
+6. another app's key of the same template (a CreatePrimary whose unique was rewritten, or another
+   app's answer replayed), and a signature changed in Certify's or Sign's answer: answers of
+   exactly the shape asked for, which only the salted session's HMACs tell from the TPM's."""
 import base64
 import hashlib
+import json
 import time
 
 import pytest
@@ -26,6 +25,7 @@ from proxies import RewritingProxy, TPM2_ST_NO_SESSIONS, cut_short, frame, frame
 from test_deviceid_device import APP_A, APP_B, deviceid, hardware_id, transient_handles
 
 TPM2_CC_CREATE_PRIMARY, TPM2_CC_NV_READ_PUBLIC, TPM2_CC_NV_READ, TPM2_CC_GET_CAPABILITY = 0x131, 0x169, 0x14E, 0x17A
+TPM2_CC_CERTIFY, TPM2_CC_SIGN, TPM2_CC_ACTIVATE_CREDENTIAL = 0x148, 0x15D, 0x147
 TPM2_RC_YIELDED, TPM2_RC_TESTING, TPM2_RC_RETRY = 0x908, 0x90A, 0x922
 TPM_ALG_NULL, TPM_ALG_SHA384, TPM_ECC_NIST_P384 = 0x0010, 0x000C, 0x0004
 AK_ATTRIBUTES, FIXED_TPM, FIXED_PARENT = 0x00050472, 0x00000002, 0x00000010
@@ -222,19 +222,111 @@ def test_an_ak_of_another_template_is_refused_at_enrolment(machine, proxy):
     assert "other than was asked" in result.stderr, result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="another app's key has the shape asked for: only a salted session binding "
-                                       "the answer to the command tells (issue 53, Required, first bullet)")
 def test_another_apps_key_is_refused(machine, proxy):
+    """The app key's CreatePrimary sent to the TPM with another app's unique: an answer of
+    exactly the shape asked for. The salted session's HMAC covers the command, so the TPM refuses
+    it (BAD_AUTH, with no owner password set). 1.0 and the answer checks alone printed the other
+    app's ID, exit 0."""
     result = through(proxy(app_key_rewritten(APP_A, _set("x", app_unique(APP_B)))), "hardware-id", APP_A)
-    assert result.returncode != 0 and result.stdout.strip() != hardware_id(machine, APP_B)
+    assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
+    assert "other than was asked" in result.stderr and "TPM2_CreatePrimary" in result.stderr, result.stderr
+    assert result.stdout == ""
+    assert transient_handles(machine) == []
+
+
+def recorded_answer(code, is_source, is_target):
+    """An answer function: the answer the TPM gave to a command `is_source(command)` picks is
+    kept, and given, whole, to the first later command `is_target(command)` picks, which the TPM
+    never sees (a replay by whoever sits between)."""
+    kept = {}
+
+    def answer(command, forward, seen):
+        if frame_code(command) == code and kept.get("answer") and is_target(command):
+            replay, kept["answer"] = kept["answer"], b""  # once
+            return replay
+        response = forward(command)
+        if frame_code(command) == code and frame_code(response) == 0 and "answer" not in kept and is_source(command):
+            kept["answer"] = response
+        return response
+    return answer
+
+
+def _app_key_of(app_id):
+    def match(command):
+        template = create_primary_template(command)[1]
+        return template is not None and template["x"] == app_unique(app_id)
+    return match
+
+
+def test_another_apps_answer_is_refused(machine, proxy):
+    """APP_B's app key answer, HMACed under its own conversation's session, replayed for APP_A's
+    CreatePrimary: ESAPI refuses its HMAC (TSS2_ESYS_RC_RSP_AUTH_FAILED). On password sessions
+    (before the salted session) hardware-id printed APP_B's ID, exit 0."""
+    hostile = proxy(recorded_answer(TPM2_CC_CREATE_PRIMARY, _app_key_of(APP_B), _app_key_of(APP_A)))
+    assert through(hostile, "hardware-id", APP_B).stdout.strip() == hardware_id(machine, APP_B)
+    result = through(hostile, "hardware-id", APP_A)
+    assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
+    assert "other than was asked" in result.stderr and "TPM2_CreatePrimary" in result.stderr, result.stderr
+    assert result.stdout == ""
+    assert transient_handles(machine) == []
+
+
+def last_parameter_byte_flipped(code):
+    """An answer function: the last byte of the parameters of `code`'s answers (a signature's
+    last byte, for Certify and Sign) flipped, the session's part left as the TPM wrote it."""
+    def answer(command, forward, seen):
+        response = forward(command)
+        if frame_code(command) == code and frame_code(response) == 0:
+            # header (10), parameterSize (4), the parameters, then the sessions' part
+            end = 14 + int.from_bytes(response[10:14], "big")
+            return response[:end - 1] + bytes([response[end - 1] ^ 1]) + response[end:]
+        return response
+    return answer
+
+
+@pytest.mark.parametrize("code, call, stage", [
+    (TPM2_CC_CERTIFY, ("attest", "certify", APP_A, "--nonce", NONCE), "TPM2_Certify"),
+    (TPM2_CC_SIGN, ("assert", APP_A, "--client-data-hash",
+                    base64.urlsafe_b64encode(hashlib.sha256(b"client data").digest()).decode().rstrip("=")), "TPM2_Sign"),
+], ids=["certify", "sign"])
+def test_a_signature_changed_on_its_way_is_refused(machine, proxy, code, call, stage):
+    """One bit of the signature in Certify's or Sign's answer: the answer's HMAC fails. On
+    password sessions both printed the changed signature, exit 0, for the server to refuse."""
+    result = through(proxy(last_parameter_byte_flipped(code)), *call)
+    assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
+    assert "other than was asked" in result.stderr and stage in result.stderr, result.stderr
+    assert result.stdout == ""
+    assert transient_handles(machine) == []
 
 
 def test_the_evidence_and_hardware_id_agree(machine, proxy):
     """The evidence's hardware_id is computed from the Name the TPM gave, as hardware-id's is."""
     result = through(proxy(passing), "attest", "certify", APP_A, "--nonce", NONCE)
     assert result.returncode == 0, result.stderr
-    import json
     assert json.loads(result.stdout)["hardware_id"] == hardware_id(machine, APP_A)
+
+
+def test_the_recovered_credential_crosses_encrypted(machine, proxy, ca):
+    """ActivateCredential's answer carries the secret the CA sealed to the EK: under the salted
+    session it crosses encrypted, and the CA still accepts it. On password sessions it crossed in
+    clear, for whoever sits between to read."""
+    answers = []
+
+    def keep(command, forward, seen):
+        response = forward(command)
+        if frame_code(command) == TPM2_CC_ACTIVATE_CREDENTIAL:
+            answers.append(response)
+        return response
+    hostile = proxy(keep)
+    request = through(hostile, "attest", "enrol", APP_A)
+    assert request.returncode == 0, request.stderr
+    response = through(hostile, "attest", "activate", APP_A, input=ca.challenge(request.stdout))
+    assert response.returncode == 0, response.stderr
+    # one secret per EK the request offered and the CA sealed to: `credential`, `credential_<kind>`
+    credentials = [base64.b64decode(v) for k, v in json.loads(response.stdout).items() if k.startswith("credential")]
+    assert len(answers) == len(credentials) >= 1 and all(frame_code(a) == 0 for a in answers)
+    assert all(len(c) >= 16 and c not in a for c in credentials for a in answers), "a credential crossed in clear"
+    assert json.loads(ca.finish(response.stdout))["type"] == "deviceid.ak-certificate"
 
 
 # -- 2. objects flushed on every path ------------------------------------------------------------

@@ -49,7 +49,7 @@ step fork /in/fork_during_tpm_calls $APP {FORK_SECONDS} {FORK_DEADLINE_MS} /tmp/
 step loaded /in/deadline_under_load $APP {LOADERS} {LOADED_CALLS} {LOADED_DEADLINE_MS}
 for k in $(seq {PARALLEL}); do deviceid attest certify $APP --nonce AAAA > /tmp/p$k 2>&1 & done
 wait
-step parallel sh -c 'for k in $(seq {PARALLEL}); do grep -c "\\"type\\":\\"deviceid.attestation\\"" /tmp/p$k; done'
+step parallel sh -c 'for k in $(seq {PARALLEL}); do grep -c "\\"type\\":\\"deviceid.attestation\\"" /tmp/p$k || tail -n 1 /tmp/p$k; done'
 """
 
 
@@ -154,7 +154,7 @@ def test_a_user_outside_the_tss_group_gets_permission_and_the_way_in(booted):
 def test_eight_processes_at_once_through_the_resource_manager(booted):
     """Each makes two primaries and a TPM2_Certify at the same time: the kernel's resource manager
     gives each its own handles, where swtpm's socket serves one connection at a time."""
-    rc, counts = booted[1]["parallel"]
+    rc, counts = booted[1]["parallel"]  # 1 for each process's evidence, or 0 and its last words
     assert counts.split() == ["1"] * PARALLEL, counts
 
 

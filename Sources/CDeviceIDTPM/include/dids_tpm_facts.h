@@ -16,8 +16,12 @@
 #define DIDS_TPM_EK_ATTRIBUTES 0x000300b2u  // the TCG's low-range EKs: fixedTPM, fixedParent, sensitiveDataOrigin, adminWithPolicy, restricted, decrypt
 #define DIDS_TPM_EK_HIGH_ATTRIBUTES 0x000300f2u  // the TCG's high-range EKs: the low range's and userWithAuth
 #define DIDS_TPM_COUNTER_ATTRIBUTES 0x06040014u  // an app's assertion counter: authwrite, nt=counter, authread, no_da, orderly
+#define DIDS_TPM_SALT_KEY_ATTRIBUTES 0x00030472u  // the key each conversation's session is salted to, the TCG's ECC P-256 SRK: fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, noDA, restricted, decrypt
 
 #define DIDS_TPMA_NV_WRITTEN 0x20000000u  // TPMA_NV_WRITTEN: the TPM sets it once an index is written (incremented)
+#define DIDS_TPMA_SESSION_CONTINUE 0x01u  // TPMA_SESSION_CONTINUESESSION: the session outlives the command
+#define DIDS_TPMA_SESSION_DECRYPT 0x20u  // TPMA_SESSION_DECRYPT: the command's first parameter travels encrypted
+#define DIDS_TPMA_SESSION_ENCRYPT 0x40u  // TPMA_SESSION_ENCRYPT: the answer's first parameter travels encrypted
 
 #define DIDS_TPM2_ALG_RSA 0x0001u  // TPM_ALG_RSA
 #define DIDS_TPM2_ALG_AES 0x0006u  // TPM_ALG_AES
@@ -51,6 +55,7 @@
 #define DIDS_TPM2_PT_MANUFACTURER 0x00000105u  // TPM_PT_MANUFACTURER
 #define DIDS_TPM2_PT_FIRMWARE_VERSION_1 0x0000010bu  // TPM_PT_FIRMWARE_VERSION_1
 #define DIDS_TPM2_PT_FIRMWARE_VERSION_2 0x0000010cu  // TPM_PT_FIRMWARE_VERSION_2
+#define DIDS_TPM2_PT_PERMANENT 0x00000200u  // TPM_PT_PERMANENT: ownerAuthSet (bit 0), endorsementAuthSet (bit 1)
 
 #define DIDS_TPM_OWNER_NV_FIRST 0x01800000u  // the owner's NV range (TCG handle registry), where DeviceID's counters live
 #define DIDS_TPM_OWNER_NV_COUNT 0x00400000u  // its size

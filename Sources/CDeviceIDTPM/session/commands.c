@@ -137,13 +137,19 @@ int dids_tpm_certify(dids_tpm *tpm, const unsigned char ak_unique[32], enum dids
     TPM2B_ATTEST *certified = NULL;
     TPMT_SIGNATURE *signed_by = NULL;
     TPM2B_NAME *name = NULL;
+    ESYS_TR session = DIDS_ESYS_TR_NONE;
+    // The certified key's authorisation is the salted session's (the answer HMACed, the nonce and
+    // TPMS_ATTEST encrypted on the way); the AK's a password: a session is used once per command.
     int ok = dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, ak_public, failure)
           && dids_tpm_create_primary(tpm, kind, unique, &key, app_public, failure)
           && dids_tpm_name(tpm, key, &name, failure)
-          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CERTIFY,
-                          dids_p_Esys_Certify_Async(tpm->esys, key, ak, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_PASSWORD,
-                                                    DIDS_ESYS_TR_NONE, &qualifying, &scheme),
-                          dids_p_Esys_Certify_Finish(tpm->esys, &certified, &signed_by))
+          && (session = dids_tpm_salted(tpm, DIDS_TPMA_SESSION_DECRYPT | DIDS_TPMA_SESSION_ENCRYPT, failure))
+                 != DIDS_ESYS_TR_NONE
+          && (DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CERTIFY,
+                           dids_p_Esys_Certify_Async(tpm->esys, key, ak, session, DIDS_ESYS_TR_PASSWORD,
+                                                     DIDS_ESYS_TR_NONE, &qualifying, &scheme),
+                           dids_p_Esys_Certify_Finish(tpm->esys, &certified, &signed_by))
+              || dids_tpm_refused_salted(tpm, DIDS_ESYS_TR_NONE, failure))
           && (dids_tpm_attests_certify(certified->attestationData, certified->size, &qualifying, name)
               || dids_tpm_fail(failure, DIDS_TPM_STAGE_CERTIFY, 0, EPROTO))
           && dids_tpm_put(attest, certified->attestationData, certified->size, DIDS_TPM_STAGE_CERTIFY, failure)
@@ -169,11 +175,16 @@ int dids_tpm_sign(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char uni
     const TPMT_TK_HASHCHECK no_ticket = {.tag = DIDS_TPM2_ST_HASHCHECK, .hierarchy = DIDS_TPM2_RH_NULL};
     ESYS_TR key = DIDS_ESYS_TR_NONE;
     TPMT_SIGNATURE *signed_by = NULL;
+    ESYS_TR session = DIDS_ESYS_TR_NONE;
+    // Under the salted session: the digest encrypted on the way, the signature HMACed (a
+    // TPMT_SIGNATURE is no sized buffer, so the answer cannot be encrypted).
     int ok = dids_tpm_create_primary(tpm, kind, unique, &key, public_area, failure)
-          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SIGN,
-                          dids_p_Esys_Sign_Async(tpm->esys, key, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
-                                                 DIDS_ESYS_TR_NONE, &message, &scheme, &no_ticket),
-                          dids_p_Esys_Sign_Finish(tpm->esys, &signed_by))
+          && (session = dids_tpm_salted(tpm, DIDS_TPMA_SESSION_DECRYPT, failure)) != DIDS_ESYS_TR_NONE
+          && (DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SIGN,
+                           dids_p_Esys_Sign_Async(tpm->esys, key, session, DIDS_ESYS_TR_NONE,
+                                                  DIDS_ESYS_TR_NONE, &message, &scheme, &no_ticket),
+                           dids_p_Esys_Sign_Finish(tpm->esys, &signed_by))
+              || dids_tpm_refused_salted(tpm, DIDS_ESYS_TR_NONE, failure))
           && dids_tpm_marshal_signature(signed_by, signature, failure);
     dids_p_Esys_Free(signed_by);
     dids_tpm_flush(tpm, &key);

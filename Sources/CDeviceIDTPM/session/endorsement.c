@@ -366,16 +366,22 @@ int dids_tpm_activate(dids_tpm *tpm, enum dids_tpm_ek ek, const unsigned char ak
     secret.size = (uint16_t)encrypted_secret_size;
     if (encrypted_secret_size) memcpy(secret.secret, encrypted_secret, encrypted_secret_size);
     ESYS_TR ak = DIDS_ESYS_TR_NONE, ek_handle = DIDS_ESYS_TR_NONE, session = DIDS_ESYS_TR_NONE;
+    ESYS_TR salted = DIDS_ESYS_TR_NONE;
     TPM2B_DIGEST *recovered = NULL;
     TPM2B_PUBLIC public;
     int kept = 0;
+    // The AK's authorisation is the salted session's: the recovered credential, the secret the CA
+    // checks, travels encrypted, and the answer is HMACed.
     int ok = the_ek(tpm, ek, &ek_handle, &kept, &public, failure)
           && dids_tpm_create_primary(tpm, DIDS_TPM_ATTESTATION_KEY, ak_unique, &ak, NULL, failure)
           && ek_session(tpm, k, &session, failure)
-          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_ACTIVATE,
-                          dids_p_Esys_ActivateCredential_Async(tpm->esys, ak, ek_handle, DIDS_ESYS_TR_PASSWORD,
-                                                               session, DIDS_ESYS_TR_NONE, &blob, &secret),
-                          dids_p_Esys_ActivateCredential_Finish(tpm->esys, &recovered))
+          && (salted = dids_tpm_salted(tpm, DIDS_TPMA_SESSION_DECRYPT | DIDS_TPMA_SESSION_ENCRYPT, failure))
+                 != DIDS_ESYS_TR_NONE
+          && (DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_ACTIVATE,
+                           dids_p_Esys_ActivateCredential_Async(tpm->esys, ak, ek_handle, salted,
+                                                                session, DIDS_ESYS_TR_NONE, &blob, &secret),
+                           dids_p_Esys_ActivateCredential_Finish(tpm->esys, &recovered))
+              || dids_tpm_refused_salted(tpm, DIDS_ESYS_TR_NONE, failure))
           && dids_tpm_put(credential, recovered->buffer, recovered->size, DIDS_TPM_STAGE_ACTIVATE, failure);
     dids_p_Esys_Free(recovered);
     // ESAPI starts sessions with continueSession set, so the TPM keeps this one after the command:

@@ -143,6 +143,15 @@ static int as_asked(const unsigned char *asked, const unsigned char *got) {
 
 int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_PUBLIC *template, int stage,
                                  ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure) {
+    *handle = DIDS_ESYS_TR_NONE;
+    ESYS_TR session = dids_tpm_salted(tpm, DIDS_TPMA_SESSION_DECRYPT | DIDS_TPMA_SESSION_ENCRYPT, failure);
+    return session != DIDS_ESYS_TR_NONE
+        && (dids_tpm_create_primary_with(tpm, hierarchy, session, template, stage, handle, public, failure)
+            || dids_tpm_refused_salted(tpm, hierarchy, failure));
+}
+
+int dids_tpm_create_primary_with(dids_tpm *tpm, ESYS_TR hierarchy, ESYS_TR session, const TPM2B_PUBLIC *template,
+                                 int stage, ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure) {
     TPM2B_SENSITIVE_CREATE sensitive;
     memset(&sensitive, 0, sizeof sensitive);
     TPML_PCR_SELECTION no_pcrs;
@@ -150,7 +159,7 @@ int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_P
     *handle = DIDS_ESYS_TR_NONE;
     TPM2B_PUBLIC *out = NULL;
     int ok = DIDS_TPM_RUN(tpm, failure, stage,
-                          dids_p_Esys_CreatePrimary_Async(tpm->esys, hierarchy, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
+                          dids_p_Esys_CreatePrimary_Async(tpm->esys, hierarchy, session, DIDS_ESYS_TR_NONE,
                                                           DIDS_ESYS_TR_NONE, &sensitive, template, NULL, &no_pcrs),
                           dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, &out, NULL, NULL, NULL));
     if (ok && !as_asked(template->publicArea, out->publicArea)) {

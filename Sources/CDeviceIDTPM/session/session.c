@@ -30,7 +30,8 @@ int dids_tpm_fail_command(dids_tpm *tpm, struct dids_tpm_failure *failure, int s
         tpm->stuck = 1;
         return dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, rc, 0);
     }
-    return dids_tpm_fail(failure, stage, rc, 0);
+    // An answer that is not the TPM's to the command sent: its HMAC under the salted session fails.
+    return dids_tpm_fail(failure, stage, rc, rc == DIDS_TSS2_ESYS_RC_RSP_AUTH_FAILED ? EPROTO : 0);
 }
 
 int dids_tpm_resend(dids_tpm *tpm, uint32_t rc, unsigned *pause_ms) {
@@ -105,6 +106,7 @@ dids_tpm *dids_tpm_open(const char *driver, const char *config, uint64_t deadlin
     if (!tpm) { dids_tpm_fail(failure, DIDS_TPM_STAGE_TCTI_INIT, 0, ENOMEM); return NULL; }
     tpm->software = software;
     tpm->deadline_ms = deadline_ms;
+    tpm->salted = DIDS_ESYS_TR_NONE;
     tpm->tcti = software ? open_swtpm(config + 5, deadline_ms, failure) : open_device(config, deadline_ms, failure);
     if (!tpm->tcti) { free(tpm); return NULL; }
     tpm->ledger = dids_tpm_ledger_open(tpm->tcti);
@@ -156,6 +158,7 @@ void dids_tpm_close(dids_tpm *tpm) {
     if (!tpm) return;
     // What ESAPI could not flush (an answer it failed to parse, after which it refuses every
     // command), flushed beneath it. Not past the deadline: the transport may hold a command then.
+    if (tpm->esys) dids_tpm_flush(tpm, &tpm->salted);
     if (!tpm->stuck && tpm->ledger) dids_tpm_ledger_flush(tpm->ledger, tpm->deadline_ms);
     // A command abandoned at the deadline may still be running in the TPM: closing /dev/tpmrm0
     // then waits in the kernel for it (tpm_common_release flushes the pending work). The caller

@@ -16,6 +16,7 @@ struct dids_tpm {
     uint64_t deadline_ms;
     int stuck;  // a command was abandoned at the deadline: ESAPI accepts no other until finalised
     int software;            // a swtpm, through transports/tcti_swtpm.c; else a device, through tcti_device.c
+    ESYS_TR salted;          // the salted session (salted.c), once a command has needed it; NONE before
 };
 
 
@@ -91,6 +92,19 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
 /// EPROTO, the object flushed: whoever answers as the TPM does not choose the key.
 int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_PUBLIC *template, int stage,
                                  ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure);
+/// TPM2_CreatePrimary as create_primary_from, its hierarchy authorised by `session` (the salted
+/// session, or DIDS_ESYS_TR_PASSWORD for the key that session is salted to).
+int dids_tpm_create_primary_with(dids_tpm *tpm, ESYS_TR hierarchy, ESYS_TR session, const TPM2B_PUBLIC *template,
+                                 int stage, ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure);
+/// The conversation's salted HMAC session (salted.c), started at the first call, its attributes
+/// set for the next command: continueSession and `attributes` (DIDS_TPMA_SESSION_DECRYPT,
+/// _ENCRYPT, where that command's first parameter is a sized buffer). NONE with `failure` set.
+ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failure *failure);
+/// After a command authorised by the salted session failed: a TPM that refused the authorisation
+/// (BAD_AUTH, AUTH_FAIL) of an entity with no password (one of DeviceID's objects, `hierarchy`
+/// NONE; or a hierarchy TPM_PT_PERMANENT says has none) checked another command than was sent:
+/// EPROTO. Returns 0, so that it can end a condition.
+int dids_tpm_refused_salted(dids_tpm *tpm, ESYS_TR hierarchy, struct dids_tpm_failure *failure);
 /// The Name ESAPI holds for `key` (for the caller to Esys_Free): the TPM's, which ESAPI checked
 /// against the public area it came with, and create_primary_from that public area against the
 /// template. The one Name every ID and every piece of evidence is computed from (commands.c).

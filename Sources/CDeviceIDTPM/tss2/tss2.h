@@ -54,6 +54,7 @@ typedef uint32_t ESYS_TR;
 typedef uint32_t TPM2_HANDLE;
 typedef uint16_t TPM2_SU;
 typedef uint8_t TPM2_SE;
+typedef uint8_t TPMA_SESSION;
 typedef uint16_t TPMI_ALG_HASH;
 typedef struct ESYS_CONTEXT ESYS_CONTEXT;
 typedef struct TSS2_TCTI_OPAQUE_CONTEXT_BLOB TSS2_TCTI_CONTEXT;
@@ -124,6 +125,7 @@ typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
 #define DIDS_ESYS_TR_RH_OWNER 0x101u
 #define DIDS_ESYS_TR_RH_ENDORSEMENT 0x10bu
 #define DIDS_TPM2_SU_CLEAR 0x0000u
+#define DIDS_TPM2_SE_HMAC 0x00u
 #define DIDS_TPM2_SE_POLICY 0x01u
 // The TPM's own facts (algorithms, attributes, handles, codes): include/dids_tpm_facts.h, from
 // tpm-facts.tsv. TPM2_GetCapability(TPM_CAP_HANDLES): TPMS_CAPABILITY_DATA's TPML_HANDLE, its
@@ -134,6 +136,8 @@ typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
 #define DIDS_TPM_MAX_CAP_HANDLES 254         // TPML_HANDLE's room (TPM2_MAX_CAP_HANDLES)
 
 #define DIDS_TSS2_BASE_RC_TRY_AGAIN 9u
+// ESAPI's: an answer whose HMAC is not the one its session's key gives (TSS2_ESYS_RC_RSP_AUTH_FAILED).
+#define DIDS_TSS2_ESYS_RC_RSP_AUTH_FAILED 0x0007001bu
 
 // Every TPM command is sent with ESAPI's _Async and collected with _Finish under ESAPI's
 // timeout, so that a silent TPM ends at the caller's deadline (the blocking forms wait forever).
@@ -239,6 +243,8 @@ typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
     X(TSS2_RC, Esys_TR_GetName, (ESYS_CONTEXT *esysContext, ESYS_TR handle, TPM2B_NAME **name), \
       (esysContext, handle, name)) \
     X(TSS2_RC, Esys_TR_Close, (ESYS_CONTEXT *esys_context, ESYS_TR *rsrc_handle), (esys_context, rsrc_handle)) \
+    X(TSS2_RC, Esys_TRSess_SetAttributes, (ESYS_CONTEXT *esysContext, ESYS_TR session, TPMA_SESSION flags, TPMA_SESSION mask), \
+      (esysContext, session, flags, mask)) \
     XV(Esys_Free, (void *ptr), (ptr)) \
     /* libtss2-mu.so.0's, which ESAPI links: dlsym on ESAPI's handle finds it among its dependencies. */ \
     X(TSS2_RC, Tss2_MU_TPMT_PUBLIC_Unmarshal, \
