@@ -20,12 +20,14 @@ import json
 import time
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from proxies import RewritingProxy, TPM2_ST_NO_SESSIONS, cut_short, frame, frame_code
 from test_deviceid_device import APP_A, APP_B, deviceid, hardware_id, transient_handles
 
 TPM2_CC_CREATE_PRIMARY, TPM2_CC_NV_READ_PUBLIC, TPM2_CC_NV_READ, TPM2_CC_GET_CAPABILITY = 0x131, 0x169, 0x14E, 0x17A
 TPM2_CC_CERTIFY, TPM2_CC_SIGN, TPM2_CC_ACTIVATE_CREDENTIAL = 0x148, 0x15D, 0x147
+TPM2_CC_ECDH_KEYGEN, TPM2_CC_ECDH_ZGEN = 0x163, 0x154
 TPM2_RC_YIELDED, TPM2_RC_TESTING, TPM2_RC_RETRY = 0x908, 0x90A, 0x922
 TPM_ALG_NULL, TPM_ALG_SHA384, TPM_ECC_NIST_P384 = 0x0010, 0x000C, 0x0004
 AK_ATTRIBUTES, FIXED_TPM, FIXED_PARENT = 0x00050472, 0x00000002, 0x00000010
@@ -327,6 +329,39 @@ def test_the_recovered_credential_crosses_encrypted(machine, proxy, ca):
     assert len(answers) == len(credentials) >= 1 and all(frame_code(a) == 0 for a in answers)
     assert all(len(c) >= 16 and c not in a for c in credentials for a in answers), "a credential crossed in clear"
     assert json.loads(ca.finish(response.stdout))["type"] == "deviceid.ak-certificate"
+
+
+def on_p256(x, y):
+    try:
+        ec.EllipticCurvePublicNumbers(int.from_bytes(x, "big"), int.from_bytes(y, "big"), ec.SECP256R1()).public_key()
+        return True
+    except ValueError:
+        return False
+
+
+def test_the_this_device_only_secret_crosses_encrypted(proxy, tmp_path):
+    """A this-device-only ID is sealed with the x of an ECDH point the TPM computes with its binding
+    key (KeyGen to seal, ZGen to open): that point is the secret. Under the salted session it
+    crosses encrypted, so what the bus carries is no point of P-256; on password sessions (before)
+    it was the shared point itself, for whoever sits between to read and unseal the copy."""
+    points = []
+
+    def keep(command, forward, seen):
+        response = forward(command)
+        if frame_code(command) in (TPM2_CC_ECDH_KEYGEN, TPM2_CC_ECDH_ZGEN) and frame_code(response) == 0:
+            # header (10), parameterSize (4), then the first answer: a TPM2B_ECC_POINT (x, y of 32 bytes)
+            point = response[14:14 + 2 + 2 + 32 + 2 + 32]
+            points.append((point[4:36], point[38:70]))
+        return response
+    hostile = proxy(keep)
+    store = tmp_path / "store"
+    sealed = through(hostile, "--protection", "this-device-only", "--backend", "file", "--store-dir", str(store),
+                     "get", APP_A)
+    assert sealed.returncode == 0, sealed.stderr
+    opened = through(hostile, "--backend", "file", "--store-dir", str(store), "get", APP_A)
+    assert (opened.returncode, opened.stdout) == (0, sealed.stdout), opened.stderr
+    assert len(points) == 2, "one KeyGen to seal, one ZGen to open"
+    assert not any(on_p256(x, y) for x, y in points), "the shared point crossed in clear"
 
 
 # -- 2. objects flushed on every path ------------------------------------------------------------

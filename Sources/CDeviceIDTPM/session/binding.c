@@ -40,13 +40,17 @@ static int binding_key(dids_tpm *tpm, const unsigned char unique[32], ESYS_TR *h
 
 int dids_tpm_binding_wrap(dids_tpm *tpm, const unsigned char unique[32], struct dids_tpm_bytes *key,
                           struct dids_tpm_bytes *ephemeral, struct dids_tpm_bytes *shared, struct dids_tpm_failure *failure) {
-    ESYS_TR handle = DIDS_ESYS_TR_NONE;
+    ESYS_TR handle = DIDS_ESYS_TR_NONE, session = DIDS_ESYS_TR_NONE;
     TPM2B_ECC_POINT *z = NULL, *q = NULL;
+    // KeyGen needs no authorisation; the salted session rides along to encrypt its first answer,
+    // the shared point, and HMAC the rest: an interposer on the bus neither reads nor swaps it.
     int ok = binding_key(tpm, unique, &handle, key, failure)
-          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_BINDING,
-                          dids_p_Esys_ECDH_KeyGen_Async(tpm->esys, handle, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                        DIDS_ESYS_TR_NONE),
-                          dids_p_Esys_ECDH_KeyGen_Finish(tpm->esys, &z, &q))
+          && (session = dids_tpm_salted(tpm, DIDS_TPMA_SESSION_ENCRYPT, failure)) != DIDS_ESYS_TR_NONE
+          && (DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_BINDING,
+                           dids_p_Esys_ECDH_KeyGen_Async(tpm->esys, handle, session, DIDS_ESYS_TR_NONE,
+                                                         DIDS_ESYS_TR_NONE),
+                           dids_p_Esys_ECDH_KeyGen_Finish(tpm->esys, &z, &q))
+              || dids_tpm_refused_salted(tpm, DIDS_ESYS_TR_NONE, failure))
           && point_out(q, ephemeral, 0, failure) && point_out(z, shared, 1, failure);
     if (z) memset(z, 0, sizeof *z);
     dids_p_Esys_Free(z);
@@ -68,10 +72,15 @@ int dids_tpm_binding_unwrap(dids_tpm *tpm, const unsigned char unique[32], const
         memcpy(p + DIDS_TPM2B_ECC_POINT_X + 2, ephemeral, 32);
         dids_put16(p + DIDS_TPM2B_ECC_POINT_Y, 32);
         memcpy(p + DIDS_TPM2B_ECC_POINT_Y + 2, ephemeral + 32, 32);
-        ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_BINDING,
-                          dids_p_Esys_ECDH_ZGen_Async(tpm->esys, handle, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
-                                                      DIDS_ESYS_TR_NONE, &in),
-                          dids_p_Esys_ECDH_ZGen_Finish(tpm->esys, &z))
+        // The binding key's authorisation is the salted session: the ephemeral point goes
+        // encrypted, the shared point comes back encrypted.
+        ESYS_TR session = dids_tpm_salted(tpm, DIDS_TPMA_SESSION_DECRYPT | DIDS_TPMA_SESSION_ENCRYPT, failure);
+        ok = session != DIDS_ESYS_TR_NONE
+          && (DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_BINDING,
+                           dids_p_Esys_ECDH_ZGen_Async(tpm->esys, handle, session, DIDS_ESYS_TR_NONE,
+                                                       DIDS_ESYS_TR_NONE, &in),
+                           dids_p_Esys_ECDH_ZGen_Finish(tpm->esys, &z))
+              || dids_tpm_refused_salted(tpm, DIDS_ESYS_TR_NONE, failure))
           && point_out(z, shared, 1, failure);
     }
     if (z) memset(z, 0, sizeof *z);
