@@ -241,6 +241,27 @@ def test_24_processes_race_to_one_counter_value_one_wins(database_url):
     assert (stored.counter, stored.counter_failed) == (6, T0), "the losers marked the credential"
 
 
+def _race_assertion(store, i):
+    state, answer = store.spend_assertion(b"%31d" % i + b"n", T0, "com.example.a", b"c" * 32, 6, b"%31d" % i + b"r",
+                                          T0 + SECOND)
+    return state.value, answer, store.receipt(b"%31d" % i + b"r", T0)
+
+
+def test_24_processes_race_assertions_of_one_counter_value_one_wins(database_url):
+    """Invariant 8 through spend_assertion (PostgreSQL: one statement of several updates): of 24
+    assertions with one counter, each on a challenge of its own, one is accepted; the others
+    spend their challenges, mark the credential, and each keeps the answer it was given."""
+    store = open_store(database_url)
+    store.add_credential(credential(counter=5))
+    for i in range(RACERS):
+        store.add_nonce(b"%31d" % i + b"n", T0 + 300 * SECOND, "webauthn", "com.example.a")
+    results = _race(database_url, _race_assertion, lambda i: (i,))
+    assert sorted(results) == [("fresh", b"accepted", b"accepted")] + [("fresh", b"counter", b"counter")] * (
+        RACERS - 1), results
+    stored = store.credential(b"c" * 32)
+    assert (stored.counter, stored.counter_failed) == (6, T0), "the losers did not mark the credential"
+
+
 def test_24_processes_race_with_24_counters_the_highest_stays(database_url):
     open_store(database_url).add_credential(credential())
     results = _race(database_url, _race_counter, lambda i: (i + 1,))

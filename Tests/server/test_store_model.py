@@ -181,6 +181,17 @@ class Model:
             self.credentials[credential_id] = dataclasses.replace(known, counter_failed=now)
         return False
 
+    def spend_assertion(self, nonce, now, app_id, credential_id, counter, key, keep_until):
+        state = self.use_nonce(nonce, now, "webauthn", app_id)
+        if state is NonceState.USED and key is not None:
+            return state, self.receipt(key, now)
+        if state is not NonceState.FRESH:
+            return state, None
+        answer = b"accepted" if self.advance_counter(credential_id, counter, now) else b"counter"
+        if key is not None:
+            self.receipts[key] = (answer, keep_until)
+        return state, answer
+
     def purge(self, now):
         self.nonces = {n: e for n, e in self.nonces.items() if e[0] >= now}
         self.challenges = {i: p for i, p in self.challenges.items() if p.expires >= now}
@@ -319,6 +330,21 @@ class StoreMachine(RuleBasedStateMachine):
         assert self.store.advance_counter(credential, counter, self.now) == self.model.advance_counter(
             credential, counter, self.now)
         assert self.store.credential(credential) == self.model.credentials.get(credential)
+
+    @rule(data=st.data(), app_id=st.sampled_from(APPS), credential=st.sampled_from(CREDENTIALS + (b"u" * 32,)),
+          counter=COUNTERS, key=st.sampled_from((None, *RECEIPTS)), lifetime=seconds)
+    def spend_assertion(self, data, app_id, credential, counter, key, lifetime):
+        """An assertion's writes as one operation: the WebAuthn challenge, the counter (or its mark),
+        the receipt; and a retry's receipt for a challenge used before."""
+        nonce = data.draw(st.sampled_from(sorted(self.model.nonces) + [b"unknown".ljust(32, b"\0")]))
+        if key is not None and key in self.model.receipts and self.model.nonces.get(nonce, [0, True])[1] is False:
+            key = None  # a receipt is kept once, by the request that spent its nonce (its digest names the nonce)
+        expected = self.model.spend_assertion(nonce, self.now, app_id, credential, counter, key, self.now + lifetime)
+        assert self.store.spend_assertion(nonce, self.now, app_id, credential, counter, key,
+                                          self.now + lifetime) == expected
+        assert self.store.credential(credential) == self.model.credentials.get(credential)
+        if key is not None:
+            assert self.store.receipt(key, self.now) == self.model.receipt(key, self.now)
 
     @rule(credential=st.sampled_from(CREDENTIALS + (b"u" * 32,)))
     def credential_and_certificate(self, credential):

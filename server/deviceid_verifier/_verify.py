@@ -77,6 +77,16 @@ def request_key(operation: str, request_id: Optional[str], *parts: bytes) -> Opt
     return digest.digest()
 
 
+def _refusal(state: NonceState) -> Rejected:
+    """Why a nonce in `state` (not FRESH, and no receipt for the request) was not spent."""
+    if state is NonceState.UNKNOWN:
+        return Rejected("nonce-unknown", "this verifier did not issue the nonce for this purpose and app id "
+                                         "(or forgot it after its lifetime)")
+    if state is NonceState.USED:
+        return Rejected("nonce-replayed", "the nonce was already used")
+    return Rejected("nonce-expired", "the nonce's lifetime is over")
+
+
 class _NonceBook:
     """The nonces a verifier issued for one purpose, in its store: each lives `lifetime` and is
     spent by the first spend() of a request that passed every check before it (docs/SERVER-STATE.md,
@@ -110,12 +120,19 @@ class _NonceBook:
                     self._store.add_receipt(key, answer, now + self._lifetime)
                 return answer
         # after the block: an expired nonce stays used up, as use_nonce left it
-        if state is NonceState.UNKNOWN:
-            raise Rejected("nonce-unknown", "this verifier did not issue the nonce for this purpose and app id "
-                                            "(or forgot it after its lifetime)")
-        if state is NonceState.USED:
-            raise Rejected("nonce-replayed", "the nonce was already used")
-        raise Rejected("nonce-expired", "the nonce's lifetime is over")
+        raise _refusal(state)
+
+    def spend_assertion(self, nonce: bytes, app_id: str, key: Optional[bytes], credential_id: bytes,
+                        counter: int) -> bytes:
+        """spend() of a WebAuthn challenge whose act is the store's credential counter raised to
+        `counter`, as the store's one operation (spend_assertion): the answer, COUNTER_ACCEPTED or
+        COUNTER_REFUSED, or the one kept under `key` for this request's retry."""
+        now = _chain.utcnow()
+        state, answer = self._store.spend_assertion(nonce, now, app_id, credential_id, counter, key,
+                                                    now + self._lifetime)
+        if answer is not None:
+            return answer
+        raise _refusal(state)
 
     def _memory(self) -> MemoryStore:
         if not isinstance(self._store, MemoryStore):

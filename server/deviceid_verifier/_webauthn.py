@@ -28,7 +28,7 @@ from . import _akcert, _cbor, _ca, _chain, _tpm, _wire
 from ._crl import revocation_lists
 from ._errors import Rejected
 from ._store import CredentialRecord, MemoryStore, Store
-from ._store._base import WEBAUTHN
+from ._store._base import COUNTER_ACCEPTED, COUNTER_REFUSED, WEBAUTHN
 from ._verify import _NonceBook, request_key
 
 #: Authenticator data flags (WebAuthn §6.1).
@@ -36,8 +36,6 @@ FLAG_ATTESTED = 0x40
 FLAG_EXTENSIONS = 0x80
 #: The most certificates an x5c may hold (the AK's and its intermediates): each costs a signature check.
 MAX_CHAIN = 4
-#: The answers an assertion's receipt keeps: whether its counter was accepted.
-_ACCEPTED, _REFUSED = b"accepted", b"counter"
 #: COSE: kty EC2, alg ES256, crv P-256 (RFC 9053).
 _COSE_EC2, _COSE_ES256, _COSE_P256 = 2, -7, 1
 
@@ -425,19 +423,15 @@ class WebAuthnVerifier:
                   else self._store.certificate(credential.ak_serial))
         _akcert.still_trusted(credential.ak_serial, credential.ak_anchor, credential.ak_not_after,
                               self._anchors_by_key, record, self._store, self._crls, now)
-        known = credential
-
-        def advance() -> bytes:
-            if stored is None:  # the caller's credential alone
-                accepted = counter > known.counter
-            elif counter <= known.counter:  # the caller's copy is ahead: refused, and marked as the store marks
-                accepted = self._store.advance_counter(credential_id, 0, now)  # 0 rises above no counter: a mark only
-            else:  # the store's counter, every worker's
-                accepted = self._store.advance_counter(credential_id, counter, now)
-            return _ACCEPTED if accepted else _REFUSED
-
         key = request_key("verifyAssertion", request_id, _text_bytes(assertion), client_data_json)
-        if self._challenges.spend(challenge, credential.app_id, key, advance) != _ACCEPTED:
+        if stored is None:  # the caller's credential alone: its own counter
+            accepted = counter > credential.counter
+            answer = self._challenges.spend(challenge, credential.app_id, key,
+                                            lambda: COUNTER_ACCEPTED if accepted else COUNTER_REFUSED)
+        else:  # the store's counter, every worker's; a caller's copy ahead of it only marks (0 rises above none)
+            answer = self._challenges.spend_assertion(challenge, credential.app_id, key, credential_id,
+                                                      counter if counter > credential.counter else 0)
+        if answer != COUNTER_ACCEPTED:
             raise Rejected("counter", f"the assertion's counter {counter} is not above the last one accepted for "
                                       "the credential: a replay, or a clone of the TPM")
         return dataclasses.replace(credential, counter=counter,

@@ -27,6 +27,9 @@ WEBAUTHN = "webauthn"
 #: The most enrolment challenges one EK pseudonym may have pending (unexpired), whatever their app ids.
 PENDING_PER_EK = 10
 
+#: What spend_assertion answers (and keeps as an assertion's receipt): its counter rose, or it did not.
+COUNTER_ACCEPTED, COUNTER_REFUSED = b"accepted", b"counter"
+
 
 @dataclass(frozen=True)
 class PendingChallenge:
@@ -278,6 +281,25 @@ class Store(abc.ABC):
         """Raise the credential's counter to `counter` if it is above the one stored (of racing
         calls with one value, exactly one); otherwise set counter_failed to `now` unless it is
         set. False when the counter did not rise (or the credential is unknown)."""
+
+    def spend_assertion(self, nonce: bytes, now: datetime.datetime, app_id: str, credential_id: bytes, counter: int,
+                        key: Optional[bytes], keep_until: datetime.datetime) -> Tuple[NonceState, Optional[bytes]]:
+        """Every write of an assertion, as one transaction (docs/SERVER-STATE.md, "Spending"): use up
+        the WebAuthn challenge `nonce` for `app_id`; if it was FRESH, advance the credential's
+        counter to `counter` and, with `key`, keep the outcome (COUNTER_ACCEPTED or COUNTER_REFUSED)
+        as its receipt until `keep_until`. Answers the challenge's state and the outcome; for a
+        challenge USED before, the receipt kept under `key` (None without one). This composition
+        under atomic() is every store's answer; a store may run it in fewer round trips."""
+        with self.atomic():
+            state = self.use_nonce(nonce, now, WEBAUTHN, app_id)
+            if state is NonceState.USED and key is not None:
+                return state, self.receipt(key, now)
+            if state is not NonceState.FRESH:
+                return state, None
+            answer = COUNTER_ACCEPTED if self.advance_counter(credential_id, counter, now) else COUNTER_REFUSED
+            if key is not None:
+                self.add_receipt(key, answer, keep_until)
+            return state, answer
 
     @abc.abstractmethod
     def add_receipt(self, key: bytes, answer: bytes, expires: datetime.datetime) -> None:

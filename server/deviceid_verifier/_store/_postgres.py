@@ -14,12 +14,14 @@ queued behind the first are not each made to wait out a deadline of their own.""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import threading
 import time
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
 
+from ._base import COUNTER_ACCEPTED, COUNTER_REFUSED, WEBAUTHN, NonceState
 from ._deadline import Watchdog
-from ._sql import Cursor, SQLStore, StoreUnavailable
+from ._sql import Cursor, SQLStore, StoreUnavailable, micros
 
 
 class _PostgresCursor(Cursor):
@@ -150,6 +152,45 @@ class PostgresStore(SQLStore):
         with self._deadline(connection):
             with connection.cursor() as cursor:
                 yield _PostgresCursor(cursor)
+
+    #: spend_assertion as one statement. Each data-modifying part reads only what the one before it
+    #: returned (all run on one snapshot): `spent` is use_nonce's conditional update; `raised`,
+    #: advance_counter's, only for a FRESH challenge (of racing assertions with one counter, the
+    #: row lock and READ COMMITTED's recheck of `counter < k` on the newest row let one through,
+    #: invariant 8); `marked`, the mark, only when `raised` changed nothing; `kept`, the receipt.
+    #: The SELECT answers the challenge's state and the outcome: whether `spent` found it and it was
+    #: unexpired, whether the counter rose, whether the challenge exists (USED when not spent now),
+    #: and the receipt a USED challenge's retry finds.
+    _SPEND_ASSERTION = (
+        f"WITH spent AS (UPDATE nonces SET used = TRUE WHERE {SQLStore._SPENDABLE} AND used = FALSE "
+        "RETURNING expires >= ? AS fresh), "
+        "raised AS (UPDATE credentials SET counter = ? WHERE credential_id = ? AND counter < ? "
+        "AND (SELECT fresh FROM spent) RETURNING counter), "
+        "marked AS (UPDATE credentials SET counter_failed = ? WHERE credential_id = ? AND counter_failed IS NULL "
+        "AND (SELECT fresh FROM spent) AND NOT EXISTS (SELECT 1 FROM raised) RETURNING counter), "
+        "kept AS (INSERT INTO receipts (digest, answer, expires) SELECT ?::bytea, "
+        "CASE WHEN EXISTS (SELECT 1 FROM raised) THEN ?::bytea ELSE ?::bytea END, ? "
+        "WHERE ?::bytea IS NOT NULL AND (SELECT fresh FROM spent) RETURNING digest) "
+        f"SELECT (SELECT fresh FROM spent), EXISTS (SELECT 1 FROM raised), "
+        f"EXISTS (SELECT 1 FROM nonces WHERE {SQLStore._SPENDABLE}), "
+        "(SELECT answer FROM receipts WHERE digest = ?::bytea AND expires >= ?)")
+
+    def spend_assertion(self, nonce: bytes, now: datetime.datetime, app_id: str, credential_id: bytes, counter: int,
+                        key: Optional[bytes], keep_until: datetime.datetime) -> Tuple[NonceState, Optional[bytes]]:
+        at, spendable = micros(now), (nonce, WEBAUTHN, app_id)
+        with self._tx(autocommit=True) as cursor:  # one statement: one round trip, one commit
+            cursor.execute(self._SPEND_ASSERTION, (
+                *spendable, at, counter, credential_id, counter, at, credential_id,
+                key, COUNTER_ACCEPTED, COUNTER_REFUSED, micros(keep_until), key, *spendable, key, at))
+            row = cursor.fetchone()
+        assert row is not None  # a SELECT without FROM answers one row
+        fresh, raised, held, kept = row
+        if fresh is not None:
+            return (NonceState.FRESH, COUNTER_ACCEPTED if raised else COUNTER_REFUSED) if fresh else \
+                (NonceState.EXPIRED, None)
+        if not held:
+            return NonceState.UNKNOWN, None
+        return NonceState.USED, None if kept is None else bytes(kept)
 
     def _serialize(self, cursor: Cursor, name: bytes, *, shared: bool = False) -> None:
         # pg_advisory_xact_lock's key: the name's 8 bytes as a bigint, top bit cleared
