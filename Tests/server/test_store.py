@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from deviceid_verifier import (Ban, CertificateRecord, DeviceBits, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
+from deviceid_verifier import (Ban, IssueLimit, CertificateRecord, DeviceBits, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
                                PostgresStore, SQLiteStore, StoreUnavailable, open_store)
 from deviceid_verifier._store._migrations import LATEST, MIGRATIONS
 from deviceid_verifier._store._sql import micros
@@ -190,6 +190,34 @@ def test_a_credential_of_1_0_reads_back_without_ak_anchor_after_migration_0006(d
     assert store.revocation_generation() == 0 and store.published_crl() is None
     again = dataclasses.replace(credential(counter=0), ak_anchor=b"a" * 32, ak_not_after=T0 + SECOND)
     assert store.add_credential(again) == dataclasses.replace(again, counter=3)
+
+
+@pytest.mark.memory_too
+def test_a_tenant_is_issued_its_limit_per_window_and_no_other_tenant_is_counted(database_url):
+    """Invariant 14: the limit's issues pass in a window, the next is LIMITED until the window's end
+    and adds nothing; another tenant's count is its own; the next window counts from one; a host
+    whose clock is behind counts into the newer window, never back into an older one."""
+    store = open_store(database_url)
+    limit = IssueLimit(3, datetime.timedelta(seconds=600))
+    start = datetime.datetime(2026, 12, 2, 12, 0)  # a window's start: 600 s divide the hour
+    nonces = (b"%31dn" % i for i in range(100))
+
+    def issue(tenant, at):
+        nonce = next(nonces)
+        limited = store.add_tenant_nonce(nonce, at + SECOND, "attestation", None, tenant, limit, at)
+        assert store.use_nonce(nonce, at) == (NonceState.UNKNOWN if limited else NonceState.FRESH)
+        return limited
+
+    assert [issue("busy", start + i * SECOND) for i in range(4)] == [None, None, None,
+                                                                    Limited(start + 600 * SECOND)]
+    assert [issue("calm", start + 5 * SECOND) for _ in range(4)] == [None, None, None, Limited(start + 600 * SECOND)]
+    assert issue("busy", start + 599 * SECOND) == Limited(start + 600 * SECOND)
+    later = start + 600 * SECOND
+    assert [issue("busy", later), issue("busy", later - SECOND), issue("busy", later)] == [None, None, None]
+    assert issue("busy", later - SECOND) == Limited(later)  # behind: still the newer window's count
+    assert issue("busy", later + SECOND) == Limited(later + 600 * SECOND)
+    assert store.remove_tenant("busy") is False  # never added: its count is removed all the same
+    assert issue("busy", later) is None
 
 
 def _race_nonce(store):

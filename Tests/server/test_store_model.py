@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from deviceid_verifier import Ban, DeviceBits, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
+from deviceid_verifier import Ban, DeviceBits, IssueLimit, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
 from deviceid_verifier._store import PublishedCRL
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
@@ -46,6 +46,7 @@ class Model:
         self.devices = {}       # pseudonym → device name (the least pseudonym of the group)
         self.bans = {}          # (pseudonym, app id) → Ban
         self.tenants = {}       # name → Tenant
+        self.issues = {}        # tenant → (window start, issued)
         self.bits = {}          # (tenant, device key) → DeviceBits
 
     def write_bits(self, tenant, key, bits, now):
@@ -180,6 +181,15 @@ class Model:
         if known.counter_failed is None:
             self.credentials[credential_id] = dataclasses.replace(known, counter_failed=now)
         return False
+
+    def add_tenant_nonce(self, nonce, expires, purpose, app_id, tenant, limit, now):
+        start = datetime.datetime(1970, 1, 1) + (now - datetime.datetime(1970, 1, 1)) // limit.window * limit.window
+        kept = self.issues.get(tenant)
+        if kept is not None and kept[0] >= start and kept[1] >= limit.issued:
+            return Limited(start + limit.window)
+        self.issues[tenant] = (start, 1) if kept is None or kept[0] < start else (kept[0], kept[1] + 1)
+        self.nonces[nonce] = [expires, False, purpose, app_id]
+        return None
 
     def spend_assertion(self, nonce, now, app_id, credential_id, counter, key, keep_until):
         state = self.use_nonce(nonce, now, "webauthn", app_id)
@@ -370,7 +380,31 @@ class StoreMachine(RuleBasedStateMachine):
 
     @rule(name=st.sampled_from(["t1", "t2"]))
     def remove_tenant(self, name):
+        self.model.issues.pop(name, None)
         assert self.store.remove_tenant(name) == (self.model.tenants.pop(name, None) is not None)
+
+    @rule(name=st.sampled_from(["t1", "t2"]), issued=st.integers(min_value=1, max_value=3),
+          window=st.sampled_from([1, 600, 3600]))
+    def set_tenant_limit(self, name, issued, window):
+        limit = IssueLimit(issued, datetime.timedelta(seconds=window))
+        known = name in self.model.tenants
+        if known:
+            self.model.tenants[name] = dataclasses.replace(self.model.tenants[name], limit=limit)
+        assert self.store.set_tenant_limit(name, limit) == known
+        assert self.store.tenants() == sorted(self.model.tenants.values(), key=lambda t: t.name)
+
+    @rule(name=st.sampled_from(["t1", "t2"]), lifetime=seconds, purpose=st.sampled_from(PURPOSES),
+          app_id=st.sampled_from(NONCE_APPS), issued=st.integers(min_value=1, max_value=2),
+          back=st.sampled_from([0, 0, 1, 3600]))
+    def add_tenant_nonce(self, name, lifetime, purpose, app_id, issued, back):
+        """A nonce issued to a tenant, counted against the limit its service holds (the service
+        passes its copy of the tenant's; a window of its own per tenant, so that limits are met
+        often); `back`: a host whose clock is behind the one that counted last."""
+        limit = IssueLimit(issued, datetime.timedelta(seconds=600 if name == "t1" else 3600))
+        nonce = next(self.counter).to_bytes(32, "big")
+        now = self.now - datetime.timedelta(seconds=back)
+        expected = self.model.add_tenant_nonce(nonce, self.now + lifetime, purpose, app_id, name, limit, now)
+        assert self.store.add_tenant_nonce(nonce, self.now + lifetime, purpose, app_id, name, limit, now) == expected
 
     @rule(tenant=st.sampled_from(["t1", "t2"]), key=st.sampled_from(PSEUDONYMS), bits=st.tuples(*[st.booleans()] * 3))
     def write_bits(self, tenant, key, bits):
@@ -435,7 +469,8 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
             store = open_store(url, migrate=False)
             with store._tx() as cursor:  # an empty database of the current schema, quickly
                 for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials", "receipts",
-                              "challenge_eks", "device_links", "bans", "tenant_apps", "tenants", "device_bits"):
+                              "challenge_eks", "device_links", "bans", "tenant_apps", "tenants", "device_bits",
+                              "tenant_issues"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
                 cursor.execute("UPDATE revocation_generation SET generation = 0")

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from . import _akcert, _ca, _chain, _tpm, _wire
 from ._crl import revocation_lists
 from ._errors import Rejected
-from ._store import MemoryStore, NonceState, Store
+from ._store import MemoryStore, NonceState, Store, Tenant
 from ._store._base import ATTESTATION
 from ._store._memory import NonceRecord
 
@@ -97,9 +97,21 @@ class _NonceBook:
         self._lifetime = lifetime
         self._purpose = purpose
 
-    def issue(self, app_id: Optional[str] = None) -> bytes:
-        nonce = os.urandom(NONCE_BYTES)
-        self._store.add_nonce(nonce, _chain.utcnow() + self._lifetime, self._purpose, app_id)
+    def issue(self, app_id: Optional[str] = None, tenant: Optional[Tenant] = None) -> bytes:
+        """A new nonce; with `tenant`, counted against its issue limit (Rejected "rate-limited",
+        with the seconds until its window ends, when it is reached: nothing issued)."""
+        nonce, now = os.urandom(NONCE_BYTES), _chain.utcnow()
+        if tenant is None:
+            self._store.add_nonce(nonce, now + self._lifetime, self._purpose, app_id)
+            return nonce
+        limited = self._store.add_tenant_nonce(nonce, now + self._lifetime, self._purpose, app_id, tenant.name,
+                                               tenant.limit, now)
+        if limited is not None:
+            wait = max((limited.retry_at - now).total_seconds(), 0.0)
+            raise Rejected("rate-limited", f"the tenant {tenant.name!r} was issued {tenant.limit.issued} nonces and "
+                                           f"challenges in this window of {tenant.limit.window.total_seconds():.0f} s, "
+                                           f"as many as its limit allows; the next may be issued in {wait:.0f} s",
+                           retry_after=wait)
         return nonce
 
     def spend(self, nonce: bytes, app_id: str, key: Optional[bytes], act: Callable[[], bytes]) -> bytes:
@@ -202,10 +214,11 @@ class Verifier:
         """How long a nonce of new_nonce() lives."""
         return self._nonce_lifetime
 
-    def new_nonce(self, app_id: Optional[str] = None) -> bytes:
+    def new_nonce(self, app_id: Optional[str] = None, *, tenant: Optional[Tenant] = None) -> bytes:
         """A fresh 32-byte random nonce, to send to the device and to pass to verify() once; with
-        `app_id`, only evidence for that app id can spend it."""
-        return self._nonces.issue(app_id)
+        `app_id`, only evidence for that app id can spend it; with `tenant`, counted against its
+        issue limit (Rejected "rate-limited" beyond it, with retry_after)."""
+        return self._nonces.issue(app_id, tenant)
 
     def load_crl(self, crl: bytes) -> bool:
         """Hold the CRL `crl` (DER or PEM, as `GET /v1/crl` or `python3 -m deviceid_verifier

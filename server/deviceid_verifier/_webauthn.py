@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from . import _akcert, _cbor, _ca, _chain, _tpm, _wire
 from ._crl import revocation_lists
 from ._errors import Rejected
-from ._store import CredentialRecord, MemoryStore, Store
+from ._store import CredentialRecord, MemoryStore, Store, Tenant
 from ._store._base import COUNTER_ACCEPTED, COUNTER_REFUSED, WEBAUTHN
 from ._verify import _NonceBook, request_key
 
@@ -218,10 +218,11 @@ class WebAuthnVerifier:
         certificates it lists, and verify_assertion() the credentials they certified."""
         return self._crls.load(crl)
 
-    def new_challenge(self, app_id: Optional[str] = None) -> bytes:
+    def new_challenge(self, app_id: Optional[str] = None, *, tenant: Optional[Tenant] = None) -> bytes:
         """A fresh 32-byte challenge for the app to put into its client data; with `app_id`, only
-        that app's registrations and assertions can spend it."""
-        return self._challenges.issue(app_id)
+        that app's registrations and assertions can spend it; with `tenant`, counted against its
+        issue limit (Rejected "rate-limited" beyond it, with retry_after)."""
+        return self._challenges.issue(app_id, tenant)
 
     def _client_data(self, client_data_json: bytes, kind: str) -> tuple[bytes, bytes]:
         """SHA-256 of the client data and its challenge (spent later, by _challenges.spend), once

@@ -115,13 +115,49 @@ class Limited:
 
 
 @dataclass(frozen=True)
+class IssueLimit:
+    """At most `issued` nonces and WebAuthn challenges issued to a tenant in each `window` (the
+    windows: consecutive periods of that length from 1970-01-01 UTC)."""
+    issued: int
+    window: datetime.timedelta
+
+    def __post_init__(self) -> None:
+        if self.issued < 1 or self.window < datetime.timedelta(seconds=1) or self.window.microseconds:
+            raise ValueError("an issue limit needs at least one issue and a window of whole seconds, at least one")
+
+    def window_of(self, now: datetime.datetime) -> Tuple[datetime.datetime, datetime.datetime]:
+        """The start and end of the window holding `now`."""
+        length = int(self.window.total_seconds())
+        start = _EPOCH + datetime.timedelta(seconds=(now - _EPOCH) // datetime.timedelta(seconds=length) * length)
+        return start, start + self.window
+
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+#: A tenant's issue limit unless an operator sets another: 100 a second on average, in windows of a minute.
+DEFAULT_ISSUE_LIMIT = IssueLimit(6000, datetime.timedelta(seconds=60))
+
+
+def counted_issue(kept: Optional[Tuple[datetime.datetime, int]], limit: IssueLimit,
+                  now: datetime.datetime) -> Union[Tuple[datetime.datetime, int], Limited]:
+    """A tenant's issues (window start, issued) after one more at `now`, or Limited (the one rule
+    of add_tenant_nonce, for the stores that do not count in SQL, and the model)."""
+    start, end = limit.window_of(now)
+    if kept is None or kept[0] < start:
+        return start, 1
+    if kept[1] >= limit.issued:
+        return Limited(end)
+    return kept[0], kept[1] + 1
+
+
+@dataclass(frozen=True)
 class Tenant:
     """A developer account whose app servers use the service (docs/SERVER-STATE.md): its app ids,
-    the SHA-256 digest of its API key, and when it was added."""
+    the SHA-256 digest of its API key, when it was added, and its issue limit."""
     name: str
     app_ids: Tuple[str, ...]
     key_digest: bytes
     created: datetime.datetime
+    limit: IssueLimit = DEFAULT_ISSUE_LIMIT
 
 
 @dataclass(frozen=True)
@@ -332,6 +368,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def remove_tenant(self, name: str) -> bool:
         """Remove the tenant of this name (its app ids are free again); False if there is none."""
+
+    @abc.abstractmethod
+    def set_tenant_limit(self, name: str, limit: IssueLimit) -> bool:
+        """Change the tenant's issue limit (an operator's action); False if there is no such tenant."""
+
+    @abc.abstractmethod
+    def add_tenant_nonce(self, nonce: bytes, expires: datetime.datetime, purpose: str, app_id: Optional[str],
+                         tenant: str, limit: IssueLimit, now: datetime.datetime) -> Optional[Limited]:
+        """add_nonce, counted against the tenant's issue `limit` in the same transaction: Limited
+        until the end of now's window, and nothing added, when the tenant was issued limit.issued
+        in it (or in a later window another host's clock began); docs/SERVER-STATE.md, invariant 14."""
 
     @abc.abstractmethod
     def device_bits(self, tenant: str, keys: Sequence[bytes]) -> Optional[DeviceBits]:

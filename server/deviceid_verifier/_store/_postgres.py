@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type
 
-from ._base import COUNTER_ACCEPTED, COUNTER_REFUSED, WEBAUTHN, NonceState
+from ._base import COUNTER_ACCEPTED, COUNTER_REFUSED, WEBAUTHN, IssueLimit, Limited, NonceState
 from ._deadline import Watchdog
 from ._sql import Cursor, SQLStore, StoreUnavailable, micros
 
@@ -191,6 +191,16 @@ class PostgresStore(SQLStore):
         if not held:
             return NonceState.UNKNOWN, None
         return NonceState.USED, None if kept is None else bytes(kept)
+
+    def add_tenant_nonce(self, nonce: bytes, expires: datetime.datetime, purpose: str, app_id: Optional[str],
+                         tenant: str, limit: IssueLimit, now: datetime.datetime) -> Optional[Limited]:
+        start, end = limit.window_of(now)
+        with self._tx(autocommit=True) as cursor:  # the count and the nonce in one statement: one round trip
+            cursor.execute(f"WITH counted AS ({self._COUNT_ISSUE}) INSERT INTO nonces (nonce, expires, used, purpose, "
+                           "app_id) SELECT ?, ?, FALSE, ?, ? WHERE EXISTS (SELECT 1 FROM counted) RETURNING 1",
+                           (tenant, micros(start), limit.issued, nonce, micros(expires), purpose, app_id))
+            added = cursor.fetchone() is not None
+        return None if added else Limited(end)
 
     def _serialize(self, cursor: Cursor, name: bytes, *, shared: bool = False) -> None:
         # pg_advisory_xact_lock's key: the name's 8 bytes as a bigint, top bit cleared
