@@ -220,6 +220,56 @@ def test_a_tenant_is_issued_its_limit_per_window_and_no_other_tenant_is_counted(
     assert issue("busy", later) is None
 
 
+@pytest.mark.memory_too
+def test_a_checked_assertion_writes_only_for_a_credential_that_passes(database_url):
+    """checked_spend_assertion: the credential, its certificate's record and its device's ban read
+    at once, and the challenge and counter written only when the credential is of the app, of a
+    trusted anchor, unexpired (its last second included), and neither revoked nor banned; else
+    nothing changes and what was read says why."""
+    store = open_store(database_url)
+    anchor, app = b"a" * 32, "com.example.a"
+    store.add_certificate(record(0xABC), Limit(10, datetime.timedelta(days=1)))
+    store.add_certificate(record(0xDEF, pseudonym=b"q" * 32), Limit(10, datetime.timedelta(days=1)))  # another EK's
+    stored = store.add_credential(dataclasses.replace(credential(counter=1), ak_anchor=anchor,
+                                                      ak_not_after=T0 + 10 * SECOND))
+    challenges = (b"%31dn" % i for i in range(100))
+
+    def attempt(app_id=app, anchors=frozenset({anchor}), at=T0, counter=2):
+        nonce = next(challenges)
+        store.add_nonce(nonce, T0 + 300 * SECOND, "webauthn", app_id)
+        checked = store.checked_spend_assertion(b"c" * 32, app_id, anchors, nonce, at, counter, None, at + SECOND)
+        if checked.spent is None:  # nothing written: the challenge is still fresh
+            assert store.use_nonce(nonce, at, "webauthn", app_id) is NonceState.FRESH
+        return checked
+
+    for refused in (attempt(app_id="com.example.b"), attempt(anchors=frozenset()), attempt(anchors=frozenset({b"b" * 32})),
+                    attempt(at=T0 + 11 * SECOND)):
+        assert (refused.credential, refused.certificate, refused.ban, refused.spent) == (
+            stored, store.certificate(0xABC), None, None)
+    assert store.credential(b"c" * 32) == stored
+    assert attempt(at=T0 + 10 * SECOND).spent == (NonceState.FRESH, b"accepted")
+    assert attempt(counter=2).spent == (NonceState.FRESH, b"counter")  # spent, and the credential marked
+    assert store.credential(b"c" * 32).counter_failed == T0
+    assert store.revoke(0xDEF, "key-compromise", T0)  # another device's: nothing of this credential's
+    assert attempt(counter=3).spent == (NonceState.FRESH, b"accepted")
+    store.link([b"p" * 32, b"q" * 32])  # proven one TPM: its ban is this credential's device's
+    banned = attempt(counter=4)
+    assert (banned.spent, banned.certificate.revoked, banned.ban.serial) == (None, None, 0xDEF)
+    assert store.lift(0xDEF) == 1 and attempt(counter=4).spent == (NonceState.FRESH, b"accepted")
+    assert store.revoke(0xABC, "superseded", T0) and store.lift(0xABC) == 1  # revoked, and no longer banned
+    revoked = attempt(counter=5)
+    assert (revoked.spent, revoked.certificate.revoked, revoked.ban) == (None, T0, None)
+    assert store.credential(b"c" * 32).counter == 4
+    unknown = store.checked_spend_assertion(b"u" * 32, app, frozenset({anchor}), b"n" * 32, T0, 3, None, T0)
+    assert (unknown.credential, unknown.certificate, unknown.ban, unknown.spent) == (None, None, None, None)
+    # a certificate this store did not issue: nothing to revoke here (an app server's own CA's CRL decides)
+    store.add_credential(dataclasses.replace(credential(counter=1, serial=0x123), credential_id=b"e" * 32,
+                                             ak_anchor=anchor, ak_not_after=T0 + 10 * SECOND))
+    store.add_nonce(b"m" * 32, T0 + SECOND, "webauthn", app)
+    foreign = store.checked_spend_assertion(b"e" * 32, app, frozenset({anchor}), b"m" * 32, T0, 2, None, T0)
+    assert (foreign.certificate, foreign.ban, foreign.spent) == (None, None, (NonceState.FRESH, b"accepted"))
+
+
 def _race_nonce(store):
     return store.use_nonce(b"n" * 32, T0).value
 

@@ -14,6 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from deviceid_verifier import Ban, DeviceBits, IssueLimit, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
 from deviceid_verifier._store import PublishedCRL
+from deviceid_verifier._store._base import CheckedAssertion
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 PSEUDONYMS = (b"p" * 32, b"q" * 32, b"r" * 32)
@@ -202,6 +203,18 @@ class Model:
             self.receipts[key] = (answer, keep_until)
         return state, answer
 
+    def checked_spend_assertion(self, credential_id, app_id, anchors, nonce, now, counter, key, keep_until):
+        credential = self.credentials.get(credential_id)
+        if credential is None:
+            return CheckedAssertion(None, None, None, None)
+        certificate = self.certificates.get(credential.ak_serial)
+        ban = None if certificate is None else self.banned(certificate.ek_pseudonym, certificate.app_id)
+        passes = (credential.app_id == app_id and credential.ak_anchor in anchors
+                  and credential.ak_not_after is not None and credential.ak_not_after >= now
+                  and (certificate is None or certificate.revoked is None and ban is None))
+        spent = self.spend_assertion(nonce, now, app_id, credential_id, counter, key, keep_until) if passes else None
+        return CheckedAssertion(credential, certificate, ban, spent)
+
     def purge(self, now):
         self.nonces = {n: e for n, e in self.nonces.items() if e[0] >= now}
         self.challenges = {i: p for i, p in self.challenges.items() if p.expires >= now}
@@ -352,6 +365,23 @@ class StoreMachine(RuleBasedStateMachine):
         expected = self.model.spend_assertion(nonce, self.now, app_id, credential, counter, key, self.now + lifetime)
         assert self.store.spend_assertion(nonce, self.now, app_id, credential, counter, key,
                                           self.now + lifetime) == expected
+        assert self.store.credential(credential) == self.model.credentials.get(credential)
+        if key is not None:
+            assert self.store.receipt(key, self.now) == self.model.receipt(key, self.now)
+
+    @rule(data=st.data(), app_id=st.sampled_from(APPS), credential=st.sampled_from(CREDENTIALS + (b"u" * 32,)),
+          counter=COUNTERS, key=st.sampled_from((None, *RECEIPTS)), lifetime=seconds,
+          anchors=st.sampled_from([frozenset(), frozenset({b"a" * 32}), frozenset({b"a" * 32, b"b" * 32})]))
+    def checked_spend_assertion(self, data, app_id, credential, counter, key, lifetime, anchors):
+        """An assertion's read and writes as one operation: the writes only for a credential that
+        passes (its app, a trusted anchor, not expired, its certificate neither revoked nor banned)."""
+        nonce = data.draw(st.sampled_from(sorted(self.model.nonces) + [b"unknown".ljust(32, b"\0")]))
+        if key is not None and key in self.model.receipts and self.model.nonces.get(nonce, [0, True])[1] is False:
+            key = None  # a receipt is kept once, by the request that spent its nonce (its digest names the nonce)
+        expected = self.model.checked_spend_assertion(credential, app_id, anchors, nonce, self.now, counter, key,
+                                                      self.now + lifetime)
+        assert self.store.checked_spend_assertion(credential, app_id, anchors, nonce, self.now, counter, key,
+                                                  self.now + lifetime) == expected
         assert self.store.credential(credential) == self.model.credentials.get(credential)
         if key is not None:
             assert self.store.receipt(key, self.now) == self.model.receipt(key, self.now)

@@ -9,7 +9,7 @@ import hmac
 import json
 import os
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence, Union
+from typing import Callable, Dict, FrozenSet, Optional, Sequence, Tuple, Union
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -21,7 +21,7 @@ from . import _akcert, _ca, _chain, _tpm, _wire
 from ._crl import revocation_lists
 from ._errors import Rejected
 from ._store import MemoryStore, NonceState, Store, Tenant
-from ._store._base import ATTESTATION
+from ._store._base import ATTESTATION, CheckedAssertion
 from ._store._memory import NonceRecord
 
 NONCE_BYTES = 32
@@ -140,8 +140,21 @@ class _NonceBook:
         `counter`, as the store's one operation (spend_assertion): the answer, COUNTER_ACCEPTED or
         COUNTER_REFUSED, or the one kept under `key` for this request's retry."""
         now = _chain.utcnow()
-        state, answer = self._store.spend_assertion(nonce, now, app_id, credential_id, counter, key,
-                                                    now + self._lifetime)
+        return self.answer(self._store.spend_assertion(nonce, now, app_id, credential_id, counter, key,
+                                                       now + self._lifetime))
+
+    def checked_spend_assertion(self, credential_id: bytes, app_id: str, anchors: FrozenSet[bytes], nonce: bytes,
+                                counter: int, key: Optional[bytes], now: datetime.datetime) -> CheckedAssertion:
+        """The store's checked_spend_assertion of a WebAuthn challenge of this book (answer() says
+        what its spending answered)."""
+        return self._store.checked_spend_assertion(credential_id, app_id, anchors, nonce, now, counter, key,
+                                                   now + self._lifetime)
+
+    @staticmethod
+    def answer(spent: Tuple[NonceState, Optional[bytes]]) -> bytes:
+        """The answer of a spending (its own, or the one kept for this request's retry), or why the
+        nonce was not spent (Rejected)."""
+        state, answer = spent
         if answer is not None:
             return answer
         raise _refusal(state)

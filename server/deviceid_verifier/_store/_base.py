@@ -8,7 +8,7 @@ import contextlib
 import datetime
 import enum
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 
 class NonceState(enum.Enum):
@@ -194,6 +194,17 @@ def tenant_refusal(tenant: Tenant, existing: Sequence[Tenant]) -> Optional[str]:
 
 
 @dataclass(frozen=True)
+class CheckedAssertion:
+    """What checked_spend_assertion read (the credential, its AK certificate's record, the ban of
+    that record's device for its app id), all at one moment, and what its spending answered:
+    None when the credential did not pass the check, and nothing was written."""
+    credential: Optional["CredentialRecord"]
+    certificate: Optional["CertificateRecord"]
+    ban: Optional["Ban"]
+    spent: Optional[Tuple[NonceState, Optional[bytes]]]
+
+
+@dataclass(frozen=True)
 class Ban:
     """A device revoked for an app id (docs/SERVER-STATE.md, invariant 6): since when, why, and
     the serial number whose revocation made it."""
@@ -336,6 +347,31 @@ class Store(abc.ABC):
             if key is not None:
                 self.add_receipt(key, answer, keep_until)
             return state, answer
+
+    def checked_spend_assertion(self, credential_id: bytes, app_id: str, anchors: FrozenSet[bytes], nonce: bytes,
+                                now: datetime.datetime, counter: int, key: Optional[bytes],
+                                keep_until: datetime.datetime) -> CheckedAssertion:
+        """An assertion's read and its writes as one transaction, for a verifier that checked the
+        signature with the credential's key already (a credential's app id and key never change):
+        credential_and_certificate(credential_id) and, with a record, banned(its pseudonym, its app
+        id); then, only if the credential passes — it is of `app_id`, its AK anchor is one of
+        `anchors` (the CAs trusted at `now` whose revocations are the store's alone), its AK not
+        after is not before `now`, and its certificate's record, if any, is neither revoked nor of
+        a device banned for the record's app id — spend_assertion(nonce, now, app_id, …). The
+        verifier re-checks what was read and so names any refusal; a credential that fails the
+        check here is left as it was. This composition is every store's answer; a store may run it
+        in fewer round trips."""
+        with self.atomic():
+            found = self.credential_and_certificate(credential_id)
+            if found is None:
+                return CheckedAssertion(None, None, None, None)
+            credential, certificate = found
+            ban = None if certificate is None else self.banned(certificate.ek_pseudonym, certificate.app_id)
+            passes = (credential.app_id == app_id and credential.ak_anchor in anchors
+                      and credential.ak_not_after is not None and credential.ak_not_after >= now
+                      and (certificate is None or certificate.revoked is None and ban is None))
+            spent = self.spend_assertion(nonce, now, app_id, credential_id, counter, key, keep_until) if passes else None
+            return CheckedAssertion(credential, certificate, ban, spent)
 
     @abc.abstractmethod
     def add_receipt(self, key: bytes, answer: bytes, expires: datetime.datetime) -> None:
