@@ -91,3 +91,11 @@ def test_a_verify_assertion_is_one_round_trip(postgresql, new_ca_certificate):
         cursor.execute("UPDATE certificates SET revoked = NULL")
     assert store.lift(0xABC) == 1
     assert webauthn.verify_assertion(message, client_data).counter == 4
+
+    # a credential removed by hand from the store: the one statement finds none and writes nothing
+    with store._tx() as cursor:
+        cursor.execute("DELETE FROM credentials")
+    message, client_data = assertion(5)
+    with pytest.raises(Rejected) as refused:
+        webauthn.verify_assertion(message, client_data)
+    assert refused.value.reason == "credential-unknown"

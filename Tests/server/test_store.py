@@ -234,16 +234,16 @@ def test_a_checked_assertion_writes_only_for_a_credential_that_passes(database_u
                                                       ak_not_after=T0 + 10 * SECOND))
     challenges = (b"%31dn" % i for i in range(100))
 
-    def attempt(app_id=app, anchors=frozenset({anchor}), at=T0, counter=2):
+    def attempt(app_id=app, anchors=frozenset({anchor}), at=T0, counter=2, key=b"cose-key"):
         nonce = next(challenges)
         store.add_nonce(nonce, T0 + 300 * SECOND, "webauthn", app_id)
-        checked = store.checked_spend_assertion(b"c" * 32, app_id, anchors, nonce, at, counter, None, at + SECOND)
+        checked = store.checked_spend_assertion(b"c" * 32, app_id, key, anchors, nonce, at, counter, None, at + SECOND)
         if checked.spent is None:  # nothing written: the challenge is still fresh
             assert store.use_nonce(nonce, at, "webauthn", app_id) is NonceState.FRESH
         return checked
 
-    for refused in (attempt(app_id="com.example.b"), attempt(anchors=frozenset()), attempt(anchors=frozenset({b"b" * 32})),
-                    attempt(at=T0 + 11 * SECOND)):
+    for refused in (attempt(app_id="com.example.b"), attempt(key=b"another key"), attempt(anchors=frozenset()),
+                    attempt(anchors=frozenset({b"b" * 32})), attempt(at=T0 + 11 * SECOND)):
         assert (refused.credential, refused.certificate, refused.ban, refused.spent) == (
             stored, store.certificate(0xABC), None, None)
     assert store.credential(b"c" * 32) == stored
@@ -260,13 +260,13 @@ def test_a_checked_assertion_writes_only_for_a_credential_that_passes(database_u
     revoked = attempt(counter=5)
     assert (revoked.spent, revoked.certificate.revoked, revoked.ban) == (None, T0, None)
     assert store.credential(b"c" * 32).counter == 4
-    unknown = store.checked_spend_assertion(b"u" * 32, app, frozenset({anchor}), b"n" * 32, T0, 3, None, T0)
+    unknown = store.checked_spend_assertion(b"u" * 32, app, b"cose-key", frozenset({anchor}), b"n" * 32, T0, 3, None, T0)
     assert (unknown.credential, unknown.certificate, unknown.ban, unknown.spent) == (None, None, None, None)
     # a certificate this store did not issue: nothing to revoke here (an app server's own CA's CRL decides)
     store.add_credential(dataclasses.replace(credential(counter=1, serial=0x123), credential_id=b"e" * 32,
                                              ak_anchor=anchor, ak_not_after=T0 + 10 * SECOND))
     store.add_nonce(b"m" * 32, T0 + SECOND, "webauthn", app)
-    foreign = store.checked_spend_assertion(b"e" * 32, app, frozenset({anchor}), b"m" * 32, T0, 2, None, T0)
+    foreign = store.checked_spend_assertion(b"e" * 32, app, b"cose-key", frozenset({anchor}), b"m" * 32, T0, 2, None, T0)
     assert (foreign.certificate, foreign.ban, foreign.spent) == (None, None, (NonceState.FRESH, b"accepted"))
 
 

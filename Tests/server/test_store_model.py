@@ -203,13 +203,13 @@ class Model:
             self.receipts[key] = (answer, keep_until)
         return state, answer
 
-    def checked_spend_assertion(self, credential_id, app_id, anchors, nonce, now, counter, key, keep_until):
+    def checked_spend_assertion(self, credential_id, app_id, cose_key, anchors, nonce, now, counter, key, keep_until):
         credential = self.credentials.get(credential_id)
         if credential is None:
             return CheckedAssertion(None, None, None, None)
         certificate = self.certificates.get(credential.ak_serial)
         ban = None if certificate is None else self.banned(certificate.ek_pseudonym, certificate.app_id)
-        passes = (credential.app_id == app_id and credential.ak_anchor in anchors
+        passes = (credential.app_id == app_id and credential.cose_key == cose_key and credential.ak_anchor in anchors
                   and credential.ak_not_after is not None and credential.ak_not_after >= now
                   and (certificate is None or certificate.revoked is None and ban is None))
         spent = self.spend_assertion(nonce, now, app_id, credential_id, counter, key, keep_until) if passes else None
@@ -378,9 +378,10 @@ class StoreMachine(RuleBasedStateMachine):
         nonce = data.draw(st.sampled_from(sorted(self.model.nonces) + [b"unknown".ljust(32, b"\0")]))
         if key is not None and key in self.model.receipts and self.model.nonces.get(nonce, [0, True])[1] is False:
             key = None  # a receipt is kept once, by the request that spent its nonce (its digest names the nonce)
-        expected = self.model.checked_spend_assertion(credential, app_id, anchors, nonce, self.now, counter, key,
-                                                      self.now + lifetime)
-        assert self.store.checked_spend_assertion(credential, app_id, anchors, nonce, self.now, counter, key,
+        cose_key = b"cose:" + data.draw(st.sampled_from(APPS)).encode()  # add_credential's keys: one per app id
+        expected = self.model.checked_spend_assertion(credential, app_id, cose_key, anchors, nonce, self.now, counter,
+                                                      key, self.now + lifetime)
+        assert self.store.checked_spend_assertion(credential, app_id, cose_key, anchors, nonce, self.now, counter, key,
                                                   self.now + lifetime) == expected
         assert self.store.credential(credential) == self.model.credentials.get(credential)
         if key is not None:

@@ -143,11 +143,12 @@ class _NonceBook:
         return self.answer(self._store.spend_assertion(nonce, now, app_id, credential_id, counter, key,
                                                        now + self._lifetime))
 
-    def checked_spend_assertion(self, credential_id: bytes, app_id: str, anchors: FrozenSet[bytes], nonce: bytes,
-                                counter: int, key: Optional[bytes], now: datetime.datetime) -> CheckedAssertion:
+    def checked_spend_assertion(self, credential_id: bytes, app_id: str, cose_key: bytes, anchors: FrozenSet[bytes],
+                                nonce: bytes, counter: int, key: Optional[bytes],
+                                now: datetime.datetime) -> CheckedAssertion:
         """The store's checked_spend_assertion of a WebAuthn challenge of this book (answer() says
         what its spending answered)."""
-        return self._store.checked_spend_assertion(credential_id, app_id, anchors, nonce, now, counter, key,
+        return self._store.checked_spend_assertion(credential_id, app_id, cose_key, anchors, nonce, now, counter, key,
                                                    now + self._lifetime)
 
     @staticmethod

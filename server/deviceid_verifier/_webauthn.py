@@ -404,10 +404,12 @@ class WebAuthnVerifier:
             now = _chain.utcnow()
             anchors = frozenset(anchor for anchor in _akcert.trusted_anchors(self._anchors_by_key, now)
                                 if not self._crls.holds(anchor))  # a CRL's revocations are checked here, after
-            checked = self._challenges.checked_spend_assertion(credential_id, known[0], anchors, challenge, counter,
-                                                               key, now)
-            if checked.credential is None:
-                raise Rejected("credential-unknown", "the assertion names a credential this server has not registered")
+            checked = self._challenges.checked_spend_assertion(credential_id, known[0], known[1], anchors, challenge,
+                                                               counter, key, now)
+            if checked.credential is None or (checked.credential.app_id, checked.credential.cose_key) != known:
+                # not what was read before (removed by hand from the store): nothing was written; read it again
+                del self._known[credential_id]
+                return self.verify_assertion(assertion, client_data_json, app_id=app_id, request_id=request_id)
             stored, credential = checked.credential, WebAuthnCredential._of(checked.credential)
             self._still_trusted(credential, checked.certificate, lambda _, __: checked.ban, now)
             # the store's check passed, or (a CRL held, which passed here) it is spent now

@@ -348,13 +348,13 @@ class Store(abc.ABC):
                 self.add_receipt(key, answer, keep_until)
             return state, answer
 
-    def checked_spend_assertion(self, credential_id: bytes, app_id: str, anchors: FrozenSet[bytes], nonce: bytes,
-                                now: datetime.datetime, counter: int, key: Optional[bytes],
+    def checked_spend_assertion(self, credential_id: bytes, app_id: str, cose_key: bytes, anchors: FrozenSet[bytes],
+                                nonce: bytes, now: datetime.datetime, counter: int, key: Optional[bytes],
                                 keep_until: datetime.datetime) -> CheckedAssertion:
         """An assertion's read and its writes as one transaction, for a verifier that checked the
-        signature with the credential's key already (a credential's app id and key never change):
-        credential_and_certificate(credential_id) and, with a record, banned(its pseudonym, its app
-        id); then, only if the credential passes — it is of `app_id`, its AK anchor is one of
+        signature with `cose_key`, the credential's key, already (a credential's app id and key never
+        change): credential_and_certificate(credential_id) and, with a record, banned(its pseudonym,
+        its app id); then, only if the credential passes — it is of `app_id` and `cose_key`, its AK anchor is one of
         `anchors` (the CAs trusted at `now` whose revocations are the store's alone), its AK not
         after is not before `now`, and its certificate's record, if any, is neither revoked nor of
         a device banned for the record's app id — spend_assertion(nonce, now, app_id, …). The
@@ -367,7 +367,7 @@ class Store(abc.ABC):
                 return CheckedAssertion(None, None, None, None)
             credential, certificate = found
             ban = None if certificate is None else self.banned(certificate.ek_pseudonym, certificate.app_id)
-            passes = (credential.app_id == app_id and credential.ak_anchor in anchors
+            passes = (credential.app_id == app_id and credential.cose_key == cose_key and credential.ak_anchor in anchors
                       and credential.ak_not_after is not None and credential.ak_not_after >= now
                       and (certificate is None or certificate.revoked is None and ban is None))
             spent = self.spend_assertion(nonce, now, app_id, credential_id, counter, key, keep_until) if passes else None

@@ -194,19 +194,20 @@ class PostgresStore(SQLStore):
         "(SELECT ek_pseudonym FROM device_links WHERE device = coalesce((SELECT device FROM device_links "
         "WHERE ek_pseudonym = f.k_ek_pseudonym), f.k_ek_pseudonym))) "
         "ORDER BY b.since, length(b.serial), b.serial LIMIT 1), "
-        "passes AS (SELECT 1 FROM found f WHERE f.c_app_id = ? AND f.c_ak_anchor = ANY(?::bytea[]) "
+        "passes AS (SELECT 1 FROM found f WHERE f.c_app_id = ? AND f.c_cose_key = ?::bytea "
+        "AND f.c_ak_anchor = ANY(?::bytea[]) "
         "AND f.c_ak_not_after >= ? AND f.k_revoked IS NULL AND NOT EXISTS (SELECT 1 FROM ban)), "
         + _SPENDING.format(spendable=SQLStore._SPENDABLE, guard=" AND EXISTS (SELECT 1 FROM passes)")
         + " SELECT " + ", ".join([f"found.c_{n}" for n in _CREDENTIAL] + [f"found.k_{n}" for n in _CERTIFICATE])
         + ", ban.since, ban.reason, ban.serial, " + _SPENT.format(spendable=SQLStore._SPENDABLE)
         + ", EXISTS (SELECT 1 FROM passes) FROM (SELECT 1) AS one LEFT JOIN found ON TRUE LEFT JOIN ban ON TRUE")
 
-    def checked_spend_assertion(self, credential_id: bytes, app_id: str, anchors: FrozenSet[bytes], nonce: bytes,
-                                now: datetime.datetime, counter: int, key: Optional[bytes],
+    def checked_spend_assertion(self, credential_id: bytes, app_id: str, cose_key: bytes, anchors: FrozenSet[bytes],
+                                nonce: bytes, now: datetime.datetime, counter: int, key: Optional[bytes],
                                 keep_until: datetime.datetime) -> CheckedAssertion:
         with self._tx(autocommit=True) as cursor:  # one statement: one round trip, one commit
             cursor.execute(self._CHECKED_SPEND_ASSERTION, (
-                credential_id, app_id, sorted(anchors), micros(now),
+                credential_id, app_id, cose_key, sorted(anchors), micros(now),
                 *self._spending(nonce, now, app_id, credential_id, counter, key, keep_until)))
             row = cursor.fetchone()
         assert row is not None  # one row, whatever was found
