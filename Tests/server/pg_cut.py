@@ -2,8 +2,10 @@
 connection that breaks after the database committed and before the client heard it (a restart,
 a failover, a network cut at that instant). PostgreSQL alone cannot be made to fail there on
 purpose; between the two, the proxy can: it reads the server's messages (type byte, 32-bit
-length: the PostgreSQL protocol's framing) and, once armed, withholds the CommandComplete
-"COMMIT" of the first transaction that sent the armed statement, and closes both ends."""
+length: the PostgreSQL protocol's framing) and, once armed, withholds the answer that ends the
+first transaction that sent the armed statement — its last messages up to the ReadyForQuery that
+says the session is idle again, sent only once it committed: after a COMMIT, or after a
+statement run as a transaction of its own (autocommit) — and closes both ends."""
 import socket
 import threading
 
@@ -31,7 +33,7 @@ class CommitCutter:
         return f"{head.rsplit(':', 1)[0]}:{self.port}/{database}?{PLAIN}"
 
     def arm(self, marker: bytes) -> None:
-        """Cut the connection at the COMMIT of the next transaction whose statements include `marker`."""
+        """Cut the connection at the commit of the next transaction whose statements include `marker`."""
         with self._lock:
             self._marker = marker
             self.cut.clear()
@@ -69,7 +71,7 @@ class CommitCutter:
         _close(client, server)
 
     def _from_server(self, server: socket.socket, client: socket.socket, connection: dict) -> None:
-        pending = b""
+        pending, held = b"", b""  # held, once armed: the messages since the last ReadyForQuery, forwarded with it
         while True:
             try:
                 data = server.recv(65536)
@@ -84,15 +86,18 @@ class CommitCutter:
                 if len(pending) < end:
                     break
                 message, pending = pending[:end], pending[end:]
-                if connection["armed"] and message[:1] == b"C" and message[5:].startswith(b"COMMIT"):
+                if not connection["armed"]:
+                    out += message
+                    continue
+                held += message
+                if message[:1] != b"Z":
+                    continue
+                # ReadyForQuery: its status byte says idle (I) once the transaction ended
+                if message[5:6] == b"I":
                     self.cut.set()  # before the client can see the cut, and answer
-                    try:
-                        client.sendall(out)
-                    except OSError:
-                        pass
                     _close(client, server)
                     return
-                out += message
+                out, held = out + held, b""
             try:
                 client.sendall(out)
             except OSError:

@@ -82,9 +82,10 @@ class Trickler(threading.Thread):
         self.sock.close()
 
 
-@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
-def test_tricklers_hold_no_thread_and_are_cut_off(tls, services, tls_files, tmp_path):
-    extra = ["--threads", str(THREADS)] + (["--tls-cert", tls_files[0], "--tls-key", tls_files[1]] if tls else [])
+@pytest.mark.parametrize("tls, threads", [(False, THREADS), (True, THREADS), (False, 1)],
+                         ids=["http", "https", "http-one-thread"])  # one thread: answered by the event loop's own
+def test_tricklers_hold_no_thread_and_are_cut_off(tls, threads, services, tls_files, tmp_path):
+    extra = ["--threads", str(threads)] + (["--tls-cert", tls_files[0], "--tls-key", tls_files[1]] if tls else [])
     context = ssl.create_default_context(cafile=tls_files[0]) if tls else None
     [service] = services(f"sqlite:///{tmp_path}/deviceid.sqlite3", workers=WORKERS, extra=extra, tls_context=context)
 
@@ -93,10 +94,10 @@ def test_tricklers_hold_no_thread_and_are_cut_off(tls, services, tls_files, tmp_
         (head, b"X-Slow: " + b"a" * 100 + b"\r\n\r\n"),  # a head that never ends in time
         (head + b"Content-Length: 100\r\n\r\n", b"{" * 100),  # a body that never ends in time
     ]
-    count = 3 * WORKERS * THREADS
+    count = 3 * WORKERS * threads
     tricklers = [Trickler(service.port, context, *shapes[i % 2]) for i in range(count)]
     if tls:  # and connections that never begin their TLS handshake
-        tricklers += [Trickler(service.port, context, None, b"") for _ in range(WORKERS * THREADS)]
+        tricklers += [Trickler(service.port, context, None, b"") for _ in range(WORKERS * threads)]
     for trickler in tricklers:
         trickler.start()
 

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from deviceid_verifier import (Ban, CertificateRecord, DeviceBits, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
+from deviceid_verifier import (Ban, IssueLimit, CertificateRecord, DeviceBits, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge,
                                PostgresStore, SQLiteStore, StoreUnavailable, open_store)
 from deviceid_verifier._store._migrations import LATEST, MIGRATIONS
 from deviceid_verifier._store._sql import micros
@@ -192,6 +192,84 @@ def test_a_credential_of_1_0_reads_back_without_ak_anchor_after_migration_0006(d
     assert store.add_credential(again) == dataclasses.replace(again, counter=3)
 
 
+@pytest.mark.memory_too
+def test_a_tenant_is_issued_its_limit_per_window_and_no_other_tenant_is_counted(database_url):
+    """Invariant 15: the limit's issues pass in a window, the next is LIMITED until the window's end
+    and adds nothing; another tenant's count is its own; the next window counts from one; a host
+    whose clock is behind counts into the newer window, never back into an older one."""
+    store = open_store(database_url)
+    limit = IssueLimit(3, datetime.timedelta(seconds=600))
+    start = datetime.datetime(2026, 12, 2, 12, 0)  # a window's start: 600 s divide the hour
+    nonces = (b"%31dn" % i for i in range(100))
+
+    def issue(tenant, at):
+        nonce = next(nonces)
+        limited = store.add_tenant_nonce(nonce, at + SECOND, "attestation", None, tenant, limit, at)
+        assert store.use_nonce(nonce, at) == (NonceState.UNKNOWN if limited else NonceState.FRESH)
+        return limited
+
+    assert [issue("busy", start + i * SECOND) for i in range(4)] == [None, None, None,
+                                                                    Limited(start + 600 * SECOND)]
+    assert [issue("calm", start + 5 * SECOND) for _ in range(4)] == [None, None, None, Limited(start + 600 * SECOND)]
+    assert issue("busy", start + 599 * SECOND) == Limited(start + 600 * SECOND)
+    later = start + 600 * SECOND
+    assert [issue("busy", later), issue("busy", later - SECOND), issue("busy", later)] == [None, None, None]
+    assert issue("busy", later - SECOND) == Limited(later)  # behind: still the newer window's count
+    assert issue("busy", later + SECOND) == Limited(later + 600 * SECOND)
+    assert store.remove_tenant("busy") is False  # never added: its count is removed all the same
+    assert issue("busy", later) is None
+
+
+@pytest.mark.memory_too
+def test_a_checked_assertion_writes_only_for_a_credential_that_passes(database_url):
+    """checked_spend_assertion: the credential, its certificate's record and its device's ban read
+    at once, and the challenge and counter written only when the credential is of the app, of a
+    trusted anchor, unexpired (its last second included), and neither revoked nor banned; else
+    nothing changes and what was read says why."""
+    store = open_store(database_url)
+    anchor, app = b"a" * 32, "com.example.a"
+    store.add_certificate(record(0xABC), Limit(10, datetime.timedelta(days=1)))
+    store.add_certificate(record(0xDEF, pseudonym=b"q" * 32), Limit(10, datetime.timedelta(days=1)))  # another EK's
+    stored = store.add_credential(dataclasses.replace(credential(counter=1), ak_anchor=anchor,
+                                                      ak_not_after=T0 + 10 * SECOND))
+    challenges = (b"%31dn" % i for i in range(100))
+
+    def attempt(app_id=app, anchors=frozenset({anchor}), at=T0, counter=2, key=b"cose-key"):
+        nonce = next(challenges)
+        store.add_nonce(nonce, T0 + 300 * SECOND, "webauthn", app_id)
+        checked = store.checked_spend_assertion(b"c" * 32, app_id, key, anchors, nonce, at, counter, None, at + SECOND)
+        if checked.spent is None:  # nothing written: the challenge is still fresh
+            assert store.use_nonce(nonce, at, "webauthn", app_id) is NonceState.FRESH
+        return checked
+
+    for refused in (attempt(app_id="com.example.b"), attempt(key=b"another key"), attempt(anchors=frozenset()),
+                    attempt(anchors=frozenset({b"b" * 32})), attempt(at=T0 + 11 * SECOND)):
+        assert (refused.credential, refused.certificate, refused.ban, refused.spent) == (
+            stored, store.certificate(0xABC), None, None)
+    assert store.credential(b"c" * 32) == stored
+    assert attempt(at=T0 + 10 * SECOND).spent == (NonceState.FRESH, b"accepted")
+    assert attempt(counter=2).spent == (NonceState.FRESH, b"counter")  # spent, and the credential marked
+    assert store.credential(b"c" * 32).counter_failed == T0
+    assert store.revoke(0xDEF, "key-compromise", T0)  # another device's: nothing of this credential's
+    assert attempt(counter=3).spent == (NonceState.FRESH, b"accepted")
+    store.link([b"p" * 32, b"q" * 32])  # proven one TPM: its ban is this credential's device's
+    banned = attempt(counter=4)
+    assert (banned.spent, banned.certificate.revoked, banned.ban.serial) == (None, None, 0xDEF)
+    assert store.lift(0xDEF) == 1 and attempt(counter=4).spent == (NonceState.FRESH, b"accepted")
+    assert store.revoke(0xABC, "superseded", T0) and store.lift(0xABC) == 1  # revoked, and no longer banned
+    revoked = attempt(counter=5)
+    assert (revoked.spent, revoked.certificate.revoked, revoked.ban) == (None, T0, None)
+    assert store.credential(b"c" * 32).counter == 4
+    unknown = store.checked_spend_assertion(b"u" * 32, app, b"cose-key", frozenset({anchor}), b"n" * 32, T0, 3, None, T0)
+    assert (unknown.credential, unknown.certificate, unknown.ban, unknown.spent) == (None, None, None, None)
+    # a certificate this store did not issue: nothing to revoke here (an app server's own CA's CRL decides)
+    store.add_credential(dataclasses.replace(credential(counter=1, serial=0x123), credential_id=b"e" * 32,
+                                             ak_anchor=anchor, ak_not_after=T0 + 10 * SECOND))
+    store.add_nonce(b"m" * 32, T0 + SECOND, "webauthn", app)
+    foreign = store.checked_spend_assertion(b"e" * 32, app, b"cose-key", frozenset({anchor}), b"m" * 32, T0, 2, None, T0)
+    assert (foreign.certificate, foreign.ban, foreign.spent) == (None, None, (NonceState.FRESH, b"accepted"))
+
+
 def _race_nonce(store):
     return store.use_nonce(b"n" * 32, T0).value
 
@@ -239,6 +317,27 @@ def test_24_processes_race_to_one_counter_value_one_wins(database_url):
     assert sorted(results, key=str) == [False] * (RACERS - 1) + [True], results
     stored = open_store(database_url).credential(b"c" * 32)
     assert (stored.counter, stored.counter_failed) == (6, T0), "the losers marked the credential"
+
+
+def _race_assertion(store, i):
+    state, answer = store.spend_assertion(b"%31d" % i + b"n", T0, "com.example.a", b"c" * 32, 6, b"%31d" % i + b"r",
+                                          T0 + SECOND)
+    return state.value, answer, store.receipt(b"%31d" % i + b"r", T0)
+
+
+def test_24_processes_race_assertions_of_one_counter_value_one_wins(database_url):
+    """Invariant 8 through spend_assertion (PostgreSQL: one statement of several updates): of 24
+    assertions with one counter, each on a challenge of its own, one is accepted; the others
+    spend their challenges, mark the credential, and each keeps the answer it was given."""
+    store = open_store(database_url)
+    store.add_credential(credential(counter=5))
+    for i in range(RACERS):
+        store.add_nonce(b"%31d" % i + b"n", T0 + 300 * SECOND, "webauthn", "com.example.a")
+    results = _race(database_url, _race_assertion, lambda i: (i,))
+    assert sorted(results) == [("fresh", b"accepted", b"accepted")] + [("fresh", b"counter", b"counter")] * (
+        RACERS - 1), results
+    stored = store.credential(b"c" * 32)
+    assert (stored.counter, stored.counter_failed) == (6, T0), "the losers did not mark the credential"
 
 
 def test_24_processes_race_with_24_counters_the_highest_stays(database_url):

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from deviceid_verifier import Ban, DeviceBits, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
+from deviceid_verifier import Ban, DeviceBits, IssueLimit, Tenant, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, open_store
 from deviceid_verifier._store import Activity, PublishedCRL
+from deviceid_verifier._store._base import CheckedAssertion
 
 T0 = datetime.datetime(2026, 12, 2, 12, 0, 0)
 PSEUDONYMS = (b"p" * 32, b"q" * 32, b"r" * 32)
@@ -46,6 +47,7 @@ class Model:
         self.devices = {}       # pseudonym → device name (the least pseudonym of the group)
         self.bans = {}          # (pseudonym, app id) → Ban
         self.tenants = {}       # name → Tenant
+        self.issues = {}        # tenant → (window start, issued)
         self.bits = {}          # (tenant, device key) → DeviceBits
         self.activity = {}      # (tenant, device key) → Activity (hour, count in it, count the hour before)
 
@@ -192,6 +194,38 @@ class Model:
             self.credentials[credential_id] = dataclasses.replace(known, counter_failed=now)
         return False
 
+    def add_tenant_nonce(self, nonce, expires, purpose, app_id, tenant, limit, now):
+        start = datetime.datetime(1970, 1, 1) + (now - datetime.datetime(1970, 1, 1)) // limit.window * limit.window
+        kept = self.issues.get(tenant)
+        if kept is not None and kept[0] >= start and kept[1] >= limit.issued:
+            return Limited(start + limit.window)
+        self.issues[tenant] = (start, 1) if kept is None or kept[0] < start else (kept[0], kept[1] + 1)
+        self.nonces[nonce] = [expires, False, purpose, app_id]
+        return None
+
+    def spend_assertion(self, nonce, now, app_id, credential_id, counter, key, keep_until):
+        state = self.use_nonce(nonce, now, "webauthn", app_id)
+        if state is NonceState.USED and key is not None:
+            return state, self.receipt(key, now)
+        if state is not NonceState.FRESH:
+            return state, None
+        answer = b"accepted" if self.advance_counter(credential_id, counter, now) else b"counter"
+        if key is not None:
+            self.receipts[key] = (answer, keep_until)
+        return state, answer
+
+    def checked_spend_assertion(self, credential_id, app_id, cose_key, anchors, nonce, now, counter, key, keep_until):
+        credential = self.credentials.get(credential_id)
+        if credential is None:
+            return CheckedAssertion(None, None, None, None)
+        certificate = self.certificates.get(credential.ak_serial)
+        ban = None if certificate is None else self.banned(certificate.ek_pseudonym, certificate.app_id)
+        passes = (credential.app_id == app_id and credential.cose_key == cose_key and credential.ak_anchor in anchors
+                  and credential.ak_not_after is not None and credential.ak_not_after >= now
+                  and (certificate is None or certificate.revoked is None and ban is None))
+        spent = self.spend_assertion(nonce, now, app_id, credential_id, counter, key, keep_until) if passes else None
+        return CheckedAssertion(credential, certificate, ban, spent)
+
     def purge(self, now):
         self.nonces = {n: e for n, e in self.nonces.items() if e[0] >= now}
         self.challenges = {i: p for i, p in self.challenges.items() if p.expires >= now}
@@ -333,6 +367,39 @@ class StoreMachine(RuleBasedStateMachine):
             credential, counter, self.now)
         assert self.store.credential(credential) == self.model.credentials.get(credential)
 
+    @rule(data=st.data(), app_id=st.sampled_from(APPS), credential=st.sampled_from(CREDENTIALS + (b"u" * 32,)),
+          counter=COUNTERS, key=st.sampled_from((None, *RECEIPTS)), lifetime=seconds)
+    def spend_assertion(self, data, app_id, credential, counter, key, lifetime):
+        """An assertion's writes as one operation: the WebAuthn challenge, the counter (or its mark),
+        the receipt; and a retry's receipt for a challenge used before."""
+        nonce = data.draw(st.sampled_from(sorted(self.model.nonces) + [b"unknown".ljust(32, b"\0")]))
+        if key is not None and key in self.model.receipts and self.model.nonces.get(nonce, [0, True])[1] is False:
+            key = None  # a receipt is kept once, by the request that spent its nonce (its digest names the nonce)
+        expected = self.model.spend_assertion(nonce, self.now, app_id, credential, counter, key, self.now + lifetime)
+        assert self.store.spend_assertion(nonce, self.now, app_id, credential, counter, key,
+                                          self.now + lifetime) == expected
+        assert self.store.credential(credential) == self.model.credentials.get(credential)
+        if key is not None:
+            assert self.store.receipt(key, self.now) == self.model.receipt(key, self.now)
+
+    @rule(data=st.data(), app_id=st.sampled_from(APPS), credential=st.sampled_from(CREDENTIALS + (b"u" * 32,)),
+          counter=COUNTERS, key=st.sampled_from((None, *RECEIPTS)), lifetime=seconds,
+          anchors=st.sampled_from([frozenset(), frozenset({b"a" * 32}), frozenset({b"a" * 32, b"b" * 32})]))
+    def checked_spend_assertion(self, data, app_id, credential, counter, key, lifetime, anchors):
+        """An assertion's read and writes as one operation: the writes only for a credential that
+        passes (its app, a trusted anchor, not expired, its certificate neither revoked nor banned)."""
+        nonce = data.draw(st.sampled_from(sorted(self.model.nonces) + [b"unknown".ljust(32, b"\0")]))
+        if key is not None and key in self.model.receipts and self.model.nonces.get(nonce, [0, True])[1] is False:
+            key = None  # a receipt is kept once, by the request that spent its nonce (its digest names the nonce)
+        cose_key = b"cose:" + data.draw(st.sampled_from(APPS)).encode()  # add_credential's keys: one per app id
+        expected = self.model.checked_spend_assertion(credential, app_id, cose_key, anchors, nonce, self.now, counter,
+                                                      key, self.now + lifetime)
+        assert self.store.checked_spend_assertion(credential, app_id, cose_key, anchors, nonce, self.now, counter, key,
+                                                  self.now + lifetime) == expected
+        assert self.store.credential(credential) == self.model.credentials.get(credential)
+        if key is not None:
+            assert self.store.receipt(key, self.now) == self.model.receipt(key, self.now)
+
     @rule(credential=st.sampled_from(CREDENTIALS + (b"u" * 32,)))
     def credential_and_certificate(self, credential):
         known = self.model.credentials.get(credential)
@@ -357,7 +424,31 @@ class StoreMachine(RuleBasedStateMachine):
 
     @rule(name=st.sampled_from(["t1", "t2"]))
     def remove_tenant(self, name):
+        self.model.issues.pop(name, None)
         assert self.store.remove_tenant(name) == (self.model.tenants.pop(name, None) is not None)
+
+    @rule(name=st.sampled_from(["t1", "t2"]), issued=st.integers(min_value=1, max_value=3),
+          window=st.sampled_from([1, 600, 3600]))
+    def set_tenant_limit(self, name, issued, window):
+        limit = IssueLimit(issued, datetime.timedelta(seconds=window))
+        known = name in self.model.tenants
+        if known:
+            self.model.tenants[name] = dataclasses.replace(self.model.tenants[name], limit=limit)
+        assert self.store.set_tenant_limit(name, limit) == known
+        assert self.store.tenants() == sorted(self.model.tenants.values(), key=lambda t: t.name)
+
+    @rule(name=st.sampled_from(["t1", "t2"]), lifetime=seconds, purpose=st.sampled_from(PURPOSES),
+          app_id=st.sampled_from(NONCE_APPS), issued=st.integers(min_value=1, max_value=2),
+          back=st.sampled_from([0, 0, 1, 3600]))
+    def add_tenant_nonce(self, name, lifetime, purpose, app_id, issued, back):
+        """A nonce issued to a tenant, counted against the limit its service holds (the service
+        passes its copy of the tenant's; a window of its own per tenant, so that limits are met
+        often); `back`: a host whose clock is behind the one that counted last."""
+        limit = IssueLimit(issued, datetime.timedelta(seconds=600 if name == "t1" else 3600))
+        nonce = next(self.counter).to_bytes(32, "big")
+        now = self.now - datetime.timedelta(seconds=back)
+        expected = self.model.add_tenant_nonce(nonce, self.now + lifetime, purpose, app_id, name, limit, now)
+        assert self.store.add_tenant_nonce(nonce, self.now + lifetime, purpose, app_id, name, limit, now) == expected
 
     @rule(tenant=st.sampled_from(["t1", "t2"]), key=st.sampled_from(PSEUDONYMS), bits=st.tuples(*[st.booleans()] * 3))
     def write_bits(self, tenant, key, bits):
@@ -436,7 +527,8 @@ def test_the_store_follows_the_model(kind, postgresql, tmp_path):
             store = open_store(url, migrate=False)
             with store._tx() as cursor:  # an empty database of the current schema, quickly
                 for table in ("nonces", "challenges", "certificates", "enrolment_pairs", "credentials", "receipts",
-                              "challenge_eks", "device_links", "bans", "tenant_apps", "tenants", "device_bits", "device_activity"):
+                              "challenge_eks", "device_links", "bans", "tenant_apps", "tenants", "device_bits",
+                              "device_activity", "tenant_issues"):
                     cursor.execute(f"DELETE FROM {table}")
                 cursor.execute("UPDATE limits SET enrolments = 5, window_seconds = 86400")
                 cursor.execute("UPDATE revocation_generation SET generation = 0")

@@ -5,7 +5,10 @@ Bearer KEY`), each bound to one of the tenant's app ids; verifications and devic
 need none (a device may post its own evidence)."""
 import base64
 import json
+import math
 import time
+
+from deviceid_verifier import open_store
 
 from test_service import APP, enrolled, fleet, nonce_of, ok, rejected, verification  # noqa: F401  (fixtures)
 from verifier_command import cli
@@ -65,3 +68,64 @@ def test_tenants_close_the_app_server_operations_and_devices_stay_open(enrolled,
     time.sleep(TAKES_EFFECT)
     for _ in range(8):  # more requests than workers: each worker's
         assert nonce_of(a) and nonce_of(b)
+
+
+def tenant_issues(database_url):
+    """The rows of tenant_issues: what the service counted."""
+    store = open_store(database_url, migrate=False)
+    try:
+        with store._tx() as cursor:
+            cursor.execute("SELECT tenant, issued FROM tenant_issues ORDER BY tenant")
+            return cursor.fetchall()
+    finally:
+        store.close()
+
+
+def test_a_tenant_at_its_issue_limit_is_429_and_no_other_tenant_is(fleet, database_url):  # noqa: F811
+    """Invariant 14: a tenant's nonces and challenges count against its own issue limit, on every
+    worker and instance; past it, 429 with Retry-After (the window's end), and another tenant's
+    requests are answered as before; the operator's new limit holds within 5 s. Without tenants
+    nothing is counted (the open trial, as before)."""
+    a, b = fleet
+    for _ in range(8):
+        assert nonce_of(a) and nonce_of(b)
+    assert tenant_issues(database_url) == []
+    window = 86_400  # windows start at midnight UTC: not one ends during the test
+    if window - time.time() % window < 120:
+        time.sleep(window - time.time() % window + 1)
+    keys = {}
+    for name, app in (("busy", APP), ("calm", "com.example.calm")):
+        keys[name] = json.loads(operator("tenant", "add", name, "--app", app, "--issued", "6", "--window",
+                                         str(window), "--database", database_url))["api_key"]
+    assert [json.loads(line)["issued"] for line in operator("tenant", "list", "--database",
+                                                            database_url).splitlines()] == [6, 6]
+    time.sleep(TAKES_EFFECT)
+
+    def issue(service, name, path):
+        body = json.dumps({"app_id": APP if name == "busy" else "com.example.calm"}).encode()
+        return service.request("POST", path, body, headers=bearer(keys[name]))
+
+    paths = ("/v1/nonce", "/v1/webauthn/challenge")
+    for i in range(6):  # on every instance and worker, nonces and challenges alike
+        ok(issue((a, b)[i % 2], "busy", paths[i // 2 % 2]))
+    for service in (a, b) * 2:
+        for path in paths:
+            status, headers, body = issue(service, "busy", path)
+            assert (status, json.loads(body)["rejected"]) == (429, "rate-limited"), body
+            until_midnight = window - time.time() % window
+            retry_after = json.loads(body)["retry_after"]
+            assert abs(retry_after - until_midnight) < 60 and headers["Retry-After"] == str(math.ceil(retry_after))
+    for i in range(6):  # the other tenant: as if the first had sent nothing
+        ok(issue((a, b)[i % 2], "calm", paths[i % 2]))
+    rejected(issue(a, "calm", "/v1/nonce"), 429, "rate-limited")
+    assert tenant_issues(database_url) == [("busy", 6), ("calm", 6)]
+
+    assert json.loads(operator("tenant", "set-limit", "busy", "--issued", "8", "--window", str(window),
+                               "--database", database_url)) == {"tenant": "busy", "issued": 8, "window": window}
+    time.sleep(TAKES_EFFECT)
+    ok(issue(a, "busy", "/v1/nonce"))
+    ok(issue(b, "busy", "/v1/webauthn/challenge"))
+    rejected(issue(a, "busy", "/v1/nonce"), 429, "rate-limited")
+    rejected(issue(b, "calm", "/v1/nonce"), 429, "rate-limited")
+    assert cli("tenant", "set-limit", "nobody", "--issued", "1", "--window", "60", "--database",
+               database_url).returncode == 2

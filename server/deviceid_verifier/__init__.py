@@ -97,7 +97,7 @@ from ._ca import APP_ID_URI_PREFIX, AK_NAME_URI_PREFIX, TCG_KP_AIK_CERTIFICATE, 
 from ._chain import ChainError, verify_chain
 from ._credential import kdfa, make_credential
 from ._errors import REASONS, Rejected
-from ._store import Ban, Tenant, DeviceBits, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, Store, open_store
+from ._store import Ban, Tenant, IssueLimit, DeviceBits, CertificateRecord, CredentialRecord, Limit, Limited, MemoryStore, NonceState, PendingChallenge, Store, open_store
 from ._store._postgres import PostgresStore
 from ._store._sql import StoreUnavailable
 from ._store._sqlite import SQLiteStore
@@ -119,6 +119,6 @@ __all__ = [
     "TCG_KP_AIK_CERTIFICATE",
     "make_credential", "kdfa", "verify_chain", "ChainError",
     "Store", "MemoryStore", "SQLiteStore", "PostgresStore", "open_store", "StoreUnavailable", "NonceState",
-    "PendingChallenge", "CertificateRecord", "CredentialRecord", "Limit", "Limited", "Ban", "Tenant", "DeviceBits",
-    "DeviceCheck", "DeviceAnswer", "verify_receipt",
+    "PendingChallenge", "CertificateRecord", "CredentialRecord", "Limit", "Limited", "Ban", "Tenant", "IssueLimit",
+    "DeviceBits", "DeviceCheck", "DeviceAnswer", "verify_receipt",
 ]

@@ -17,6 +17,8 @@ and shell tests. Messages go through standard input and output; state lives in f
     migrate   --database URL [--until NAME]    apply the schema's missing migrations
     revoke    --database URL --serial HEX [--reason TEXT]
     set-limit --database URL --enrolments N --window SECONDS
+    tenant    add NAME --app APP_ID [--app APP_ID...] [--issued N --window SECONDS] | list | remove NAME |
+              set-limit NAME --issued N --window SECONDS   (each with --database URL)
     crl       --database URL --ca-key K --ca-cert C [--days N] [--der]   the CRL, PEM by default
 
 Every command that takes --ca-key takes an encrypted PKCS #8 key too, its passphrase from the first

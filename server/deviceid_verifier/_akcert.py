@@ -7,14 +7,14 @@ CA's trust, its revocation."""
 from __future__ import annotations
 
 import datetime
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Set
 
 from cryptography import x509
 
 from . import _ca, _chain, _tpm
 from ._crl import RevocationLists, ca_key_id
 from ._errors import Rejected
-from ._store import CertificateRecord, Store
+from ._store import Ban, CertificateRecord, Store
 
 
 class TrustedAK(NamedTuple):
@@ -49,7 +49,7 @@ def trusted(der: bytes, anchors: Sequence[x509.Certificate], store: Store,
         raise Rejected("ak-untrusted", "the AK certificate is not for an attestation key (tcg-kp-AIKCertificate)")
     record = store.certificate(certificate.serial_number)
     if record is not None:
-        check_record(record, store)
+        check_record(record, store.banned)
     if crls is not None:
         crls.check(certificate)
     try:
@@ -69,18 +69,24 @@ def anchors_by_key(anchors: Sequence[x509.Certificate]) -> Dict[bytes, List[x509
     return by_key
 
 
+def trusted_anchors(anchors: Dict[bytes, List[x509.Certificate]], now: datetime.datetime) -> Set[bytes]:
+    """The key ids of the CAs in `anchors` valid at `now` (one of their certificates is)."""
+    return {key for key, certificates in anchors.items()
+            if any(_chain.not_before(a) <= now <= _chain.not_after(a) for a in certificates)}
+
+
 def still_trusted(serial: int, anchor: bytes, not_after: datetime.datetime,
-                  anchors: Dict[bytes, List[x509.Certificate]], record: Optional[CertificateRecord], store: Store,
-                  crls: RevocationLists, now: datetime.datetime) -> None:
+                  anchors: Dict[bytes, List[x509.Certificate]], record: Optional[CertificateRecord],
+                  banned: Callable[[bytes, str], Optional[Ban]], crls: RevocationLists, now: datetime.datetime) -> None:
     """Whether the AK certificate `serial`, which chained to the CA `anchor` (ca_key_id) and is
     valid until `not_after` (what trusted() found at registration), and whose record in the
-    store is `record` (None: the store is not its CA's), still passes at `now`:
+    store is `record` (None: the store is not its CA's) and `banned` its device's ban, still passes at `now`:
     Rejected "ak-untrusted" once that CA is no longer among `anchors` (a rotation finished) or
     no longer valid, or once the certificate expired; "revoked" by the store's record or that
     CA's CRL held in `crls`; "revocation-unknown" if that CRL is past its nextUpdate. The expiry
     is what keeps a revoked certificate out after its CA's CRL dropped it (RFC 5280 §3.3
     allows that once it expired)."""
-    if not any(_chain.not_before(a) <= now <= _chain.not_after(a) for a in anchors.get(anchor, ())):
+    if anchor not in trusted_anchors(anchors, now):
         raise Rejected("ak-untrusted", f"the CA that issued the AK certificate {serial:x} is no longer one this "
                                        "verifier trusts (or its certificate expired): the device enrols with a "
                                        "trusted CA and registers again")
@@ -88,17 +94,18 @@ def still_trusted(serial: int, anchor: bytes, not_after: datetime.datetime,
         raise Rejected("ak-untrusted", f"the AK certificate {serial:x} that certified the credential expired at "
                                        f"{not_after.isoformat()}Z: the device enrols and registers again")
     if record is not None:  # the issuing CA's record of it, when the store is that CA's
-        check_record(record, store)
+        check_record(record, banned)
     crls.check_issued_by(anchor, serial)
 
 
-def check_record(record: CertificateRecord, store: Store) -> None:
+def check_record(record: CertificateRecord, banned: Callable[[bytes, str], Optional[Ban]]) -> None:
     """Rejected("revoked") if the issuing CA's store revoked this certificate, or its device for
-    its app id (a certificate of the same TPM, docs/SERVER-STATE.md invariant 6)."""
+    its app id (a certificate of the same TPM, docs/SERVER-STATE.md invariant 6): `banned`, the
+    store's banned() or what was read with the record."""
     if record.revoked is not None:
         raise Rejected("revoked", f"the AK certificate {record.serial:x} was revoked "
                                   f"({record.revocation_reason or 'no reason given'})")
-    ban = store.banned(record.ek_pseudonym, record.app_id)
+    ban = banned(record.ek_pseudonym, record.app_id)
     if ban is not None:
         raise Rejected("revoked", f"the device of the AK certificate {record.serial:x} was revoked for this app id "
                                   f"(with the AK certificate {ban.serial:x}: {ban.reason or 'no reason given'})")

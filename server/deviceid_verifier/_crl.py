@@ -153,6 +153,11 @@ class RevocationLists:
         for crl in held:
             self._judge(crl, certificate.serial_number)
 
+    def holds(self, ca: bytes) -> bool:
+        """Whether a CRL of the CA with this key id (ca_key_id) is held."""
+        with self._lock:
+            return ca in self._held
+
     def check_issued_by(self, ca: bytes, serial: int) -> None:
         """check() for a certificate known by its serial number and the key id (ca_key_id) of
         the trusted CA its chain ended at (a registered credential's AK certificate): against

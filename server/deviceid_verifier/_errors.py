@@ -39,7 +39,8 @@ REASONS: Mapping[str, str] = {
     "ak-template": "the AK public area is not a restricted ECDSA P-256 attestation key of the frozen template",
     "challenge-unknown": "the enrolment challenge id was never issued, is expired, or was already answered",
     "credential": "the enrolment response carries a wrong credential: the AK is not in the TPM that holds the EK",
-    "rate-limited": "this TPM has enrolled as many AKs for this app id as the CA's limit allows in its window; "
+    "rate-limited": "this TPM has enrolled as many AKs for this app id as the CA's limit allows in its window, or "
+                    "the tenant was issued as many nonces and challenges as its issue limit allows in this window; "
                     "retry_after says when the next one may",
     "revoked": "the AK certificate was revoked by the CA that issued it (in the CA's store, or on its CRL), or its "
                "device (the TPM) was, for this app id: then it cannot enrol again until an operator lifts it",

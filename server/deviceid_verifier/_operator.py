@@ -1,5 +1,5 @@
 """The operator's commands on a service's database: migrate, revoke, lift, tenant (add, list,
-remove), set-limit, crl. They are reachable only here, by whoever can reach the database,
+remove, set-limit), set-limit, crl. They are reachable only here, by whoever can reach the database,
 never through the HTTP service."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import os
 import re
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from cryptography.hazmat.primitives import serialization
 
@@ -20,7 +20,8 @@ from . import _cakey, _inputs
 from ._ca import PrivacyCA, check_app_id
 from ._errors import Rejected
 from ._service._tenants import key_digest
-from ._store import Limit, Tenant, open_store
+from ._store import IssueLimit, Limit, Tenant, open_store
+from ._store._base import DEFAULT_ISSUE_LIMIT
 from ._store._sql import SQLStore, StoreUnavailable
 
 
@@ -106,7 +107,7 @@ def _tenant_add(args: argparse.Namespace) -> None:
         raise _inputs.Failure(f"--app: {e.message}") from None
     key = "dvt_" + base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
     tenant = Tenant(args.name, tuple(sorted(set(app_ids))), key_digest(key),
-                    datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
+                    datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None), _issue_limit(args))
     refusal = store.add_tenant(tenant)
     if refusal is not None:
         raise _inputs.Failure(refusal)
@@ -119,7 +120,21 @@ def _tenant_list(args: argparse.Namespace) -> None:
     tenants = store.tenants()
     for tenant in tenants:
         print(json.dumps({"tenant": tenant.name, "apps": list(tenant.app_ids),
-                          "created": tenant.created.isoformat() + "Z"}))
+                          "created": tenant.created.isoformat() + "Z", "issued": tenant.limit.issued,
+                          "window": int(tenant.limit.window.total_seconds())}))
+
+
+def _issue_limit(args: argparse.Namespace) -> IssueLimit:
+    return IssueLimit(args.issued, datetime.timedelta(seconds=args.window))
+
+
+@_on_database
+def _tenant_set_limit(args: argparse.Namespace) -> None:
+    store = _store(args.database)
+    limit = _issue_limit(args)
+    if not store.set_tenant_limit(args.name, limit):
+        raise _inputs.Failure(f"no tenant is named {args.name!r}")
+    print(json.dumps({"tenant": args.name, "issued": limit.issued, "window": int(limit.window.total_seconds())}))
 
 
 @_on_database
@@ -157,6 +172,19 @@ def _crl(args: argparse.Namespace) -> None:
     sys.stdout.buffer.write(crl.public_bytes(serialization.Encoding.DER if args.der else serialization.Encoding.PEM))
 
 
+def _issue_limit_options(parser: argparse.ArgumentParser, within: Callable[..., Callable[[str], float]],
+                         default: Optional[IssueLimit] = None) -> None:
+    """--issued N --window SECONDS: required, or with `default`'s values."""
+    parser.add_argument("--issued", required=default is None, type=within(int, 1, 1_000_000_000, "--issued"),
+                        default=None if default is None else default.issued,
+                        help="nonces and challenges issued to the tenant per window, 1 to 1000000000"
+                             + ("" if default is None else f" (default {default.issued})"))
+    parser.add_argument("--window", required=default is None, type=within(int, 1, 86_400, "--window"),
+                        default=None if default is None else int(default.window.total_seconds()),
+                        help="the window in seconds, 1 to 86400"
+                             + ("" if default is None else f" (default {int(default.window.total_seconds())})"))
+
+
 def add_commands(commands: Any, within: Callable[..., Callable[[str], float]]) -> None:
     """Add the operator's commands to the command line's subcommands."""
     migrate = commands.add_parser("migrate", help="apply the database's missing schema migrations")
@@ -184,6 +212,7 @@ def add_commands(commands: Any, within: Callable[..., Callable[[str], float]]) -
     add.add_argument("name", type=_tenant_name, help="the tenant's name, 1 to 64 characters of A-Z a-z 0-9 . _ -")
     add.add_argument("--app", required=True, action="append", help="an app id it owns (repeatable)")
     add.add_argument("--database", required=True, help="the service's database URL")
+    _issue_limit_options(add, within, DEFAULT_ISSUE_LIMIT)
     add.set_defaults(run=_tenant_add)
     listing = actions.add_parser("list", help="the tenants, one JSON object a line")
     listing.add_argument("--database", required=True, help="the service's database URL")
@@ -192,6 +221,12 @@ def add_commands(commands: Any, within: Callable[..., Callable[[str], float]]) -
     remove.add_argument("name", type=_tenant_name, help="the tenant's name")
     remove.add_argument("--database", required=True, help="the service's database URL")
     remove.set_defaults(run=_tenant_remove)
+    limit = actions.add_parser("set-limit", help="change a tenant's issue limit: its nonces and challenges per "
+                                                 "window (in effect within 5 s)")
+    limit.add_argument("name", type=_tenant_name, help="the tenant's name")
+    limit.add_argument("--database", required=True, help="the service's database URL")
+    _issue_limit_options(limit, within)
+    limit.set_defaults(run=_tenant_set_limit)
 
     set_limit = commands.add_parser("set-limit", help="change the enrolment limit per TPM and app id")
     set_limit.add_argument("--database", required=True, help="the service's database URL")

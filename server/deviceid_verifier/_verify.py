@@ -9,7 +9,7 @@ import hmac
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional, Sequence, Union
+from typing import Callable, Dict, FrozenSet, Optional, Sequence, Tuple, Union
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from . import _akcert, _ca, _chain, _tpm, _wire
 from ._crl import revocation_lists
 from ._errors import Rejected
-from ._store import MemoryStore, NonceState, Store
-from ._store._base import ATTESTATION
+from ._store import MemoryStore, NonceState, Store, Tenant
+from ._store._base import ATTESTATION, CheckedAssertion
 from ._store._memory import NonceRecord
 
 NONCE_BYTES = 32
@@ -80,6 +80,16 @@ def request_key(operation: str, request_id: Optional[str], *parts: bytes) -> Opt
     return digest.digest()
 
 
+def _refusal(state: NonceState) -> Rejected:
+    """Why a nonce in `state` (not FRESH, and no receipt for the request) was not spent."""
+    if state is NonceState.UNKNOWN:
+        return Rejected("nonce-unknown", "this verifier did not issue the nonce for this purpose and app id "
+                                         "(or forgot it after its lifetime)")
+    if state is NonceState.USED:
+        return Rejected("nonce-replayed", "the nonce was already used")
+    return Rejected("nonce-expired", "the nonce's lifetime is over")
+
+
 class _NonceBook:
     """The nonces a verifier issued for one purpose, in its store: each lives `lifetime` and is
     spent by the first spend() of a request that passed every check before it (docs/SERVER-STATE.md,
@@ -90,9 +100,21 @@ class _NonceBook:
         self._lifetime = lifetime
         self._purpose = purpose
 
-    def issue(self, app_id: Optional[str] = None) -> bytes:
-        nonce = os.urandom(NONCE_BYTES)
-        self._store.add_nonce(nonce, _chain.utcnow() + self._lifetime, self._purpose, app_id)
+    def issue(self, app_id: Optional[str] = None, tenant: Optional[Tenant] = None) -> bytes:
+        """A new nonce; with `tenant`, counted against its issue limit (Rejected "rate-limited",
+        with the seconds until its window ends, when it is reached: nothing issued)."""
+        nonce, now = os.urandom(NONCE_BYTES), _chain.utcnow()
+        if tenant is None:
+            self._store.add_nonce(nonce, now + self._lifetime, self._purpose, app_id)
+            return nonce
+        limited = self._store.add_tenant_nonce(nonce, now + self._lifetime, self._purpose, app_id, tenant.name,
+                                               tenant.limit, now)
+        if limited is not None:
+            wait = max((limited.retry_at - now).total_seconds(), 0.0)
+            raise Rejected("rate-limited", f"the tenant {tenant.name!r} was issued {tenant.limit.issued} nonces and "
+                                           f"challenges in this window of {tenant.limit.window.total_seconds():.0f} s, "
+                                           f"as many as its limit allows; the next may be issued in {wait:.0f} s",
+                           retry_after=wait)
         return nonce
 
     def spend(self, nonce: bytes, app_id: str, key: Optional[bytes], act: Callable[[], bytes]) -> bytes:
@@ -113,12 +135,33 @@ class _NonceBook:
                     self._store.add_receipt(key, answer, now + self._lifetime)
                 return answer
         # after the block: an expired nonce stays used up, as use_nonce left it
-        if state is NonceState.UNKNOWN:
-            raise Rejected("nonce-unknown", "this verifier did not issue the nonce for this purpose and app id "
-                                            "(or forgot it after its lifetime)")
-        if state is NonceState.USED:
-            raise Rejected("nonce-replayed", "the nonce was already used")
-        raise Rejected("nonce-expired", "the nonce's lifetime is over")
+        raise _refusal(state)
+
+    def spend_assertion(self, nonce: bytes, app_id: str, key: Optional[bytes], credential_id: bytes,
+                        counter: int) -> bytes:
+        """spend() of a WebAuthn challenge whose act is the store's credential counter raised to
+        `counter`, as the store's one operation (spend_assertion): the answer, COUNTER_ACCEPTED or
+        COUNTER_REFUSED, or the one kept under `key` for this request's retry."""
+        now = _chain.utcnow()
+        return self.answer(self._store.spend_assertion(nonce, now, app_id, credential_id, counter, key,
+                                                       now + self._lifetime))
+
+    def checked_spend_assertion(self, credential_id: bytes, app_id: str, cose_key: bytes, anchors: FrozenSet[bytes],
+                                nonce: bytes, counter: int, key: Optional[bytes],
+                                now: datetime.datetime) -> CheckedAssertion:
+        """The store's checked_spend_assertion of a WebAuthn challenge of this book (answer() says
+        what its spending answered)."""
+        return self._store.checked_spend_assertion(credential_id, app_id, cose_key, anchors, nonce, now, counter, key,
+                                                   now + self._lifetime)
+
+    @staticmethod
+    def answer(spent: Tuple[NonceState, Optional[bytes]]) -> bytes:
+        """The answer of a spending (its own, or the one kept for this request's retry), or why the
+        nonce was not spent (Rejected)."""
+        state, answer = spent
+        if answer is not None:
+            return answer
+        raise _refusal(state)
 
     def _memory(self) -> MemoryStore:
         if not isinstance(self._store, MemoryStore):
@@ -188,10 +231,11 @@ class Verifier:
         """How long a nonce of new_nonce() lives."""
         return self._nonce_lifetime
 
-    def new_nonce(self, app_id: Optional[str] = None) -> bytes:
+    def new_nonce(self, app_id: Optional[str] = None, *, tenant: Optional[Tenant] = None) -> bytes:
         """A fresh 32-byte random nonce, to send to the device and to pass to verify() once; with
-        `app_id`, only evidence for that app id can spend it."""
-        return self._nonces.issue(app_id)
+        `app_id`, only evidence for that app id can spend it; with `tenant`, counted against its
+        issue limit (Rejected "rate-limited" beyond it, with retry_after)."""
+        return self._nonces.issue(app_id, tenant)
 
     def load_crl(self, crl: bytes) -> bool:
         """Hold the CRL `crl` (DER or PEM, as `GET /v1/crl` or `python3 -m deviceid_verifier

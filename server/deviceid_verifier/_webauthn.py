@@ -17,7 +17,7 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -27,8 +27,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from . import _akcert, _cbor, _ca, _chain, _tpm, _wire
 from ._crl import revocation_lists
 from ._errors import Rejected
-from ._store import CredentialRecord, MemoryStore, Store
-from ._store._base import WEBAUTHN
+from ._store import Ban, CertificateRecord, CredentialRecord, MemoryStore, Store, Tenant
+from ._store._base import COUNTER_ACCEPTED, COUNTER_REFUSED, WEBAUTHN
 from ._verify import _NonceBook, request_key
 
 #: Authenticator data flags (WebAuthn §6.1).
@@ -36,8 +36,8 @@ FLAG_ATTESTED = 0x40
 FLAG_EXTENSIONS = 0x80
 #: The most certificates an x5c may hold (the AK's and its intermediates): each costs a signature check.
 MAX_CHAIN = 4
-#: The answers an assertion's receipt keeps: whether its counter was accepted.
-_ACCEPTED, _REFUSED = b"accepted", b"counter"
+#: The most credentials whose app id and key a verifier keeps (then it forgets them all and reads them again).
+MAX_KNOWN = 65_536
 #: COSE: kty EC2, alg ES256, crv P-256 (RFC 9053).
 _COSE_EC2, _COSE_ES256, _COSE_P256 = 2, -7, 1
 
@@ -212,6 +212,10 @@ class WebAuthnVerifier:
         self._origins = None if origins is None else frozenset(origins)
         self._store: Store = store if store is not None else MemoryStore()
         self._challenges = _NonceBook(self._store, challenge_lifetime, WEBAUTHN)
+        #: credential id → (app id, COSE key) of the credentials this verifier read from its store,
+        #: which never change for an id (add_credential): with them an assertion is checked up to
+        #: its signature before the store is asked, and then read and written in one operation
+        self._known: Dict[bytes, Tuple[str, bytes]] = {}
         self._challenge_lifetime = challenge_lifetime
 
     @property
@@ -224,10 +228,11 @@ class WebAuthnVerifier:
         certificates it lists, and verify_assertion() the credentials they certified."""
         return self._crls.load(crl)
 
-    def new_challenge(self, app_id: Optional[str] = None) -> bytes:
+    def new_challenge(self, app_id: Optional[str] = None, *, tenant: Optional[Tenant] = None) -> bytes:
         """A fresh 32-byte challenge for the app to put into its client data; with `app_id`, only
-        that app's registrations and assertions can spend it."""
-        return self._challenges.issue(app_id)
+        that app's registrations and assertions can spend it; with `tenant`, counted against its
+        issue limit (Rejected "rate-limited" beyond it, with retry_after)."""
+        return self._challenges.issue(app_id, tenant)
 
     def _client_data(self, client_data_json: bytes, kind: str) -> tuple[bytes, bytes]:
         """SHA-256 of the client data and its challenge (spent later, by _challenges.spend), once
@@ -393,57 +398,91 @@ class WebAuthnVerifier:
         credential_id = _wire.b64url_field(message, "credential_id")
         raw = _wire.b64url_field(message, "authenticator_data")
         signature = _wire.b64url_field(message, "signature")
-        claimed_counter = message.get("counter")
         client_data_hash, challenge = self._client_data(client_data_json, "webauthn.get")
-        # The credential and its AK certificate's record, in one read of the store.
-        stored, stored_certificate = self._store.credential_and_certificate(credential_id) or (None, None)
-        if credential is None:
-            if stored is None:
-                raise Rejected("credential-unknown", "the assertion names a credential this server has not registered")
-            credential = WebAuthnCredential._of(stored)
-        if message.get("app_id") != credential.app_id:
-            raise Rejected("app-id-mismatch", f"the assertion is for app id {message.get('app_id')!r}, "
-                                              f"not {credential.app_id!r}")
-        if app_id is not None and credential.app_id != app_id:
-            raise Rejected("app-id-mismatch", f"the assertion is for app id {credential.app_id!r}, not {app_id!r}")
-        if credential_id != credential.credential_id:
-            raise Rejected("credential-mismatch", "the assertion names another credential")
-        authenticator_data = _AuthenticatorData.parse(raw)
-        if authenticator_data.flags & FLAG_ATTESTED:
-            raise Rejected("malformed", "an assertion's authenticator data carries attested credential data")
-        if type(claimed_counter) is not int or claimed_counter != authenticator_data.counter:  # noqa: E721
-            raise Rejected("malformed", "the message's counter is not the authenticator data's signCount")
-        if not hmac.compare_digest(authenticator_data.rp_id_hash, hashlib.sha256(credential.app_id.encode()).digest()):
-            raise Rejected("rp-id-mismatch", "the authenticator data's rpIdHash is not SHA-256 of the app id")
-        try:
-            credential.public_key.verify(signature, raw + client_data_hash, ec.ECDSA(hashes.SHA256()))
-        except InvalidSignature:
-            raise Rejected("signature", "the credential key's signature over authData ‖ clientDataHash "
-                                        "does not verify") from None
-        counter, now = authenticator_data.counter, _chain.utcnow()
-        if credential.ak_anchor is None or credential.ak_not_after is None:
-            raise Rejected("credential-unknown", "the credential was registered before this server kept its AK "
-                                                 "certificate's CA and expiry, which every assertion re-checks: "
-                                                 "register it again (its counter and its mark are kept)")
-        record = (stored_certificate if stored is not None and stored.ak_serial == credential.ak_serial
-                  else self._store.certificate(credential.ak_serial))
-        _akcert.still_trusted(credential.ak_serial, credential.ak_anchor, credential.ak_not_after,
-                              self._anchors_by_key, record, self._store, self._crls, now)
-        known = credential
-
-        def advance() -> bytes:
-            if stored is None:  # the caller's credential alone
-                accepted = counter > known.counter
-            elif counter <= known.counter:  # the caller's copy is ahead: refused, and marked as the store marks
-                accepted = self._store.advance_counter(credential_id, 0, now)  # 0 rises above no counter: a mark only
-            else:  # the store's counter, every worker's
-                accepted = self._store.advance_counter(credential_id, counter, now)
-            return _ACCEPTED if accepted else _REFUSED
-
         key = request_key("verifyAssertion", request_id, _text_bytes(assertion), client_data_json)
-        if self._challenges.spend(challenge, credential.app_id, key, advance) != _ACCEPTED:
+        known = self._known.get(credential_id) if credential is None else None
+        stored: Optional[CredentialRecord]
+        if known is not None:  # its app id and key read before: one operation of the store reads and writes
+            counter = self._signed(message, known[0], app_id, False, raw, signature, client_data_hash,
+                                   _public_key_of(known[1]))
+            now = _chain.utcnow()
+            anchors = frozenset(anchor for anchor in _akcert.trusted_anchors(self._anchors_by_key, now)
+                                if not self._crls.holds(anchor))  # a CRL's revocations are checked here, after
+            checked = self._challenges.checked_spend_assertion(credential_id, known[0], known[1], anchors, challenge,
+                                                               counter, key, now)
+            if checked.credential is None or (checked.credential.app_id, checked.credential.cose_key) != known:
+                # not what was read before (removed by hand from the store): nothing was written; read it again
+                del self._known[credential_id]
+                return self.verify_assertion(assertion, client_data_json, app_id=app_id, request_id=request_id)
+            stored, credential, record = checked.credential, WebAuthnCredential._of(checked.credential), checked.certificate
+            self._still_trusted(credential, record, lambda _, __: checked.ban, now)
+            # the store's check passed, or (a CRL held, which passed here) it is spent now
+            answer = self._challenges.answer(checked.spent) if checked.spent is not None else \
+                self._challenges.spend_assertion(challenge, credential.app_id, key, credential_id, counter)
+        else:
+            # The credential and its AK certificate's record, in one read of the store.
+            stored, stored_certificate = self._store.credential_and_certificate(credential_id) or (None, None)
+            if credential is None:
+                if stored is None:
+                    raise Rejected("credential-unknown", "the assertion names a credential this server has not "
+                                                         "registered")
+                credential = WebAuthnCredential._of(stored)
+            counter = self._signed(message, credential.app_id, app_id, credential_id != credential.credential_id, raw,
+                                   signature, client_data_hash, credential.public_key)
+            now = _chain.utcnow()
+            record = (stored_certificate if stored is not None and stored.ak_serial == credential.ak_serial
+                      else self._store.certificate(credential.ak_serial))
+            self._still_trusted(credential, record, self._store.banned, now)
+            if stored is None:  # the caller's credential alone: its own counter
+                accepted = counter > credential.counter
+                answer = self._challenges.spend(challenge, credential.app_id, key,
+                                                lambda: COUNTER_ACCEPTED if accepted else COUNTER_REFUSED)
+            else:  # the store's counter, every worker's; a caller's copy ahead of it only marks (0 rises above none)
+                if len(self._known) >= MAX_KNOWN:
+                    self._known.clear()
+                self._known[credential_id] = (stored.app_id, stored.cose_key)
+                answer = self._challenges.spend_assertion(challenge, credential.app_id, key, credential_id,
+                                                          counter if counter > credential.counter else 0)
+        if answer != COUNTER_ACCEPTED:
             raise Rejected("counter", f"the assertion's counter {counter} is not above the last one accepted for "
                                       "the credential: a replay, or a clone of the TPM")
         return dataclasses.replace(credential, counter=counter,
                                    counter_failed=stored.counter_failed if stored is not None else credential.counter_failed,
                                    ek_pseudonym=None if record is None else record.ek_pseudonym)
+
+    @staticmethod
+    def _signed(message: Mapping[str, Any], credential_app_id: str, app_id: Optional[str], other_credential: bool,
+                raw: bytes, signature: bytes, client_data_hash: bytes, public_key: ec.EllipticCurvePublicKey) -> int:
+        """The checks of an assertion that need the credential's app id and key and nothing the
+        store may change: the app ids, the credential, the authenticator data, the signature; its
+        counter."""
+        if message.get("app_id") != credential_app_id:
+            raise Rejected("app-id-mismatch", f"the assertion is for app id {message.get('app_id')!r}, "
+                                              f"not {credential_app_id!r}")
+        if app_id is not None and credential_app_id != app_id:
+            raise Rejected("app-id-mismatch", f"the assertion is for app id {credential_app_id!r}, not {app_id!r}")
+        if other_credential:
+            raise Rejected("credential-mismatch", "the assertion names another credential")
+        authenticator_data = _AuthenticatorData.parse(raw)
+        if authenticator_data.flags & FLAG_ATTESTED:
+            raise Rejected("malformed", "an assertion's authenticator data carries attested credential data")
+        claimed_counter = message.get("counter")
+        if type(claimed_counter) is not int or claimed_counter != authenticator_data.counter:  # noqa: E721
+            raise Rejected("malformed", "the message's counter is not the authenticator data's signCount")
+        if not hmac.compare_digest(authenticator_data.rp_id_hash, hashlib.sha256(credential_app_id.encode()).digest()):
+            raise Rejected("rp-id-mismatch", "the authenticator data's rpIdHash is not SHA-256 of the app id")
+        try:
+            public_key.verify(signature, raw + client_data_hash, ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature:
+            raise Rejected("signature", "the credential key's signature over authData ‖ clientDataHash "
+                                        "does not verify") from None
+        return authenticator_data.counter
+
+    def _still_trusted(self, credential: WebAuthnCredential, record: Optional[CertificateRecord],
+                       banned: Callable[[bytes, str], Optional[Ban]], now: datetime.datetime) -> None:
+        if credential.ak_anchor is None or credential.ak_not_after is None:
+            raise Rejected("credential-unknown", "the credential was registered before this server kept its AK "
+                                                 "certificate's CA and expiry, which every assertion re-checks: "
+                                                 "register it again (its counter and its mark are kept)")
+        _akcert.still_trusted(credential.ak_serial, credential.ak_anchor, credential.ak_not_after,
+                              self._anchors_by_key, record, banned, self._crls, now)

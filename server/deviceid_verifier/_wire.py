@@ -61,7 +61,9 @@ def loads(text: Union[str, bytes], message_type: str) -> Message:
         raise Rejected("malformed", f"the message is not JSON: {e}") from None
     if not isinstance(message, dict):
         raise Rejected("malformed", "the message is not a JSON object")
-    unkeepable = _unkeepable_text(message)
+    # Only an escape (\u0000, \ud800) or, in text given as str, the character itself makes one:
+    # strict JSON refuses a raw NUL, and UTF-8 has no surrogates.
+    unkeepable = _unkeepable_text(message) if "\\u" in text or not text.isascii() else None
     if unkeepable is not None:
         raise Rejected("malformed", f"the message holds text no store can keep ({unkeepable}): JSON allows it, "
                                     "Unicode text does not")

@@ -183,6 +183,7 @@ class _Service:
         self._purge_lock = threading.Lock()
         self.gate = Gate(ca.store)
         self.openapi = json.dumps(openapi_document(), separators=(",", ":")).encode("utf-8")
+        # the handlers of ISSUING_PATHS take the request's tenant too, those of TENANT_PATHS its caller
         self.routes: Dict[str, Tuple[str, Callable[..., Response]]] = {
             "/v1/nonce": ("POST", self.new_nonce),
             "/v1/enrolment/challenge": ("POST", self.enrolment_challenge),
@@ -200,7 +201,8 @@ class _Service:
         }
 
     #: Where nonces and challenges are issued: to app servers, which need a tenant's key once the
-    #: service has tenants. Verifications need none (a device may post its own evidence).
+    #: service has tenants, and count against that tenant's issue limit. Verifications need none
+    #: (a device may post its own evidence).
     ISSUING_PATHS = frozenset({"/v1/nonce", "/v1/webauthn/challenge"})
     #: Where a tenant's key, when sent, adds the tenant's part of the answer (the device object,
     #: the receipt) or is needed (the device bits, receipts): the handler takes the caller's tenant.
@@ -225,10 +227,10 @@ class _Service:
         finally:
             self._purge_lock.release()
 
-    def new_nonce(self, body: bytes) -> Response:
+    def new_nonce(self, body: bytes, tenant: Optional[Tenant]) -> Response:
         app_id = _issued_for(body)
         self._purge_if_due()
-        nonce = self.verifier.new_nonce(app_id)
+        nonce = self.verifier.new_nonce(app_id, tenant=tenant)
         expires = _chain.utcnow() + self.verifier.nonce_lifetime
         fields = {"nonce": _wire.b64(nonce), "expires": expires.isoformat() + "Z"}
         return _message(200, _wire.dumps(NONCE, fields if app_id is None else {**fields, "app_id": app_id}))
@@ -273,10 +275,10 @@ class _Service:
                                                          result.ak_certificate.serial_number)
         return _json(200, answer)
 
-    def webauthn_challenge(self, body: bytes) -> Response:
+    def webauthn_challenge(self, body: bytes, tenant: Optional[Tenant]) -> Response:
         app_id = _issued_for(body)
         self._purge_if_due()
-        challenge = self.webauthn.new_challenge(app_id)
+        challenge = self.webauthn.new_challenge(app_id, tenant=tenant)
         expires = _chain.utcnow() + self.webauthn.challenge_lifetime
         fields = {"challenge": _wire.b64url(challenge), "expires": expires.isoformat() + "Z"}
         return _message(200, _wire.dumps(WEBAUTHN_CHALLENGE, fields if app_id is None else {**fields, "app_id": app_id}))
@@ -351,7 +353,9 @@ class _Service:
                 raise _Refused(405, f"{path} takes {allowed}, not {method}", [("Allow", allowed)])
             body = _body(environ) if allowed == "POST" else b""
             if path in self.ISSUING_PATHS:
-                _for_tenant(self.gate.tenant(environ), body)
+                tenant = self.gate.tenant(environ)
+                _for_tenant(tenant, body)
+                return handler(body, tenant)
             if path in self.TENANT_PATHS:
                 return handler(body, self.gate.caller(environ))
             return handler(body)

@@ -61,7 +61,8 @@ def _rejections(*statuses: int) -> Dict[str, Any]:
              403: "the message is well formed but its proof fails (the reason says which check)",
              404: "no such operation, or (refreshReceipt) a receipt past its retention (receipt-expired)", 405: "another method", 413: "the body is over 64 KiB",
              429: "rate-limited: the EK is at its enrolment limit for this app id, or has as many enrolment challenges "
-                  "pending as one EK may (Retry-After says when to retry)"}
+                  "pending as one EK may, or (issuing to app servers) the tenant was issued as many nonces and "
+                  "challenges in this window as its issue limit allows (Retry-After says when to retry)"}
     out: Dict[str, Any] = {}
     for status in statuses:
         out[str(status)] = {"description": words[status], **_json_body("rejection")}
@@ -76,10 +77,11 @@ def _post(operation_id: str, summary: str, request: str, response: str, *rejecti
           app_server: bool = False, body_required: bool = True, tenant: bool = False,
           tenant_optional: bool = False) -> Dict[str, Any]:
     """An operation; one that issues to app servers (`app_server`) takes a tenant's API key once
-    the service has tenants, and none while it has none (the empty security requirement); a
-    tenant's own (`tenant`) always needs one; a verification (`tenant_optional`) takes one or none,
-    and answers the key's tenant more."""
-    statuses = (400, 401, 413, *rejections) if app_server or tenant or tenant_optional else (400, 413, *rejections)
+    the service has tenants, and none while it has none (the empty security requirement), and may
+    be refused for the tenant's issue limit (429); a tenant's own (`tenant`) always needs one; a
+    verification (`tenant_optional`) takes one or none, and answers the key's tenant more."""
+    statuses = ((400, 401, 413, *rejections, 429) if app_server else
+                (400, 401, 413, *rejections) if tenant or tenant_optional else (400, 413, *rejections))
     operation: Dict[str, Any] = {
         "operationId": operation_id, "summary": summary,
         "responses": {"200": {"description": response, **_json_body(response)}, **_rejections(*statuses)},

@@ -8,7 +8,7 @@ import contextlib
 import datetime
 import enum
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 
 class NonceState(enum.Enum):
@@ -26,6 +26,9 @@ WEBAUTHN = "webauthn"
 
 #: The most enrolment challenges one EK pseudonym may have pending (unexpired), whatever their app ids.
 PENDING_PER_EK = 10
+
+#: What spend_assertion answers (and keeps as an assertion's receipt): its counter rose, or it did not.
+COUNTER_ACCEPTED, COUNTER_REFUSED = b"accepted", b"counter"
 
 
 @dataclass(frozen=True)
@@ -112,13 +115,49 @@ class Limited:
 
 
 @dataclass(frozen=True)
+class IssueLimit:
+    """At most `issued` nonces and WebAuthn challenges issued to a tenant in each `window` (the
+    windows: consecutive periods of that length from 1970-01-01 UTC)."""
+    issued: int
+    window: datetime.timedelta
+
+    def __post_init__(self) -> None:
+        if self.issued < 1 or self.window < datetime.timedelta(seconds=1) or self.window.microseconds:
+            raise ValueError("an issue limit needs at least one issue and a window of whole seconds, at least one")
+
+    def window_of(self, now: datetime.datetime) -> Tuple[datetime.datetime, datetime.datetime]:
+        """The start and end of the window holding `now`."""
+        length = int(self.window.total_seconds())
+        start = _EPOCH + datetime.timedelta(seconds=(now - _EPOCH) // datetime.timedelta(seconds=length) * length)
+        return start, start + self.window
+
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+#: A tenant's issue limit unless an operator sets another: 100 a second on average, in windows of a minute.
+DEFAULT_ISSUE_LIMIT = IssueLimit(6000, datetime.timedelta(seconds=60))
+
+
+def counted_issue(kept: Optional[Tuple[datetime.datetime, int]], limit: IssueLimit,
+                  now: datetime.datetime) -> Union[Tuple[datetime.datetime, int], Limited]:
+    """A tenant's issues (window start, issued) after one more at `now`, or Limited (the one rule
+    of add_tenant_nonce, for the stores that do not count in SQL, and the model)."""
+    start, end = limit.window_of(now)
+    if kept is None or kept[0] < start:
+        return start, 1
+    if kept[1] >= limit.issued:
+        return Limited(end)
+    return kept[0], kept[1] + 1
+
+
+@dataclass(frozen=True)
 class Tenant:
     """A developer account whose app servers use the service (docs/SERVER-STATE.md): its app ids,
-    the SHA-256 digest of its API key, and when it was added."""
+    the SHA-256 digest of its API key, when it was added, and its issue limit."""
     name: str
     app_ids: Tuple[str, ...]
     key_digest: bytes
     created: datetime.datetime
+    limit: IssueLimit = DEFAULT_ISSUE_LIMIT
 
 
 @dataclass(frozen=True)
@@ -203,6 +242,17 @@ def tenant_refusal(tenant: Tenant, existing: Sequence[Tenant]) -> Optional[str]:
         if shared:
             return f"the app id {shared[0]!r} is the tenant {other.name!r}'s"
     return None
+
+
+@dataclass(frozen=True)
+class CheckedAssertion:
+    """What checked_spend_assertion read (the credential, its AK certificate's record, the ban of
+    that record's device for its app id), all at one moment, and what its spending answered:
+    None when the credential did not pass the check, and nothing was written."""
+    credential: Optional["CredentialRecord"]
+    certificate: Optional["CertificateRecord"]
+    ban: Optional["Ban"]
+    spent: Optional[Tuple[NonceState, Optional[bytes]]]
 
 
 @dataclass(frozen=True)
@@ -330,6 +380,50 @@ class Store(abc.ABC):
         calls with one value, exactly one); otherwise set counter_failed to `now` unless it is
         set. False when the counter did not rise (or the credential is unknown)."""
 
+    def spend_assertion(self, nonce: bytes, now: datetime.datetime, app_id: str, credential_id: bytes, counter: int,
+                        key: Optional[bytes], keep_until: datetime.datetime) -> Tuple[NonceState, Optional[bytes]]:
+        """Every write of an assertion, as one transaction (docs/SERVER-STATE.md, "Spending"): use up
+        the WebAuthn challenge `nonce` for `app_id`; if it was FRESH, advance the credential's
+        counter to `counter` and, with `key`, keep the outcome (COUNTER_ACCEPTED or COUNTER_REFUSED)
+        as its receipt until `keep_until`. Answers the challenge's state and the outcome; for a
+        challenge USED before, the receipt kept under `key` (None without one). This composition
+        under atomic() is every store's answer; a store may run it in fewer round trips."""
+        with self.atomic():
+            state = self.use_nonce(nonce, now, WEBAUTHN, app_id)
+            if state is NonceState.USED and key is not None:
+                return state, self.receipt(key, now)
+            if state is not NonceState.FRESH:
+                return state, None
+            answer = COUNTER_ACCEPTED if self.advance_counter(credential_id, counter, now) else COUNTER_REFUSED
+            if key is not None:
+                self.add_receipt(key, answer, keep_until)
+            return state, answer
+
+    def checked_spend_assertion(self, credential_id: bytes, app_id: str, cose_key: bytes, anchors: FrozenSet[bytes],
+                                nonce: bytes, now: datetime.datetime, counter: int, key: Optional[bytes],
+                                keep_until: datetime.datetime) -> CheckedAssertion:
+        """An assertion's read and its writes as one transaction, for a verifier that checked the
+        signature with `cose_key`, the credential's key, already (a credential's app id and key never
+        change): credential_and_certificate(credential_id) and, with a record, banned(its pseudonym,
+        its app id); then, only if the credential passes — it is of `app_id` and `cose_key`, its AK anchor is one of
+        `anchors` (the CAs trusted at `now` whose revocations are the store's alone), its AK not
+        after is not before `now`, and its certificate's record, if any, is neither revoked nor of
+        a device banned for the record's app id — spend_assertion(nonce, now, app_id, …). The
+        verifier re-checks what was read and so names any refusal; a credential that fails the
+        check here is left as it was. This composition is every store's answer; a store may run it
+        in fewer round trips."""
+        with self.atomic():
+            found = self.credential_and_certificate(credential_id)
+            if found is None:
+                return CheckedAssertion(None, None, None, None)
+            credential, certificate = found
+            ban = None if certificate is None else self.banned(certificate.ek_pseudonym, certificate.app_id)
+            passes = (credential.app_id == app_id and credential.cose_key == cose_key and credential.ak_anchor in anchors
+                      and credential.ak_not_after is not None and credential.ak_not_after >= now
+                      and (certificate is None or certificate.revoked is None and ban is None))
+            spent = self.spend_assertion(nonce, now, app_id, credential_id, counter, key, keep_until) if passes else None
+            return CheckedAssertion(credential, certificate, ban, spent)
+
     @abc.abstractmethod
     def add_receipt(self, key: bytes, answer: bytes, expires: datetime.datetime) -> None:
         """Keep the answer given to the spending request whose digest is `key`, until `expires`."""
@@ -361,6 +455,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def remove_tenant(self, name: str) -> bool:
         """Remove the tenant of this name (its app ids are free again); False if there is none."""
+
+    @abc.abstractmethod
+    def set_tenant_limit(self, name: str, limit: IssueLimit) -> bool:
+        """Change the tenant's issue limit (an operator's action); False if there is no such tenant."""
+
+    @abc.abstractmethod
+    def add_tenant_nonce(self, nonce: bytes, expires: datetime.datetime, purpose: str, app_id: Optional[str],
+                         tenant: str, limit: IssueLimit, now: datetime.datetime) -> Optional[Limited]:
+        """add_nonce, counted against the tenant's issue `limit` in the same transaction: Limited
+        until the end of now's window, and nothing added, when the tenant was issued limit.issued
+        in it (or in a later window another host's clock began); docs/SERVER-STATE.md, invariant 15."""
 
     @abc.abstractmethod
     def device_bits(self, tenant: str, keys: Sequence[bytes]) -> Optional[DeviceBits]:

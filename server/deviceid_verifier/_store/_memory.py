@@ -9,9 +9,9 @@ import threading
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .. import _chain
-from ._base import (ATTESTATION, DEFAULT_LIMIT, Activity, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited,
-                    NonceState, PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal as _tenant_refusal,
-                    counted, hour_of, written_bits)
+from ._base import (ATTESTATION, DEFAULT_LIMIT, Activity, Ban, CertificateRecord, CredentialRecord, DeviceBits, IssueLimit,
+                    Limit, Limited, NonceState, PendingChallenge, PublishedCRL, Store, Tenant, counted_issue,
+                    tenant_refusal as _tenant_refusal, counted, hour_of, written_bits)
 
 _MISSING = object()
 
@@ -45,6 +45,7 @@ class MemoryStore(Store):
         self._devices: Dict[bytes, bytes] = {}  # EK pseudonym → its device's name
         self._bans: Dict[Tuple[bytes, str], Ban] = {}  # (EK pseudonym, app id) → ban
         self._tenants: Dict[str, Tenant] = {}
+        self._issues: Dict[str, Tuple[datetime.datetime, int]] = {}  # tenant → (window start, issued)
         self._bits: Dict[Tuple[str, bytes], DeviceBits] = {}
         self._activity: Dict[Tuple[str, bytes], Activity] = {}
         self._receipts: Dict[bytes, tuple[bytes, datetime.datetime]] = {}
@@ -303,7 +304,25 @@ class MemoryStore(Store):
 
     def remove_tenant(self, name: str) -> bool:
         with self._lock:
+            self._pop(self._issues, name)
             return self._pop(self._tenants, name) is not None
+
+    def set_tenant_limit(self, name: str, limit: IssueLimit) -> bool:
+        with self._lock:
+            tenant = self._tenants.get(name)
+            if tenant is not None:
+                self._set(self._tenants, name, dataclasses.replace(tenant, limit=limit))
+            return tenant is not None
+
+    def add_tenant_nonce(self, nonce: bytes, expires: datetime.datetime, purpose: str, app_id: Optional[str],
+                         tenant: str, limit: IssueLimit, now: datetime.datetime) -> Optional[Limited]:
+        with self.atomic():
+            counted = counted_issue(self._issues.get(tenant), limit, now)
+            if isinstance(counted, Limited):
+                return counted
+            self._set(self._issues, tenant, counted)
+            self.add_nonce(nonce, expires, purpose, app_id)
+        return None
 
     def device_bits(self, tenant: str, keys: Sequence[bytes]) -> Optional[DeviceBits]:
         with self._lock:

@@ -101,6 +101,14 @@ MIGRATIONS: List[Tuple[str, Tuple[str, ...]]] = [
         "count INTEGER NOT NULL, previous INTEGER NOT NULL, PRIMARY KEY (tenant, device_key))",
         "CREATE INDEX device_activity_hour ON device_activity (hour)",
     )),
+    # A tenant's issue limit (docs/SERVER-STATE.md, "Tenant issues", invariant 15): at most
+    # issue_limit nonces and challenges in each window of issue_window seconds, counted in one row
+    # per tenant. Tenants added before get the default, 6,000 a minute.
+    ("0011_tenant_issue_limits", (
+        "ALTER TABLE tenants ADD COLUMN issue_limit BIGINT NOT NULL DEFAULT 6000",
+        "ALTER TABLE tenants ADD COLUMN issue_window BIGINT NOT NULL DEFAULT 60",
+        "CREATE TABLE tenant_issues (tenant TEXT PRIMARY KEY, window_start BIGINT NOT NULL, issued BIGINT NOT NULL)",
+    )),
 ]
 
 #: The name of the newest migration: a store at this schema is current.

@@ -13,8 +13,8 @@ import threading
 import json
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
-from ._base import (ATTESTATION, Activity, Ban, CertificateRecord, CredentialRecord, DeviceBits, Limit, Limited, NonceState,
-                    PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal, hour_of, written_bits)
+from ._base import (ATTESTATION, Activity, Ban, CertificateRecord, CredentialRecord, DeviceBits, IssueLimit, Limit, Limited,
+                    NonceState, PendingChallenge, PublishedCRL, Store, Tenant, tenant_refusal, hour_of, written_bits)
 from ._migrations import MIGRATIONS
 
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -537,12 +537,14 @@ class SQLStore(Store):
     # -- tenants ------------------------------------------------------------------------------
 
     def _tenants(self, cursor: Cursor, where: str = "", params: Sequence[Any] = ()) -> List[Tenant]:
-        cursor.execute(f"SELECT t.name, t.key_digest, t.created, a.app_id FROM tenants t LEFT JOIN tenant_apps a "
-                       f"ON a.tenant = t.name {where} ORDER BY t.name, a.app_id", params)
+        cursor.execute(f"SELECT t.name, t.key_digest, t.created, t.issue_limit, t.issue_window, a.app_id "
+                       f"FROM tenants t LEFT JOIN tenant_apps a ON a.tenant = t.name {where} ORDER BY t.name, a.app_id",
+                       params)
         tenants: List[Tenant] = []
-        for name, digest, created, app_id in cursor.fetchall():
+        for name, digest, created, issued, window, app_id in cursor.fetchall():
             if not tenants or tenants[-1].name != name:
-                tenants.append(Tenant(name, (), bytes(digest), from_micros(created)))
+                tenants.append(Tenant(name, (), bytes(digest), from_micros(created),
+                                      IssueLimit(int(issued), datetime.timedelta(seconds=int(window)))))
             if app_id is not None:
                 tenants[-1] = dataclasses.replace(tenants[-1], app_ids=tenants[-1].app_ids + (app_id,))
         return tenants
@@ -553,8 +555,9 @@ class SQLStore(Store):
             refusal = tenant_refusal(tenant, self._tenants(cursor))
             if refusal is not None:
                 return refusal
-            cursor.execute("INSERT INTO tenants (name, key_digest, created) VALUES (?, ?, ?)",
-                           (tenant.name, tenant.key_digest, micros(tenant.created)))
+            cursor.execute("INSERT INTO tenants (name, key_digest, created, issue_limit, issue_window) "
+                           "VALUES (?, ?, ?, ?, ?)", (tenant.name, tenant.key_digest, micros(tenant.created),
+                                                      tenant.limit.issued, int(tenant.limit.window.total_seconds())))
             for app_id in tenant.app_ids:
                 cursor.execute("INSERT INTO tenant_apps (app_id, tenant) VALUES (?, ?)", (app_id, tenant.name))
         return None
@@ -571,8 +574,38 @@ class SQLStore(Store):
     def remove_tenant(self, name: str) -> bool:
         with self._tx() as cursor:
             cursor.execute("DELETE FROM tenant_apps WHERE tenant = ?", (name,))
+            cursor.execute("DELETE FROM tenant_issues WHERE tenant = ?", (name,))
             cursor.execute("DELETE FROM tenants WHERE name = ? RETURNING name", (name,))
             return cursor.fetchone() is not None
+
+    def set_tenant_limit(self, name: str, limit: IssueLimit) -> bool:
+        with self._tx() as cursor:
+            cursor.execute("UPDATE tenants SET issue_limit = ?, issue_window = ? WHERE name = ? RETURNING name",
+                           (limit.issued, int(limit.window.total_seconds()), name))
+            return cursor.fetchone() is not None
+
+    #: One more issue counted in the tenant's row, unless its window (now's, or a later one that
+    #: another host's clock began) holds `issued` already: one conditional upsert, so that the
+    #: row's lock decides races (invariant 15). Every right-hand side reads the row as it was.
+    _COUNT_ISSUE = ("INSERT INTO tenant_issues (tenant, window_start, issued) VALUES (?, ?, 1) "
+                    "ON CONFLICT (tenant) DO UPDATE SET "
+                    "issued = CASE WHEN tenant_issues.window_start < excluded.window_start THEN 1 "
+                    "ELSE tenant_issues.issued + 1 END, "
+                    "window_start = CASE WHEN tenant_issues.window_start < excluded.window_start "
+                    "THEN excluded.window_start ELSE tenant_issues.window_start END "
+                    "WHERE tenant_issues.window_start < excluded.window_start OR tenant_issues.issued < ? "
+                    "RETURNING issued")
+
+    def add_tenant_nonce(self, nonce: bytes, expires: datetime.datetime, purpose: str, app_id: Optional[str],
+                         tenant: str, limit: IssueLimit, now: datetime.datetime) -> Optional[Limited]:
+        start, end = limit.window_of(now)
+        with self._tx() as cursor:
+            cursor.execute(self._COUNT_ISSUE, (tenant, micros(start), limit.issued))
+            if cursor.fetchone() is None:
+                return Limited(end)
+            cursor.execute("INSERT INTO nonces (nonce, expires, used, purpose, app_id) VALUES (?, ?, ?, ?, ?)",
+                           (nonce, micros(expires), False, purpose, app_id))
+        return None
 
     # -- device bits --------------------------------------------------------------------------
 
