@@ -178,7 +178,7 @@ class Service:
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            os.killpg(self.process.pid, signal.SIGQUIT)
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
