@@ -9,24 +9,20 @@ verifier) and an assertion of the credential it registered."""
 import base64
 import hashlib
 import json
-import os
-import subprocess
-from pathlib import Path
 
 from deviceid_verifier import Verifier, WebAuthnVerifier
+from qemu_guest import STEP, run_guest
 from test_deviceid_device import deviceid, enrol, hardware_id
 from test_webauthn import ORIGIN, b64url, client_data, judge, judges, registration  # noqa: F401 (judges: a fixture)
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
 APP = "com.example.arm64-tpm"
 
 # Each step prints NAME=RC:BASE64(OUTPUT) on a line of its own (busybox sh; the console is the
 # only way out of the guest).
-GUEST = f"""
+GUEST = STEP + f"""
 APP={APP}
-step() {{ name=$1; shift; out=$("$@" 2>&1); rc=$?; echo "$name=$rc:$(printf '%s' "$out" | base64 -w 0)"; }}
 step machine uname -m
 step hardware-id deviceid hardware-id $APP
 step enrol deviceid attest enrol $APP
@@ -65,19 +61,8 @@ def booted(machines, make_ca, arm64_prefix, tmp_path_factory):
     (inputs / "create-hash").write_text(b64url(hashlib.sha256(create).digest()))
     (inputs / "get-hash").write_text(b64url(hashlib.sha256(get).digest()))
     (work / "guest.sh").write_text(GUEST)
-    machine.tpm.halt()
-    result = subprocess.run([str(ROOT / "scripts" / "with-qemu-tpm"), "--arch", "arm64", str(arm64_prefix),
-                             str(work / "guest.sh"), str(inputs)],
-                            env=dict(os.environ, QEMU_TPM_STATE=str(machine.tpm.state)),
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"the guest failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
-    steps = {}
-    for line in result.stdout.splitlines():
-        name, sep, rest = line.partition("=")
-        if sep and ":" in rest and name.replace("-", "").isalnum():
-            rc, _, encoded = rest.partition(":")
-            steps[name] = (int(rc), base64.b64decode(encoded).decode(errors="replace"))
-    assert "doctor" in steps, f"the guest did not reach its last step:\n{result.stdout}\n{result.stderr}"
+    steps = run_guest(machine, arm64_prefix, work / "guest.sh", inputs, arch="arm64", timeout=600)
+    assert "doctor" in steps, f"the guest did not reach its last step: {steps}"
     return host, steps
 
 

@@ -10,14 +10,13 @@ import os
 import subprocess
 from pathlib import Path
 
+from qemu_guest import STEP, run_guest
 from test_deviceid_device import cli_path, deviceid
 
-ROOT = Path(__file__).resolve().parents[2]
 APP = "com.example.qemu-bits"
 WRITTEN = (True, False, True)
 
-GUEST = f"""
-step() {{ name=$1; shift; out=$("$@" 2>&1); rc=$?; echo "$name=$rc:$(printf '%s' "$out" | base64 -w 0)"; }}
+GUEST = STEP + f"""
 step hardware-id deviceid hardware-id {APP}
 step activate sh -c "deviceid attest activate {APP} < /in/challenge.json"
 step certify deviceid attest certify {APP} --nonce "$(cat /in/nonce)"
@@ -58,18 +57,7 @@ def test_the_bits_survive_tpm2_clear_through_tpmrm0(machines, make_ca, tmp_path)
     nonce = verifier.new_nonce(APP)
     (work / "in" / "nonce").write_text(base64.b64encode(nonce).decode())
     (work / "guest.sh").write_text(GUEST)
-    machine.tpm.halt()
-    booted = subprocess.run([str(ROOT / "scripts" / "with-qemu-tpm"), str(Path(cli_path()).resolve().parents[1]),
-                             str(work / "guest.sh"), str(work / "in")],
-                            env=dict(os.environ, QEMU_TPM_STATE=str(machine.tpm.state)), capture_output=True, text=True,
-                            timeout=400)
-    assert booted.returncode == 0, f"the guest failed ({booted.returncode}):\n{booted.stdout}\n{booted.stderr}"
-    steps = {}
-    for line in booted.stdout.splitlines():
-        name, sep, rest = line.partition("=")
-        if sep and ":" in rest and name.replace("-", "").isalnum():
-            rc, _, encoded = rest.partition(":")
-            steps[name] = (int(rc), base64.b64decode(encoded).decode(errors="replace"))
+    steps = run_guest(machine, Path(cli_path()).resolve().parents[1], work / "guest.sh", work / "in")
     assert {name: rc for name, (rc, _) in steps.items()} == {"hardware-id": 0, "activate": 0, "certify": 0}, steps
 
     renewed = json.loads(ca.finish(steps["activate"][1]))["certificate"]

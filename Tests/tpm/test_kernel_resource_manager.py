@@ -11,13 +11,13 @@ TPM busy (Tests/tpm/deadline_under_load.c), and children forked during another t
 (Tests/tpm/fork_during_tpm_calls.c)."""
 import base64
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from deviceid_verifier import Verifier
+from qemu_guest import STEP, run_guest
 from test_deviceid_device import cli_path, deviceid, hardware_id
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,9 +28,8 @@ LOADERS, LOADED_CALLS, LOADED_DEADLINE_MS = 6, 20, 1
 
 # Each step prints NAME=RC:BASE64(OUTPUT) on a line of its own (busybox sh; the console is the
 # only way out of the guest).
-GUEST = f"""
+GUEST = STEP + f"""
 APP={APP}
-step() {{ name=$1; shift; out=$("$@" 2>&1); rc=$?; echo "$name=$rc:$(printf '%s' "$out" | base64 -w 0)"; }}
 step hardware-id deviceid hardware-id $APP
 step enrol deviceid attest enrol $APP
 step activate sh -c "deviceid attest activate $APP < /in/challenge.json"
@@ -81,18 +80,8 @@ def booted(machines, make_ca, tmp_path_factory):
                                 f"-I{prefix}/include", f"-L{prefix}/lib", "-ldeviceid", "-lpthread"],
                                capture_output=True, text=True)
         assert built.returncode == 0, built.stderr
-    machine.tpm.halt()
-    result = subprocess.run([str(ROOT / "scripts" / "with-qemu-tpm"), str(prefix), str(work / "guest.sh"),
-                             str(work / "in")], env=dict(os.environ, QEMU_TPM_STATE=str(machine.tpm.state)),
-                            capture_output=True, text=True, timeout=400)
-    assert result.returncode == 0, f"the guest failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
-    steps = {}
-    for line in result.stdout.splitlines():
-        name, sep, rest = line.partition("=")
-        if sep and ":" in rest and name.replace("-", "").isalnum():
-            rc, _, encoded = rest.partition(":")
-            steps[name] = (int(rc), base64.b64decode(encoded).decode(errors="replace"))
-    assert "parallel" in steps, f"the guest did not reach its last step:\n{result.stdout}\n{result.stderr}"
+    steps = run_guest(machine, prefix, work / "guest.sh", work / "in")
+    assert "parallel" in steps, f"the guest did not reach its last step: {steps}"
     return host, steps
 
 
