@@ -22,7 +22,7 @@ from test_deviceid_device import cli_path, deviceid, hardware_id
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "com.example.kernel-resource-manager"
-PARALLEL = 8
+PARALLEL, PARALLEL_DEADLINE_MS = 8, 60000
 FORK_SECONDS, FORK_DEADLINE_MS = 3, 3000
 LOADERS, LOADED_CALLS, LOADED_DEADLINE_MS = 6, 20, 1
 
@@ -46,7 +46,7 @@ sed -i 's/^tss:x:103:$/tss:x:103:nobody/' /etc/group
 step member su -s /bin/sh nobody -c "deviceid hardware-id $APP"
 step fork /in/fork_during_tpm_calls $APP {FORK_SECONDS} {FORK_DEADLINE_MS} /tmp/children.lock
 step loaded /in/deadline_under_load $APP {LOADERS} {LOADED_CALLS} {LOADED_DEADLINE_MS}
-for k in $(seq {PARALLEL}); do deviceid attest certify $APP --nonce AAAA > /tmp/p$k 2>&1 & done
+for k in $(seq {PARALLEL}); do deviceid --timeout {PARALLEL_DEADLINE_MS} attest certify $APP --nonce AAAA > /tmp/p$k 2>&1 & done
 wait
 step parallel sh -c 'for k in $(seq {PARALLEL}); do grep -c "\\"type\\":\\"deviceid.attestation\\"" /tmp/p$k || tail -n 1 /tmp/p$k; done'
 """
@@ -142,7 +142,11 @@ def test_a_user_outside_the_tss_group_gets_permission_and_the_way_in(booted):
 
 def test_eight_processes_at_once_through_the_resource_manager(booted):
     """Each makes two primaries and a TPM2_Certify at the same time: the kernel's resource manager
-    gives each its own handles, where swtpm's socket serves one connection at a time."""
+    gives each its own handles, where swtpm's socket serves one connection at a time. The eight
+    take 3.3-3.6 s together in an idle guest (qemu emulates the CPU and each TIS register access):
+    under the default 5 s deadline a loaded CI machine had all eight time out at once, since the
+    resource manager interleaves them. What the deadline does under a busy TPM is the next test's
+    subject, so here each process has 60 s."""
     rc, counts = booted[1]["parallel"]  # 1 for each process's evidence, or 0 and its last words
     assert counts.split() == ["1"] * PARALLEL, counts
 
