@@ -34,18 +34,30 @@ import PackageDescription
 let root = Context.packageDirectory
 let embedded = Context.environment["DEVICEID_EMBEDDED"] == "1"
 
-/// Compiler settings of the Swift targets that go into libdeviceid and the CLI.
+/// Compiler settings of the Swift targets that go into libdeviceid and the CLI. Besides -Osize,
+/// measured on the stripped library (docs/PERFORMANCE.md, "Size"): LLVM's machine outliner (-12 KB)
+/// and the SIL inliner's benefit for a caller divided by 64 rather than -Osize's 2 (-12 KB; a
+/// threshold of 0 instead costs +66 KB: inlining small functions is what lets the rest fold).
 let swiftSettings: [SwiftSetting] = embedded
-    ? [.enableExperimentalFeature("Embedded"), .unsafeFlags(["-wmo", "-Osize", "-Xcc", "-fPIC", "-Xfrontend", "-function-sections"])]
+    ? [.enableExperimentalFeature("Embedded"), .unsafeFlags([
+        "-wmo", "-Osize", "-Xcc", "-fPIC", "-Xfrontend", "-function-sections", "-Xllvm", "-enable-machine-outliner",
+        "-Xfrontend", "-sil-inline-caller-benefit-reduction-factor", "-Xfrontend", "64",
+    ])]
     : []
 
+/// The C targets' code in the same products: for size, and a section per function and object so
+/// that --gc-sections drops what nothing calls (-8 KB).
+let cSettings: [CSetting] = embedded ? [.unsafeFlags(["-Os", "-ffunction-sections", "-fdata-sections"])] : []
+
 /// What a linked Embedded product needs besides libc: the Unicode tables String comparison uses
-/// (from the toolchain's embedded directory), and unused sections dropped. Only flags every ELF
-/// linker takes: the Swift driver links with whatever clang finds (gold, else GNU ld, which has no
-/// --icf; Debian 13 ships gold separately), and --icf=all saved only 4 KB of the library and 8 KB of
-/// the CLI.
+/// (from the toolchain's embedded directory), and unused sections dropped. Linked by the
+/// toolchain's lld on every architecture (gold left 9 KB that lld's --gc-sections drops), which
+/// also folds identical functions (--icf=all, -10 KB with -O2's merged strings; no code here
+/// compares function addresses). scripts/swift-embedded adds packed relative relocations where the
+/// target's glibc has them.
 let embeddedLinking: [String] = embedded
-    ? ["-Xlinker", "-lswiftUnicodeDataTables", "-Xlinker", "--gc-sections"]
+    ? ["-use-ld=lld", "-Xlinker", "--icf=all", "-Xlinker", "-O2",
+       "-Xlinker", "-lswiftUnicodeDataTables", "-Xlinker", "--gc-sections"]
     : ["-static-stdlib"]
 
 let package = Package(
@@ -59,15 +71,15 @@ let package = Package(
         .executable(name: "deviceid-example", targets: ["DeviceIDExample"]),
     ],
     targets: [
-        .target(name: "CDeviceIDLibc"),
-        .target(name: "CDeviceIDCLI"),
+        .target(name: "CDeviceIDLibc", cSettings: cSettings),
+        .target(name: "CDeviceIDCLI", cSettings: cSettings),
         // Its swift_once (fork_aware_once.c) replaces the Embedded standard library's weak one.
-        .target(name: "CDeviceIDSystem", cSettings: embedded ? [.define("DEVICEID_EMBEDDED")] : []),
-        .target(name: "CDeviceIDPrimitives"),
-        .target(name: "CDeviceIDLibraries", dependencies: ["CDeviceIDSystem"]),
+        .target(name: "CDeviceIDSystem", cSettings: cSettings + (embedded ? [.define("DEVICEID_EMBEDDED")] : [])),
+        .target(name: "CDeviceIDPrimitives", cSettings: cSettings),
+        .target(name: "CDeviceIDLibraries", dependencies: ["CDeviceIDSystem"], cSettings: cSettings),
         // tpm-facts.tsv: the TPM's facts, which scripts/gen-tpm writes into include/dids_tpm_facts.h.
-        .target(name: "CDeviceIDTPM", dependencies: ["CDeviceIDLibraries", "CDeviceIDSystem"], exclude: ["tpm-facts.tsv"]),
-        .target(name: "CDeviceIDFastPaths", cSettings: [.headerSearchPath("../../include")]),
+        .target(name: "CDeviceIDTPM", dependencies: ["CDeviceIDLibraries", "CDeviceIDSystem"], exclude: ["tpm-facts.tsv"], cSettings: cSettings),
+        .target(name: "CDeviceIDFastPaths", cSettings: cSettings + [.headerSearchPath("../../include")]),
         .systemLibrary(name: "CDeviceIDAPI"),
         .target(
             name: "DeviceID",
