@@ -28,7 +28,7 @@ public enum NetworkInterfaces {
         for name in try names(in: root) where isHardware(name, in: root) {
             if let address = address(of: name, in: root) { candidates.append(address) }
         }
-        let ordered = candidates.sorted { a, b in
+        let ordered = candidates.ordered { a, b in
             if a.isWeak != b.isWeak { return !a.isWeak }
             if a.isPermanent != b.isPermanent { return a.isPermanent }
             return Array(a.interface.utf8).lexicographicallyPrecedes(Array(b.interface.utf8))

@@ -184,7 +184,7 @@ package struct IdentifierRecord: Equatable, Sendable {
             record.confirmed = nil
             return (record, true)
         }
-        let fields = attributes.filter { $0.key.hasPrefix(attributePrefix) }.sorted { $0.key < $1.key }
+        let fields = attributes.filter { $0.key.hasPrefix(attributePrefix) }.ordered { $0.key < $1.key }
             .map { (ArraySlice($0.key.utf8.dropFirst(attributePrefix.utf8.count)), ArraySlice($0.value.utf8)) }
         var record = try IdentifierRecord(id: secret, fields: fields)
         record.confirmed = nil  // the mirror's own fact; a keyring item cannot vouch for itself

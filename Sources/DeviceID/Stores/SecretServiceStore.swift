@@ -75,7 +75,7 @@ struct SecretServiceStore: Sendable {
             for index in secrets.indices { wipe(&secrets[index]) }
             throw error
         }
-        return found.sorted { $0.modified > $1.modified }.map { $0.item }
+        return found.ordered { $0.modified > $1.modified }.map { $0.item }
     }
 
     /// The newest item's secret, or nil when there is none. The others' secrets are wiped.

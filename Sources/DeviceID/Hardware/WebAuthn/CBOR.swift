@@ -54,7 +54,7 @@ enum CBOR: Equatable {
             Self.head(4, UInt64(items.count), &out)
             for item in items { item.append(to: &out) }
         case .map(let entries):
-            let pairs = entries.map { ($0.key.encoded, $0.value.encoded) }.sorted { a, b in
+            let pairs = entries.map { ($0.key.encoded, $0.value.encoded) }.ordered { a, b in
                 a.0.count != b.0.count ? a.0.count < b.0.count : a.0.lexicographicallyPrecedes(b.0)
             }
             Self.head(5, UInt64(pairs.count), &out)
