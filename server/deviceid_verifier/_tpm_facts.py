@@ -19,6 +19,7 @@ TPMA_NV_WRITTEN = 0x20000000  # TPMA_NV_WRITTEN: the TPM sets it once an index i
 TPMA_SESSION_CONTINUE = 0x01  # TPMA_SESSION_CONTINUESESSION: the session outlives the command
 TPMA_SESSION_DECRYPT = 0x20  # TPMA_SESSION_DECRYPT: the command's first parameter travels encrypted
 TPMA_SESSION_ENCRYPT = 0x40  # TPMA_SESSION_ENCRYPT: the answer's first parameter travels encrypted
+TPMA_SESSION_AUDIT = 0x80  # TPMA_SESSION_AUDIT: a session that authorises nothing in a command still HMACs its answer
 TPM_ALG_RSA = 0x0001  # TPM_ALG_RSA
 TPM_ALG_AES = 0x0006  # TPM_ALG_AES
 TPM_ALG_SHA256 = 0x000B  # TPM_ALG_SHA256: every key's nameAlg (frozen)

@@ -22,6 +22,7 @@
 #define DIDS_TPMA_SESSION_CONTINUE 0x01u  // TPMA_SESSION_CONTINUESESSION: the session outlives the command
 #define DIDS_TPMA_SESSION_DECRYPT 0x20u  // TPMA_SESSION_DECRYPT: the command's first parameter travels encrypted
 #define DIDS_TPMA_SESSION_ENCRYPT 0x40u  // TPMA_SESSION_ENCRYPT: the answer's first parameter travels encrypted
+#define DIDS_TPMA_SESSION_AUDIT 0x80u  // TPMA_SESSION_AUDIT: a session that authorises nothing in a command still HMACs its answer
 
 #define DIDS_TPM2_ALG_RSA 0x0001u  // TPM_ALG_RSA
 #define DIDS_TPM2_ALG_AES 0x0006u  // TPM_ALG_AES

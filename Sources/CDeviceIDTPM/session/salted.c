@@ -1,10 +1,12 @@
 // Each conversation's salted session (docs/HARDWARE-ID.md, "Salted sessions"): one HMAC session,
 // AES-128-CFB, SHA-256, salted to the owner hierarchy's ECC P-256 storage primary (the TCG's SRK
 // template), started at the first command that needs it and flushed at the end. The commands that
-// decide the ID and the evidence (every CreatePrimary, Certify, Sign, ActivateCredential) are
-// authorised with it: the TPM refuses a command changed on its way (its HMAC no longer matches)
-// and ESAPI an answer changed on its way (TSS2_ESYS_RC_RSP_AUTH_FAILED), since only DeviceID and
-// the TPM know the salt.
+// decide the ID and the evidence (every CreatePrimary, Certify, Sign, ActivateCredential) and
+// those that read or change what the TPM keeps (the NV commands of counters and EK certificates)
+// are authorised with it, and the questions (GetCapability, ReadPublic, NV_ReadPublic) audited by
+// it: the TPM refuses a command changed on its way (its HMAC no longer matches) and ESAPI an
+// answer changed on its way (TSS2_ESYS_RC_RSP_AUTH_FAILED), since only DeviceID and the TPM know
+// the salt.
 #include "session.h"
 
 #include <errno.h>
@@ -53,6 +55,10 @@ ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failu
     dids_computing_end();
     if (rc != 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_SESSION, rc, 0); return DIDS_ESYS_TR_NONE; }
     return tpm->salted;
+}
+
+ESYS_TR dids_tpm_audited(dids_tpm *tpm, struct dids_tpm_failure *failure) {
+    return dids_tpm_salted(tpm, DIDS_TPMA_SESSION_AUDIT, failure);
 }
 
 int dids_tpm_refused_salted(dids_tpm *tpm, ESYS_TR hierarchy, struct dids_tpm_failure *failure) {

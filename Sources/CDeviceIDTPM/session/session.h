@@ -100,6 +100,10 @@ int dids_tpm_create_primary_with(dids_tpm *tpm, ESYS_TR hierarchy, ESYS_TR sessi
 /// set for the next command: continueSession and `attributes` (DIDS_TPMA_SESSION_DECRYPT,
 /// _ENCRYPT, where that command's first parameter is a sized buffer). NONE with `failure` set.
 ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failure *failure);
+/// The salted session for a command it authorises nothing in (GetCapability, ReadPublic,
+/// NV_ReadPublic, ESAPI's own in TR_FromTPMPublic): audit set, so that the TPM HMACs the answer
+/// all the same and ESAPI refuses one changed on its way (TSS2_ESYS_RC_RSP_AUTH_FAILED).
+ESYS_TR dids_tpm_audited(dids_tpm *tpm, struct dids_tpm_failure *failure);
 /// After a command authorised by the salted session failed: a TPM that refused the authorisation
 /// (BAD_AUTH, AUTH_FAIL) of an entity with no password (one of DeviceID's objects, `hierarchy`
 /// NONE; or a hierarchy TPM_PT_PERMANENT says has none) checked another command than was sent:
