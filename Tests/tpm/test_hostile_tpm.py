@@ -305,6 +305,49 @@ def test_a_signature_changed_on_its_way_is_refused(machine, proxy, code, call, s
     assert transient_handles(machine) == []
 
 
+TPM2_CC_START_AUTH_SESSION, SRK_PERSISTENT = 0x176, 0x81000001
+SALT_KEY_ATTRIBUTES = 0x00030472  # the TCG's SRK template, which the salted session is salted to
+
+
+@pytest.mark.parametrize("srk, used", [
+    # systemd's and the TCG's SRK template (ECC P-256, AES-128-CFB, noDA): used as it is
+    (["-G", "ecc256:aes128cfb", "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt"],
+     True),
+    # tpm2-tools' default primary (RSA-2048): another template, so the P-256 primary is made
+    ([], False),
+], ids=["the SRK template", "another template"])
+def test_a_persistent_srk_of_the_template_is_salted_to(machines, tmp_path, srk, used):
+    """A persistent SRK at 0x81000001 (where systemd's tpm2-setup and tpm2-tools' conventions
+    keep it) of the SRK template is what the session is salted to: no CreatePrimary of the salting
+    key, the same ID. One of another template is left alone and the primary made, as without one.
+    Before, the primary was made in every conversation whatever the TPM kept."""
+    machine = machines("srk-" + ("template" if used else "other"))
+    honest = hardware_id(machine, APP_A)
+    platform(machine, "tpm2_createprimary", "-C", "o", *srk, "-c", "srk.ctx")
+    platform(machine, "tpm2_evictcontrol", "-C", "o", "-c", "srk.ctx", f"{SRK_PERSISTENT:#x}")
+    platform(machine, "tpm2_flushcontext", "-t")  # swtpm has no resource manager: the transient copy stays
+    made, salted_to = [], []
+
+    def watch(command, forward, seen):
+        if frame_code(command) == TPM2_CC_CREATE_PRIMARY:
+            template = create_primary_template(command)[1]
+            if template is not None and template["attributes"] == SALT_KEY_ATTRIBUTES:
+                made.append(command)
+        if frame_code(command) == TPM2_CC_START_AUTH_SESSION:
+            salted_to.append(int.from_bytes(command[10:14], "big"))  # tpmKey, the first handle
+        return forward(command)
+    hostile = RewritingProxy(machine, tmp_path, watch)
+    try:
+        result = through(hostile, "attest", "certify", APP_A, "--nonce", NONCE)
+    finally:
+        hostile.close()
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hardware_id"] == honest
+    assert salted_to and (salted_to[0] == SRK_PERSISTENT) == used, [hex(h) for h in salted_to]
+    assert (made == []) == used, f"{len(made)} CreatePrimary of the salting key"
+    assert transient_handles(machine) == []
+
+
 def test_the_evidence_and_hardware_id_agree(machine, proxy):
     """The evidence's hardware_id is computed from the Name the TPM gave, as hardware-id's is."""
     result = through(proxy(passing), "attest", "certify", APP_A, "--nonce", NONCE)

@@ -52,6 +52,7 @@ OWNER_NV_COUNT = 0x00400000  # its size
 EK_NV_FIRST = 0x01C00000  # EK certificates, nonces and templates (EK Credential Profile 2.5): the 32 from here
 EK_CHAIN_FIRST = 0x01C00100  # the EK certificate chain's NV indices: the 256 from here
 EK_PERSISTENT_FIRST = 0x81010000  # the persistent handles the TCG reserves for EKs: DeviceID looks at the first 32
+SRK_PERSISTENT = 0x81000001  # where systemd and tpm2-tools' conventions keep the SRK: the salted session's key when it holds one of the SRK template; DeviceID never makes one
 TPM_RC_INITIALIZE = 0x100  # TPM_RC_INITIALIZE: TPM2_Startup already ran
 TPM_RC_FAILURE = 0x101  # TPM_RC_FAILURE: failure mode
 TPM_RC_HANDLE = 0x08B  # TPM_RC_HANDLE (format one): no such object or NV index

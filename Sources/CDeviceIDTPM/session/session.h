@@ -92,6 +92,9 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
 /// EPROTO, the object flushed: whoever answers as the TPM does not choose the key.
 int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_PUBLIC *template, int stage,
                                  ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure);
+/// Whether the TPMT_PUBLIC `got` is a key of the template `asked` (objects.c): every field but
+/// the key itself, unique's contents.
+int dids_tpm_as_asked(const unsigned char *asked, const unsigned char *got);
 /// TPM2_CreatePrimary as create_primary_from, its hierarchy authorised by `session` (the salted
 /// session, or DIDS_ESYS_TR_PASSWORD for the key that session is salted to).
 int dids_tpm_create_primary_with(dids_tpm *tpm, ESYS_TR hierarchy, ESYS_TR session, const TPM2B_PUBLIC *template,
