@@ -3,7 +3,14 @@ after, run alternately on one swtpm, so that the machine's load falls on both al
 median wall time of hardware-id, attest certify and assert, whole process, then hardware_id()
 again and attest() in a process (the Python binding). Prints a Markdown table.
 
-    scripts/with-swtpm /usr/bin/python3 bench/tpm_sessions.py BEFORE_PREFIX AFTER_PREFIX [RUNS]"""
+    scripts/with-swtpm /usr/bin/python3 bench/tpm_sessions.py BEFORE_PREFIX AFTER_PREFIX [RUNS]
+
+With a persistent SRK (docs/HARDWARE-ID.md, "Salted sessions"), the swtpm is given one first:
+
+    scripts/with-swtpm bash -c 'cd "$SWTPM_STATE" && tpm2_createprimary -Q -C o -G ecc256:aes128cfb \
+        -a "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt" -c srk.ctx \
+        && tpm2_evictcontrol -Q -C o -c srk.ctx 0x81000001 && tpm2_flushcontext -t && cd - >/dev/null \
+        && /usr/bin/python3 bench/tpm_sessions.py BEFORE_PREFIX AFTER_PREFIX 40'"""
 import base64
 import os
 import statistics

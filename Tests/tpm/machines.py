@@ -21,7 +21,8 @@ from tools_device import ToolsDevice
 
 TOOLS = ["swtpm", "swtpm_setup", "tpm2_createprimary", "tpm2_createek", "tpm2_readpublic", "tpm2_nvread",
          "tpm2_startauthsession", "tpm2_policysecret", "tpm2_activatecredential", "tpm2_flushcontext",
-         "tpm2_certify", "tpm2_loadexternal", "tpm2_quote", "tpm2_hash", "tpm2_sign", "tpm2_getcap"]
+         "tpm2_certify", "tpm2_loadexternal", "tpm2_quote", "tpm2_hash", "tpm2_sign", "tpm2_getcap",
+         "tpm2_evictcontrol"]
 SETUP_CONF = Path("/etc/swtpm_setup.conf")
 DEFAULT_LOCALCA_CONF = Path("/etc/swtpm-localca.conf")
 ROOT_CERT = "swtpm-localca-rootca-cert.pem"

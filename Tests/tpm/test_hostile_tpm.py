@@ -13,7 +13,10 @@ resource manager could. Each case failed on 1.0:
 5. an EK certificate index holding no DER certificate still gave an enrolment request;
 6. another app's key of the same template (a CreatePrimary whose unique was rewritten, or another
    app's answer replayed), and a signature changed in Certify's or Sign's answer: answers of
-   exactly the shape asked for, which only the salted session's HMACs tell from the TPM's."""
+   exactly the shape asked for, which only the salted session's HMACs tell from the TPM's;
+7. what the TPM keeps, read outside that session: an assertion counter's count and an EK
+   certificate changed in their NV_Read answers were taken as the TPM's (assert emitted the
+   changed count, attest enrol sent the changed certificate), exit 0."""
 import base64
 import hashlib
 import json
@@ -22,8 +25,9 @@ import time
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from proxies import RewritingProxy, TPM2_ST_NO_SESSIONS, cut_short, frame, frame_code
+from proxies import RewritingProxy, TPM2_ST_NO_SESSIONS, TPM2_ST_SESSIONS, cut_short, frame, frame_code
 from test_deviceid_device import APP_A, APP_B, deviceid, hardware_id, transient_handles
+from test_endorsement import nv_remove, nv_store, platform
 
 TPM2_CC_CREATE_PRIMARY, TPM2_CC_NV_READ_PUBLIC, TPM2_CC_NV_READ, TPM2_CC_GET_CAPABILITY = 0x131, 0x169, 0x14E, 0x17A
 TPM2_CC_CERTIFY, TPM2_CC_SIGN, TPM2_CC_ACTIVATE_CREDENTIAL = 0x148, 0x15D, 0x147
@@ -301,6 +305,49 @@ def test_a_signature_changed_on_its_way_is_refused(machine, proxy, code, call, s
     assert transient_handles(machine) == []
 
 
+TPM2_CC_START_AUTH_SESSION, SRK_PERSISTENT = 0x176, 0x81000001
+SALT_KEY_ATTRIBUTES = 0x00030472  # the TCG's SRK template, which the salted session is salted to
+
+
+@pytest.mark.parametrize("srk, used", [
+    # systemd's and the TCG's SRK template (ECC P-256, AES-128-CFB, noDA): used as it is
+    (["-G", "ecc256:aes128cfb", "-a", "fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda|restricted|decrypt"],
+     True),
+    # tpm2-tools' default primary (RSA-2048): another template, so the P-256 primary is made
+    ([], False),
+], ids=["the SRK template", "another template"])
+def test_a_persistent_srk_of_the_template_is_salted_to(machines, tmp_path, srk, used):
+    """A persistent SRK at 0x81000001 (where systemd's tpm2-setup and tpm2-tools' conventions
+    keep it) of the SRK template is what the session is salted to: no CreatePrimary of the salting
+    key, the same ID. One of another template is left alone and the primary made, as without one.
+    Before, the primary was made in every conversation whatever the TPM kept."""
+    machine = machines("srk-" + ("template" if used else "other"))
+    honest = hardware_id(machine, APP_A)
+    platform(machine, "tpm2_createprimary", "-C", "o", *srk, "-c", "srk.ctx")
+    platform(machine, "tpm2_evictcontrol", "-C", "o", "-c", "srk.ctx", f"{SRK_PERSISTENT:#x}")
+    platform(machine, "tpm2_flushcontext", "-t")  # swtpm has no resource manager: the transient copy stays
+    made, salted_to = [], []
+
+    def watch(command, forward, seen):
+        if frame_code(command) == TPM2_CC_CREATE_PRIMARY:
+            template = create_primary_template(command)[1]
+            if template is not None and template["attributes"] == SALT_KEY_ATTRIBUTES:
+                made.append(command)
+        if frame_code(command) == TPM2_CC_START_AUTH_SESSION:
+            salted_to.append(int.from_bytes(command[10:14], "big"))  # tpmKey, the first handle
+        return forward(command)
+    hostile = RewritingProxy(machine, tmp_path, watch)
+    try:
+        result = through(hostile, "attest", "certify", APP_A, "--nonce", NONCE)
+    finally:
+        hostile.close()
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hardware_id"] == honest
+    assert salted_to and (salted_to[0] == SRK_PERSISTENT) == used, [hex(h) for h in salted_to]
+    assert (made == []) == used, f"{len(made)} CreatePrimary of the salting key"
+    assert transient_handles(machine) == []
+
+
 def test_the_evidence_and_hardware_id_agree(machine, proxy):
     """The evidence's hardware_id is computed from the Name the TPM gave, as hardware-id's is."""
     result = through(proxy(passing), "attest", "certify", APP_A, "--nonce", NONCE)
@@ -450,12 +497,24 @@ def test_a_short_nv_readpublic_answer_is_refused(machine, proxy):
     assert "other than was asked" in result.stderr, result.stderr
 
 
+EK_NV_FIRST = 0x01C00000
+
+
+def get_capability_property(command):
+    """A GetCapability's property (the first handle asked for): after the header, the sessions'
+    part when the command has one (it has no handles), then capability (4) and property (4)."""
+    at = 10
+    if int.from_bytes(command[:2], "big") == TPM2_ST_SESSIONS:
+        at = 14 + int.from_bytes(command[10:14], "big")
+    return int.from_bytes(command[at + 4:at + 8], "big")
+
+
 def test_a_short_getcapability_answer_is_refused(machine, proxy):
-    """The first GetCapability (the EK certificate indices) answered with moreData alone. 1.0
+    """The GetCapability of the EK certificate indices answered with moreData alone. 1.0
     refused this one too: what its buffer held before did not unmarshal either."""
     def short(command, forward, seen):
         response = forward(command)
-        if frame_code(command) == TPM2_CC_GET_CAPABILITY and seen == 1:
+        if frame_code(command) == TPM2_CC_GET_CAPABILITY and get_capability_property(command) == EK_NV_FIRST:
             return cut_short(response, 11)
         return response
     result = through(proxy(short), "attest", "enrol", APP_A)
@@ -465,29 +524,90 @@ def test_a_short_getcapability_answer_is_refused(machine, proxy):
 
 # -- 5. an EK certificate that is not DER ------------------------------------------------------
 
-def test_an_ek_certificate_that_is_not_der_is_refused(machine, proxy):
-    """The certificate index's contents (NV_Read answers) replaced by bytes of the same length
-    that are no DER."""
-    def garbage(command, forward, seen):
+@pytest.mark.parametrize("contents", [b"\x5a" * 600, b""], ids=["not DER", "empty"])
+def test_an_ek_certificate_that_is_not_der_is_refused(machines, contents):
+    """The TPM's certificate index holds bytes of a certificate's length that are no DER, or
+    nothing (defined, never written). 1.0 sent them to the CA in an enrolment request, exit 0."""
+    machine = machines(f"not-der-{len(contents)}", lock_nvram=False)
+    nv_remove(machine, EK_CERTIFICATE_RSA)
+    if contents:
+        nv_store(machine, EK_CERTIFICATE_RSA, contents)
+    else:
+        platform(machine, "tpm2_nvdefine", "-C", "p", "-s", "0", "-a",
+                 "ppwrite|ppread|ownerread|authread|no_da|platformcreate", f"{EK_CERTIFICATE_RSA:#x}")
+    result = deviceid(machine, "attest", "enrol", APP_A)
+    assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
+    assert "no DER certificate in NV index 0x01c00002" in result.stderr, result.stderr
+
+
+# -- 7. what the TPM keeps, read under the session -----------------------------------------------
+
+OWNER_NV_FIRST, OWNER_NV_MASK = 0x01800000, 0xFFC00000
+
+
+def nv_read_rewritten(is_target, rewrite):
+    """An answer function: the buffer of each NV_Read answer to a command `is_target(command)`
+    picks rewritten by `rewrite(buffer, command)` (its size kept), the sessions' part left as the
+    TPM wrote it."""
+    def answer(command, forward, seen):
         response = forward(command)
-        if frame_code(command) == TPM2_CC_NV_READ and int.from_bytes(command[14:18], "big") == EK_CERTIFICATE_RSA \
-                and frame_code(response) == 0:
+        if frame_code(command) == TPM2_CC_NV_READ and frame_code(response) == 0 and is_target(command):
             # header (10), parameterSize (4), the buffer's size (2), its bytes, then the sessions
             size = int.from_bytes(response[14:16], "big")
-            return response[:16] + b"\x5a" * size + response[16 + size:]
+            return response[:16] + rewrite(response[16:16 + size], command) + response[16 + size:]
         return response
-    result = through(proxy(garbage), "attest", "enrol", APP_A)
-    assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
-    assert "no DER certificate in NV index 0x01c00002" in result.stderr, result.stderr
+    return answer
 
 
-def test_an_empty_ek_certificate_is_refused(machine, proxy):
-    """DeviceID's NV_ReadPublic of the certificate index answered with dataSize 0."""
-    def empty(response):
-        # header (10), nvPublic's size (2), nvIndex (4), nameAlg (2), attributes (4), authPolicy, dataSize
-        policy = int.from_bytes(response[22:24], "big")
-        at = 24 + policy
-        return response[:at] + b"\x00\x00" + response[at + 2:]
-    result = through(proxy(nv_index_answers(EK_CERTIFICATE_RSA, empty, 2)), "attest", "enrol", APP_A)
+def nv_index_of(command):
+    """An NV_Read's nvIndex: the second handle, after authHandle."""
+    return int.from_bytes(command[14:18], "big")
+
+
+@pytest.mark.parametrize("delta", [1000, -1], ids=["a larger count", "an older count"])
+def test_a_count_changed_on_its_way_is_refused(machine, proxy, delta):
+    """Every NV_Read of the app's assertion counter answered with its count + `delta`, so that
+    DeviceID's reads before and after its increment still differ by one. Outside the session,
+    assert emitted the changed count, exit 0; under it, each answer's HMAC fails."""
+    def changed(buffer, command):
+        return (int.from_bytes(buffer, "big") + delta).to_bytes(8, "big")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(b"client data").digest()).decode().rstrip("=")
+    hostile = proxy(nv_read_rewritten(lambda c: nv_index_of(c) & OWNER_NV_MASK == OWNER_NV_FIRST, changed))
+    result = through(hostile, "assert", APP_A, "--client-data-hash", digest)
     assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
-    assert "no DER certificate in NV index 0x01c00002" in result.stderr, result.stderr
+    assert "other than was asked" in result.stderr and "NV counter" in result.stderr, result.stderr
+    assert result.stdout == ""
+    honest = deviceid(machine, "assert", APP_A, "--client-data-hash", digest)
+    assert honest.returncode == 0, honest.stderr
+    assert transient_handles(machine) == []
+
+
+def test_an_ek_certificate_changed_on_its_way_is_refused(machine, proxy):
+    """The last byte of the EK certificate (in its signature: still DER) flipped in the NV_Read
+    answer that holds it. Outside the session, attest enrol sent that certificate in its request,
+    exit 0, for the CA to refuse; under it, the answer's HMAC fails on the device."""
+    sizes = {}
+
+    def last_byte_flipped(buffer, command):
+        # NV_Read's parameters follow the sessions' part: size (2), offset (2)
+        at = 22 + int.from_bytes(command[18:22], "big")
+        offset = int.from_bytes(command[at + 2:at + 4], "big")
+        if offset + len(buffer) != sizes["data"]:
+            return buffer
+        return buffer[:-1] + bytes([buffer[-1] ^ 1])
+    flipping = nv_read_rewritten(lambda c: nv_index_of(c) == EK_CERTIFICATE_RSA, last_byte_flipped)
+
+    def answer(command, forward, seen):
+        if frame_code(command) != TPM2_CC_NV_READ_PUBLIC or int.from_bytes(command[10:14], "big") != EK_CERTIFICATE_RSA:
+            return flipping(command, forward, seen)
+        response = forward(command)
+        # header (10), parameterSize (4) under a session, nvPublic's size (2), nvIndex (4),
+        # nameAlg (2), attributes (4), authPolicy, dataSize
+        at = 10 + (4 if int.from_bytes(response[:2], "big") == TPM2_ST_SESSIONS else 0) + 12
+        policy = int.from_bytes(response[at:at + 2], "big")
+        sizes["data"] = int.from_bytes(response[at + 2 + policy:at + 4 + policy], "big")
+        return response
+    result = through(proxy(answer), "attest", "enrol", APP_A)
+    assert result.returncode == IO, f"exit {result.returncode}: {result.stdout}{result.stderr}"
+    assert "other than was asked" in result.stderr and "EK certificates" in result.stderr, result.stderr
+    assert result.stdout == ""

@@ -22,6 +22,7 @@
 #define DIDS_TPMA_SESSION_CONTINUE 0x01u  // TPMA_SESSION_CONTINUESESSION: the session outlives the command
 #define DIDS_TPMA_SESSION_DECRYPT 0x20u  // TPMA_SESSION_DECRYPT: the command's first parameter travels encrypted
 #define DIDS_TPMA_SESSION_ENCRYPT 0x40u  // TPMA_SESSION_ENCRYPT: the answer's first parameter travels encrypted
+#define DIDS_TPMA_SESSION_AUDIT 0x80u  // TPMA_SESSION_AUDIT: a session that authorises nothing in a command still HMACs its answer
 
 #define DIDS_TPM2_ALG_RSA 0x0001u  // TPM_ALG_RSA
 #define DIDS_TPM2_ALG_AES 0x0006u  // TPM_ALG_AES
@@ -62,6 +63,7 @@
 #define DIDS_TPM_EK_NV_FIRST 0x01c00000u  // EK certificates, nonces and templates (EK Credential Profile 2.5): the 32 from here
 #define DIDS_TPM_EK_CHAIN_FIRST 0x01c00100u  // the EK certificate chain's NV indices: the 256 from here
 #define DIDS_TPM_EK_PERSISTENT_FIRST 0x81010000u  // the persistent handles the TCG reserves for EKs: DeviceID looks at the first 32
+#define DIDS_TPM_SRK_PERSISTENT 0x81000001u  // where systemd and tpm2-tools' conventions keep the SRK: the salted session's key when it holds one of the SRK template; DeviceID never makes one
 
 #define DIDS_TPM2_RC_INITIALIZE 0x100u  // TPM_RC_INITIALIZE: TPM2_Startup already ran
 #define DIDS_TPM2_RC_FAILURE 0x101u  // TPM_RC_FAILURE: failure mode

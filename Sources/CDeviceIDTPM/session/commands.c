@@ -40,10 +40,12 @@ int dids_tpm_properties(dids_tpm *tpm, uint32_t first, uint32_t count, uint32_t 
     memset(values, 0, count * sizeof *values);
     TPMS_CAPABILITY_DATA *data = NULL;
     TPMI_YES_NO more = 0;
-    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PROPERTIES,
-                      dids_p_Esys_GetCapability_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                      DIDS_TPM2_CAP_TPM_PROPERTIES, first, count),
-                      dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
+    ESYS_TR session = dids_tpm_audited(tpm, failure);
+    if (session == DIDS_ESYS_TR_NONE
+        || !DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PROPERTIES,
+                         dids_p_Esys_GetCapability_Async(tpm->esys, session, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                         DIDS_TPM2_CAP_TPM_PROPERTIES, first, count),
+                         dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
         return 0;
     if (data->capability != DIDS_TPM2_CAP_TPM_PROPERTIES) {  // an answer to another question
         dids_p_Esys_Free(data);

@@ -1,7 +1,10 @@
 // An app's assertion counter: a TPM NV counter index (TPM_NT_COUNTER) in the owner range, found by
 // its tag (docs/HARDWARE-ID.md, "Assertions"). A counter only grows: the TPM initialises a newly
 // defined counter to at least the largest count any counter on it has had, so undefining and
-// defining one again never gives a count it gave before.
+// defining one again never gives a count it gave before. Every command runs under the
+// conversation's salted session (salted.c): NV_DefineSpace, NV_Increment and NV_Read authorised by
+// it, NV_ReadPublic audited, so that a count (or an index's public area) changed on its way is
+// refused by its HMAC: whoever sits between cannot answer an older count, or another's.
 #include "session.h"
 
 #include <errno.h>
@@ -19,18 +22,21 @@ enum slot { SLOT_OURS, SLOT_OTHER, SLOT_FAILED };
 static enum slot look(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32], ESYS_TR *index, int *written,
                       struct dids_tpm_failure *failure) {
     *index = DIDS_ESYS_TR_NONE;
-    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
-                      dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, handle, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                         DIDS_ESYS_TR_NONE),
-                      dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, index))) {
+    ESYS_TR session = dids_tpm_audited(tpm, failure);
+    if (session == DIDS_ESYS_TR_NONE
+        || !DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                         dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, handle, session, DIDS_ESYS_TR_NONE,
+                                                            DIDS_ESYS_TR_NONE),
+                         dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, index))) {
         *index = DIDS_ESYS_TR_NONE;
         return SLOT_FAILED;
     }
     TPM2B_NV_PUBLIC *public = NULL;
-    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
-                      dids_p_Esys_NV_ReadPublic_Async(tpm->esys, *index, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                      DIDS_ESYS_TR_NONE),
-                      dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL)))
+    if ((session = dids_tpm_audited(tpm, failure)) == DIDS_ESYS_TR_NONE
+        || !DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                         dids_p_Esys_NV_ReadPublic_Async(tpm->esys, *index, session, DIDS_ESYS_TR_NONE,
+                                                         DIDS_ESYS_TR_NONE),
+                         dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL)))
         return SLOT_FAILED;
     const unsigned char *p = public->nvPublic;
     if (dids_get32(p + DIDS_TPMS_NV_PUBLIC_INDEX) != handle) {  // an answer for another index
@@ -65,12 +71,15 @@ static int define(dids_tpm *tpm, uint32_t handle, const unsigned char tag[32], E
     TPM2B_AUTH no_auth;
     memset(&no_auth, 0, sizeof no_auth);
     *index = DIDS_ESYS_TR_NONE;
-    if (DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
-                     dids_p_Esys_NV_DefineSpace_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, DIDS_ESYS_TR_PASSWORD,
-                                                      DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, &no_auth, &public),
-                     dids_p_Esys_NV_DefineSpace_Finish(tpm->esys, index)))
+    ESYS_TR session = dids_tpm_salted(tpm, 0, failure);
+    if (session != DIDS_ESYS_TR_NONE
+        && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                        dids_p_Esys_NV_DefineSpace_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, session,
+                                                         DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, &no_auth, &public),
+                        dids_p_Esys_NV_DefineSpace_Finish(tpm->esys, index)))
         return 1;
     *index = DIDS_ESYS_TR_NONE;
+    if (session != DIDS_ESYS_TR_NONE) dids_tpm_refused_salted(tpm, DIDS_ESYS_TR_RH_OWNER, failure);
     return 0;
 }
 
@@ -107,19 +116,26 @@ static int find(dids_tpm *tpm, const unsigned char tag[32], ESYS_TR *index, uint
     return dids_tpm_fail(failure, DIDS_TPM_STAGE_COUNTER, DIDS_TPM2_RC_NV_DEFINED, 0);
 }
 
+// The counter's own authorisation (it has no password) is the salted session's.
 static int increment(dids_tpm *tpm, ESYS_TR index, struct dids_tpm_failure *failure) {
-    return DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
-                        dids_p_Esys_NV_Increment_Async(tpm->esys, index, index, DIDS_ESYS_TR_PASSWORD,
-                                                       DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
-                        dids_p_Esys_NV_Increment_Finish(tpm->esys));
+    ESYS_TR session = dids_tpm_salted(tpm, 0, failure);
+    return session != DIDS_ESYS_TR_NONE
+        && (DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                         dids_p_Esys_NV_Increment_Async(tpm->esys, index, index, session,
+                                                        DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
+                         dids_p_Esys_NV_Increment_Finish(tpm->esys))
+            || dids_tpm_refused_salted(tpm, DIDS_ESYS_TR_NONE, failure));
 }
 
 static int read_count(dids_tpm *tpm, ESYS_TR index, uint64_t *value, struct dids_tpm_failure *failure) {
     TPM2B_MAX_NV_BUFFER *data = NULL;
-    int ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
-                          dids_p_Esys_NV_Read_Async(tpm->esys, index, index, DIDS_ESYS_TR_PASSWORD, DIDS_ESYS_TR_NONE,
-                                                    DIDS_ESYS_TR_NONE, 8, 0),
-                          dids_p_Esys_NV_Read_Finish(tpm->esys, &data));
+    ESYS_TR session = dids_tpm_salted(tpm, 0, failure);
+    int ok = session != DIDS_ESYS_TR_NONE
+          && (DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_COUNTER,
+                           dids_p_Esys_NV_Read_Async(tpm->esys, index, index, session, DIDS_ESYS_TR_NONE,
+                                                     DIDS_ESYS_TR_NONE, 8, 0),
+                           dids_p_Esys_NV_Read_Finish(tpm->esys, &data))
+              || dids_tpm_refused_salted(tpm, DIDS_ESYS_TR_NONE, failure));
     if (ok && data->size != 8) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);
     if (ok) {
         *value = 0;

@@ -207,14 +207,16 @@ static int persistent_ek(dids_tpm *tpm, enum dids_tpm_ek ek, ESYS_TR *handle, TP
         return 0;
     for (uint32_t k = 0; k < 32 && *handle == DIDS_ESYS_TR_NONE; k++) {
         if (!(present & (1u << k))) continue;
-        ESYS_TR object = DIDS_ESYS_TR_NONE;
+        ESYS_TR object = DIDS_ESYS_TR_NONE, session = DIDS_ESYS_TR_NONE;
         TPM2B_PUBLIC *public = NULL;
-        int ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
-                              dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, DIDS_TPM_EK_PERSISTENT_FIRST + k,
-                                                                 DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
-                              dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &object))
+        int ok = (session = dids_tpm_audited(tpm, failure)) != DIDS_ESYS_TR_NONE
               && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
-                              dids_p_Esys_ReadPublic_Async(tpm->esys, object, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                              dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, DIDS_TPM_EK_PERSISTENT_FIRST + k,
+                                                                 session, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
+                              dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &object))
+              && (session = dids_tpm_audited(tpm, failure)) != DIDS_ESYS_TR_NONE
+              && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
+                              dids_p_Esys_ReadPublic_Async(tpm->esys, object, session, DIDS_ESYS_TR_NONE,
                                                            DIDS_ESYS_TR_NONE),
                               dids_p_Esys_ReadPublic_Finish(tpm->esys, &public, NULL, NULL));
         if (ok && same_shape(public->publicArea, template.publicArea)) {

@@ -1,6 +1,9 @@
 // NV indices read by DeviceID: which handles of a window the TPM holds (NV indices, or persistent
 // objects for the EK), one index's whole contents (EK certificates and nonces), and a TPMT_PUBLIC
 // template one holds (an EK's, a platform AK's). The counters that DeviceID defines are counter.c's.
+// Every command here runs under the conversation's salted session (salted.c): the reads as the
+// owner's authorisation, the questions audited, so that an answer changed on its way (another
+// certificate, an index said absent) is refused by its HMAC.
 #include "session.h"
 
 #include <errno.h>
@@ -17,11 +20,13 @@ int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int 
     for (uint32_t from = first; from < first + count;) {
         TPMS_CAPABILITY_DATA *data = NULL;
         TPMI_YES_NO more = 0;
-        if (!DIDS_TPM_RUN(tpm, failure, stage,
-                          dids_p_Esys_GetCapability_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                          DIDS_ESYS_TR_NONE, DIDS_TPM2_CAP_HANDLES, from,
-                                                          first + count - from),
-                          dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
+        ESYS_TR session = dids_tpm_audited(tpm, failure);
+        if (session == DIDS_ESYS_TR_NONE
+            || !DIDS_TPM_RUN(tpm, failure, stage,
+                             dids_p_Esys_GetCapability_Async(tpm->esys, session, DIDS_ESYS_TR_NONE,
+                                                             DIDS_ESYS_TR_NONE, DIDS_TPM2_CAP_HANDLES, from,
+                                                             first + count - from),
+                             dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
             return 0;
         if (data->capability != DIDS_TPM2_CAP_HANDLES) {  // an answer to another question
             dids_p_Esys_Free(data);
@@ -44,15 +49,17 @@ int dids_tpm_handles_present(dids_tpm *tpm, uint32_t first, uint32_t count, int 
 // Read with owner authorisation, in pieces every TPM accepts.
 int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_bytes *out,
                      struct dids_tpm_failure *failure) {
-    ESYS_TR index = DIDS_ESYS_TR_NONE;
-    if (!DIDS_TPM_RUN(tpm, failure, stage,
-                      dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, handle, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                         DIDS_ESYS_TR_NONE),
-                      dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &index)))
+    ESYS_TR index = DIDS_ESYS_TR_NONE, session = dids_tpm_audited(tpm, failure);
+    if (session == DIDS_ESYS_TR_NONE
+        || !DIDS_TPM_RUN(tpm, failure, stage,
+                         dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, handle, session, DIDS_ESYS_TR_NONE,
+                                                            DIDS_ESYS_TR_NONE),
+                         dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, &index)))
         return 0;
     TPM2B_NV_PUBLIC *public = NULL;
-    int ok = DIDS_TPM_RUN(tpm, failure, stage,
-                          dids_p_Esys_NV_ReadPublic_Async(tpm->esys, index, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+    int ok = (session = dids_tpm_audited(tpm, failure)) != DIDS_ESYS_TR_NONE
+          && DIDS_TPM_RUN(tpm, failure, stage,
+                          dids_p_Esys_NV_ReadPublic_Async(tpm->esys, index, session, DIDS_ESYS_TR_NONE,
                                                           DIDS_ESYS_TR_NONE),
                           dids_p_Esys_NV_ReadPublic_Finish(tpm->esys, &public, NULL));
     if (ok && dids_get32(public->nvPublic + DIDS_TPMS_NV_PUBLIC_INDEX) != handle)  // another index's
@@ -66,10 +73,12 @@ int dids_tpm_nv_read(dids_tpm *tpm, uint32_t handle, int stage, struct dids_tpm_
     for (size_t offset = 0; ok && offset < size;) {
         uint16_t piece = (uint16_t)(size - offset < 512 ? size - offset : 512);
         TPM2B_MAX_NV_BUFFER *data = NULL;
-        ok = DIDS_TPM_RUN(tpm, failure, stage,
-                          dids_p_Esys_NV_Read_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, index, DIDS_ESYS_TR_PASSWORD,
-                                                    DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, piece, (uint16_t)offset),
-                          dids_p_Esys_NV_Read_Finish(tpm->esys, &data));
+        ok = (session = dids_tpm_salted(tpm, 0, failure)) != DIDS_ESYS_TR_NONE
+          && (DIDS_TPM_RUN(tpm, failure, stage,
+                           dids_p_Esys_NV_Read_Async(tpm->esys, DIDS_ESYS_TR_RH_OWNER, index, session,
+                                                     DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, piece, (uint16_t)offset),
+                           dids_p_Esys_NV_Read_Finish(tpm->esys, &data))
+              || dids_tpm_refused_salted(tpm, DIDS_ESYS_TR_RH_OWNER, failure));
         if (ok && data->size != piece) ok = dids_tpm_fail(failure, DIDS_TPM_STAGE_SHAPE, 0, 0);  // not what was asked
         if (ok) {
             memcpy(out->data + offset, data->buffer, data->size);

@@ -105,13 +105,13 @@ static uint16_t coordinate_size(uint16_t curve) {
     }
 }
 
-// Whether the public area the TPM answered (`got`) is a key of the template sent (`asked`): the
+// Whether a public area the TPM answered (`got`) is a key of the template sent (`asked`): the
 // same type, nameAlg, attributes, authPolicy, symmetric definition, scheme, curve and KDF or key
 // size and exponent, and a unique of the size that key has. ESAPI checks only that the Name
 // matches the public area it came with; whoever answers as the TPM would otherwise choose the key
 // (another app's, the AK, a SHA-384 Name) and with it the ID. Only unique.x's contents are the
 // TPM's to choose: the key itself.
-static int as_asked(const unsigned char *asked, const unsigned char *got) {
+int dids_tpm_as_asked(const unsigned char *asked, const unsigned char *got) {
     uint16_t type = dids_get16(asked + DIDS_TPMT_PUBLIC_TYPE), policy = dids_get16(asked + DIDS_TPMT_PUBLIC_AUTH_POLICY);
     if (dids_get16(got + DIDS_TPMT_PUBLIC_TYPE) != type
         || dids_get16(got + DIDS_TPMT_PUBLIC_NAME_ALG) != dids_get16(asked + DIDS_TPMT_PUBLIC_NAME_ALG)
@@ -162,7 +162,7 @@ int dids_tpm_create_primary_with(dids_tpm *tpm, ESYS_TR hierarchy, ESYS_TR sessi
                           dids_p_Esys_CreatePrimary_Async(tpm->esys, hierarchy, session, DIDS_ESYS_TR_NONE,
                                                           DIDS_ESYS_TR_NONE, &sensitive, template, NULL, &no_pcrs),
                           dids_p_Esys_CreatePrimary_Finish(tpm->esys, handle, &out, NULL, NULL, NULL));
-    if (ok && !as_asked(template->publicArea, out->publicArea)) {
+    if (ok && !dids_tpm_as_asked(template->publicArea, out->publicArea)) {
         dids_tpm_flush(tpm, handle);
         ok = dids_tpm_fail(failure, stage, 0, EPROTO);
     }

@@ -59,8 +59,10 @@ static int create_from_template(dids_tpm *tpm, uint32_t index, ESYS_TR *handle, 
 static int platform_key(dids_tpm *tpm, enum dids_tpm_platform_ak ak, ESYS_TR *handle,
                         struct dids_tpm_failure *failure) {
     if (!platform_aks[ak].handle) return create_from_template(tpm, platform_aks[ak].template, handle, failure);
-    return DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PLATFORM_AK,
-                        dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, platform_aks[ak].handle, DIDS_ESYS_TR_NONE,
+    ESYS_TR session = dids_tpm_audited(tpm, failure);
+    return session != DIDS_ESYS_TR_NONE
+        && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_PLATFORM_AK,
+                        dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, platform_aks[ak].handle, session,
                                                            DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
                         dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, handle));
 }

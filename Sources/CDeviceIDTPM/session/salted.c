@@ -1,10 +1,12 @@
 // Each conversation's salted session (docs/HARDWARE-ID.md, "Salted sessions"): one HMAC session,
 // AES-128-CFB, SHA-256, salted to the owner hierarchy's ECC P-256 storage primary (the TCG's SRK
 // template), started at the first command that needs it and flushed at the end. The commands that
-// decide the ID and the evidence (every CreatePrimary, Certify, Sign, ActivateCredential) are
-// authorised with it: the TPM refuses a command changed on its way (its HMAC no longer matches)
-// and ESAPI an answer changed on its way (TSS2_ESYS_RC_RSP_AUTH_FAILED), since only DeviceID and
-// the TPM know the salt.
+// decide the ID and the evidence (every CreatePrimary, Certify, Sign, ActivateCredential) and
+// those that read or change what the TPM keeps (the NV commands of counters and EK certificates)
+// are authorised with it, and the questions (GetCapability, ReadPublic, NV_ReadPublic) audited by
+// it: the TPM refuses a command changed on its way (its HMAC no longer matches) and ESAPI an
+// answer changed on its way (TSS2_ESYS_RC_RSP_AUTH_FAILED), since only DeviceID and the TPM know
+// the salt.
 #include "session.h"
 
 #include <errno.h>
@@ -29,22 +31,61 @@ static void salt_key_template(TPM2B_PUBLIC *public) {
     dids_put16(t + DIDS_TPMT_PUBLIC_UNIQUE_Y, 32);
 }
 
+// The SRK at DIDS_TPM_SRK_PERSISTENT, when the TPM keeps one of `template` there (systemd's
+// tpm2-setup and tpm2-tools' conventions put it there): `*key` its ESAPI handle, to forget, not
+// flush; NONE when there is none, or another key (then the primary is made, as without one).
+// These questions go without a session: there is none to salt yet. Whoever answers as the TPM
+// could offer a key of its own here as it could answer the CreatePrimary with one.
+static int persistent_srk(dids_tpm *tpm, const TPM2B_PUBLIC *template, ESYS_TR *key, struct dids_tpm_failure *failure) {
+    *key = DIDS_ESYS_TR_NONE;
+    TPMS_CAPABILITY_DATA *data = NULL;
+    TPMI_YES_NO more = 0;
+    if (!DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
+                      dids_p_Esys_GetCapability_Async(tpm->esys, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                      DIDS_TPM2_CAP_HANDLES, DIDS_TPM_SRK_PERSISTENT, 1),
+                      dids_p_Esys_GetCapability_Finish(tpm->esys, &more, &data)))
+        return 0;
+    const unsigned char *p = (const unsigned char *)data;
+    int held = data->capability == DIDS_TPM2_CAP_HANDLES && dids_get32(p + DIDS_TPMS_CAPABILITY_HANDLES_COUNT) >= 1
+            && dids_get32(p + DIDS_TPMS_CAPABILITY_HANDLES) == DIDS_TPM_SRK_PERSISTENT;
+    dids_p_Esys_Free(data);
+    if (!held) return 1;
+    TPM2B_PUBLIC *public = NULL;
+    int ok = DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
+                          dids_p_Esys_TR_FromTPMPublic_Async(tpm->esys, DIDS_TPM_SRK_PERSISTENT, DIDS_ESYS_TR_NONE,
+                                                             DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE),
+                          dids_p_Esys_TR_FromTPMPublic_Finish(tpm->esys, key))
+          && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_CREATE,
+                          dids_p_Esys_ReadPublic_Async(tpm->esys, *key, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                       DIDS_ESYS_TR_NONE),
+                          dids_p_Esys_ReadPublic_Finish(tpm->esys, &public, NULL, NULL));
+    if (ok && !dids_tpm_as_asked(template->publicArea, public->publicArea)) dids_tpm_forget(tpm, key);
+    dids_p_Esys_Free(public);
+    if (!ok) dids_tpm_forget(tpm, key);
+    return ok;
+}
+
 ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failure *failure) {
     if (tpm->salted == DIDS_ESYS_TR_NONE) {
         TPM2B_PUBLIC template;
         salt_key_template(&template);
         ESYS_TR key = DIDS_ESYS_TR_NONE, session = DIDS_ESYS_TR_NONE;
         const TPMT_SYM_DEF aes = {.algorithm = DIDS_TPM2_ALG_AES, .keyBits = 128, .mode = DIDS_TPM2_ALG_CFB};
-        // The key is made under a password session (nothing to salt to yet) and checked against
-        // the template like every other; flushed once the session holds the salt it encrypted.
-        int ok = dids_tpm_create_primary_with(tpm, DIDS_ESYS_TR_RH_OWNER, DIDS_ESYS_TR_PASSWORD, &template,
-                                              DIDS_TPM_STAGE_CREATE, &key, NULL, failure)
+        // A persistent SRK of the template, else the key made under a password session (nothing
+        // to salt to yet) and checked against the template like every other; a made one is
+        // flushed once the session holds the salt it encrypted.
+        int kept = 0;
+        int ok = persistent_srk(tpm, &template, &key, failure)
+              && ((kept = key != DIDS_ESYS_TR_NONE)
+                  || dids_tpm_create_primary_with(tpm, DIDS_ESYS_TR_RH_OWNER, DIDS_ESYS_TR_PASSWORD, &template,
+                                                  DIDS_TPM_STAGE_CREATE, &key, NULL, failure))
               && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SESSION,
                               dids_p_Esys_StartAuthSession_Async(tpm->esys, key, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
                                                                  DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, NULL,
                                                                  DIDS_TPM2_SE_HMAC, &aes, DIDS_TPM2_ALG_SHA256),
                               dids_p_Esys_StartAuthSession_Finish(tpm->esys, &session));
-        dids_tpm_flush(tpm, &key);
+        if (kept) dids_tpm_forget(tpm, &key);
+        else dids_tpm_flush(tpm, &key);
         if (!ok) return DIDS_ESYS_TR_NONE;
         tpm->salted = session;
     }
@@ -53,6 +94,10 @@ ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failu
     dids_computing_end();
     if (rc != 0) { dids_tpm_fail(failure, DIDS_TPM_STAGE_SESSION, rc, 0); return DIDS_ESYS_TR_NONE; }
     return tpm->salted;
+}
+
+ESYS_TR dids_tpm_audited(dids_tpm *tpm, struct dids_tpm_failure *failure) {
+    return dids_tpm_salted(tpm, DIDS_TPMA_SESSION_AUDIT, failure);
 }
 
 int dids_tpm_refused_salted(dids_tpm *tpm, ESYS_TR hierarchy, struct dids_tpm_failure *failure) {

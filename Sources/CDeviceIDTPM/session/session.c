@@ -30,8 +30,11 @@ int dids_tpm_fail_command(dids_tpm *tpm, struct dids_tpm_failure *failure, int s
         tpm->stuck = 1;
         return dids_tpm_fail(failure, DIDS_TPM_STAGE_TIMED_OUT, rc, 0);
     }
-    // An answer that is not the TPM's to the command sent: its HMAC under the salted session fails.
-    return dids_tpm_fail(failure, stage, rc, rc == DIDS_TSS2_ESYS_RC_RSP_AUTH_FAILED ? EPROTO : 0);
+    // An answer that is not the TPM's to the command sent: its HMAC under the salted session fails,
+    // or it is cut short (or runs on) where tpm2-tss reads the session's part.
+    int changed = rc == DIDS_TSS2_ESYS_RC_RSP_AUTH_FAILED
+               || ((rc & 0xff0000u) != 0 && (rc & 0xffffu) == DIDS_TSS2_BASE_RC_MALFORMED_RESPONSE);
+    return dids_tpm_fail(failure, stage, rc, changed ? EPROTO : 0);
 }
 
 int dids_tpm_resend(dids_tpm *tpm, uint32_t rc, unsigned *pause_ms) {

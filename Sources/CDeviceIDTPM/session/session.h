@@ -92,6 +92,9 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
 /// EPROTO, the object flushed: whoever answers as the TPM does not choose the key.
 int dids_tpm_create_primary_from(dids_tpm *tpm, ESYS_TR hierarchy, const TPM2B_PUBLIC *template, int stage,
                                  ESYS_TR *handle, TPM2B_PUBLIC **public, struct dids_tpm_failure *failure);
+/// Whether the TPMT_PUBLIC `got` is a key of the template `asked` (objects.c): every field but
+/// the key itself, unique's contents.
+int dids_tpm_as_asked(const unsigned char *asked, const unsigned char *got);
 /// TPM2_CreatePrimary as create_primary_from, its hierarchy authorised by `session` (the salted
 /// session, or DIDS_ESYS_TR_PASSWORD for the key that session is salted to).
 int dids_tpm_create_primary_with(dids_tpm *tpm, ESYS_TR hierarchy, ESYS_TR session, const TPM2B_PUBLIC *template,
@@ -100,6 +103,10 @@ int dids_tpm_create_primary_with(dids_tpm *tpm, ESYS_TR hierarchy, ESYS_TR sessi
 /// set for the next command: continueSession and `attributes` (DIDS_TPMA_SESSION_DECRYPT,
 /// _ENCRYPT, where that command's first parameter is a sized buffer). NONE with `failure` set.
 ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failure *failure);
+/// The salted session for a command it authorises nothing in (GetCapability, ReadPublic,
+/// NV_ReadPublic, ESAPI's own in TR_FromTPMPublic): audit set, so that the TPM HMACs the answer
+/// all the same and ESAPI refuses one changed on its way (TSS2_ESYS_RC_RSP_AUTH_FAILED).
+ESYS_TR dids_tpm_audited(dids_tpm *tpm, struct dids_tpm_failure *failure);
 /// After a command authorised by the salted session failed: a TPM that refused the authorisation
 /// (BAD_AUTH, AUTH_FAIL) of an entity with no password (one of DeviceID's objects, `hierarchy`
 /// NONE; or a hierarchy TPM_PT_PERMANENT says has none) checked another command than was sent:

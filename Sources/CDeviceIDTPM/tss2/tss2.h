@@ -136,6 +136,8 @@ typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
 #define DIDS_TPM_MAX_CAP_HANDLES 254         // TPML_HANDLE's room (TPM2_MAX_CAP_HANDLES)
 
 #define DIDS_TSS2_BASE_RC_TRY_AGAIN 9u
+// tpm2-tss's, in any of its layers: an answer shorter or longer than its own parts say.
+#define DIDS_TSS2_BASE_RC_MALFORMED_RESPONSE 17u
 // ESAPI's: an answer whose HMAC is not the one its session's key gives (TSS2_ESYS_RC_RSP_AUTH_FAILED).
 #define DIDS_TSS2_ESYS_RC_RSP_AUTH_FAILED 0x0007001bu
 

@@ -161,10 +161,11 @@ enum TPMConversation {
                                      + "between each of DeviceID's reads of it, too many times: retry")
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue)
             where dids_tpm_rc_code(rc) == DIDS_TPM2_RC_AUTH_FAIL || dids_tpm_rc_code(rc) == DIDS_TPM2_RC_BAD_AUTH:
-            // on an index whose tag is the app's: not DeviceID's
+            // on an index whose tag is the app's: not DeviceID's, or (the salted session's HMAC) a command changed
             return DeviceIDError(.permission, "the TPM at \(at) refused this app's NV counter: an index with its tag "
                                      + "but a password DeviceID does not know was defined by another program "
-                                     + "(tpm2_nvreadpublic lists it; tpm2_nvundefine with owner authorisation removes it)")
+                                     + "(tpm2_nvreadpublic lists it; tpm2_nvundefine with owner authorisation removes it), "
+                                     + "or something between DeviceID and the TPM changed the command")
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == ENOSPC:
             return DeviceIDError(.unavailable, "the TPM at \(at) has another program's NV index in every slot of this app's "
                                      + "counter (tpm2_nvreadpublic lists them)")
