@@ -434,8 +434,7 @@ def stack(python):
     return json.loads(subprocess.run([python, "-c", "import json, cryptography, gunicorn, psycopg; print(json.dumps({"
                                       "'psycopg': psycopg.__version__, 'implementation': psycopg.pq.__impl__, "
                                       "'gunicorn': gunicorn.__version__, 'cryptography': cryptography.__version__}))"],
-                                     capture_output=True, text=True, check=True, timeout=60,
-                                     env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server"))).stdout)
+                                     capture_output=True, text=True, check=True, timeout=60).stdout)
 
 
 def main():
