@@ -315,8 +315,9 @@ print(PrivacyCA(key, ca, anchors).challenge(sys.stdin.read()))
 
 
 def server_rows():
-    """bench/server.py, with Debian's python3 (the service's packages are Debian's): the verifier
-    in process, python-fido2's packed attestation, and the service with 1, 2 and 4 workers."""
+    """bench/server.py, run by Debian's python3 (the evidence and the clients), the service by the
+    production install bench/run made (BENCH_SERVER_PYTHON) and once by Debian's packages: the
+    verifier in process, python-fido2's, and the service with 1, 2 and 4 workers."""
     print("server: verifications in process, through python-fido2, through the service...", file=sys.stderr)
     result = json.loads(subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "bench", "server.py")],
                                        capture_output=True, text=True, check=True, timeout=1800).stdout)
@@ -324,22 +325,31 @@ def server_rows():
     trips = result.pop("assertion_round_trips")
     runs = result.pop("assertion_runs")
     runs["load"] = result.pop("load")
-    names = {"in_process": "deviceid_verifier Verifier.verify, in process (one core)",
-             "fido2_packed": "python-fido2 PackedAttestation.verify (WebAuthn packed, ES256; one core)",
-             "service_1": "the service, 1 worker, PostgreSQL",
-             "service_2": "the service, 2 workers, PostgreSQL",
-             "service_4": "the service, 4 workers, PostgreSQL",
-             "service_assertion_1": "the service's verifyAssertion, 1 worker, PostgreSQL (the counter's update included)",
-             "service_assertion_2": "the service's verifyAssertion, 2 workers, PostgreSQL",
-             "service_assertion_4": "the service's verifyAssertion, 4 workers, PostgreSQL",
-             "floor_1": "its floor: serve's gunicorn answering from a prepared statement, {trips} round trips, 1 worker",
-             "floor_2": "its floor, 2 workers",
-             "floor_4": "its floor, 4 workers",
-             "service_assertion_1x2": "the service's verifyAssertion, 1 worker of 2 threads (gthread, keep-alive), PostgreSQL",
-             "floor_1x2": "its floor, 1 worker of 2 threads",
-             "webauthn_assertion": "deviceid_verifier WebAuthnVerifier.verify_assertion (challenge, ES256, counter; one core)",
-             "fido2_cose": "python-fido2 ES256 CoseKey.verify of the same assertions (the signature alone; one core)"}
-    return cores, runs, [(names[k].format(trips=f"{trips:g}"), v) for k, v in result.items()]
+    runs["stacks"] = result.pop("stacks")
+    debian = runs["stacks"]["debian"]
+    # (the row's name, the workers it ran: its figure per worker; None for one core in process)
+    names = {"in_process": ("deviceid_verifier Verifier.verify, in process (one core)", None),
+             "fido2_packed": ("python-fido2 PackedAttestation.verify (WebAuthn packed, ES256; one core)", None),
+             "service_1": ("the service, 1 worker, PostgreSQL", 1),
+             "service_2": ("the service, 2 workers, PostgreSQL", 2),
+             "service_4": ("the service, 4 workers, PostgreSQL", 4),
+             "service_assertion_1": ("the service's verifyAssertion, 1 worker, PostgreSQL (the counter's update "
+                                     "included)", 1),
+             "service_assertion_2": ("the service's verifyAssertion, 2 workers, PostgreSQL", 2),
+             "service_assertion_4": ("the service's verifyAssertion, 4 workers, PostgreSQL", 4),
+             "floor_1": (f"its floor: serve's gunicorn answering from a prepared statement, {trips:g} round trips, "
+                         "1 worker", 1),
+             "floor_2": ("its floor, 2 workers", 2),
+             "floor_4": ("its floor, 4 workers", 4),
+             "service_assertion_debian_1": (f"the service's verifyAssertion, 1 worker, Debian's packages (psycopg "
+                                            f"{debian['psycopg']} {debian['implementation']}, gunicorn "
+                                            f"{debian['gunicorn']})", 1),
+             "floor_debian_1": ("its floor, 1 worker, Debian's packages", 1),
+             "webauthn_assertion": ("deviceid_verifier WebAuthnVerifier.verify_assertion (challenge, ES256, counter; "
+                                    "one core)", None),
+             "fido2_cose": ("python-fido2 ES256 CoseKey.verify of the same assertions (the signature alone; one core)",
+                            None)}
+    return cores, runs, [(*names[k], v) for k, v in result.items()]
 
 
 def keyring_pid():
@@ -401,13 +411,23 @@ SERVER_HEADING = "Server: attestation verifications"
 def server_section(server):
     """The lines of RESULTS.md's last section, from its heading line on."""
     cores, runs, server_rows_ = server
+    production = runs["stacks"]["production"]
     lines = ["", f"{SERVER_HEADING} (bench/server.py, {time.strftime('%Y-%m-%d')}; evidence made in software, "
              f"each with a nonce the service issued; the service on loopback behind gunicorn, client processes "
-             f"with two requests in flight per worker, all on these {cores} cores; verifyAssertion and its floor "
+             f"with two requests in flight per worker, all on these {cores} cores; the service as production "
+             f"installs it, deviceid-verifier[service,postgresql] from PyPI in a venv (psycopg "
+             f"{production['psycopg']} {production['implementation']}, gunicorn {production['gunicorn']}, "
+             f"cryptography {production['cryptography']}), unless a row says Debian's; verifyAssertion and its floor "
              f"{runs['rounds']} runs of {runs['assertions']:,} each, in turn, pooled; the 1-minute load average "
              f"{runs['load'][0]:.1f} at the start, {runs['load'][1]:.1f} at the end):", "",
-             "| verifier | verifications / s | p50 ms | p99 ms |", "|---|---|---|---|"]
-    return lines + [f"| {name} | {r['per_second']:.0f} | {fmt(r['p50'])} | {fmt(r['p99'])} |" for name, r in server_rows_]
+             "| verifier | verifications / s | per worker / s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
+    return lines + [f"| {name} | {r['per_second']:.0f} | {per_worker(r['per_second'], workers)} | {fmt(r['p50'])} "
+                    f"| {fmt(r['p99'])} |" for name, workers, r in server_rows_]
+
+
+def per_worker(per_second, workers):
+    """A row's figure per worker: the service's by its workers; none for a row in process."""
+    return "" if workers is None else f"{per_second / workers:.0f}"
 
 
 def write_server_only():

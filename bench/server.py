@@ -3,10 +3,15 @@
 2 and 4 workers, beside the library's in-process Verifier.verify and beside python-fido2's
 verification of a WebAuthn "packed" attestation (Debian's python3-fido2); and App Attest's
 assertions, WebAuthnVerifier.verify_assertion beside python-fido2's CoseKey.verify, and the
-service's verifyAssertion with its credentials and counters in PostgreSQL, 1, 2 and 4 workers
-and one worker of two threads, each beside its floor measured in the same run: the same serve command line and gunicorn
+service's verifyAssertion with its credentials and counters in PostgreSQL, 1, 2 and 4 workers,
+each beside its floor measured in the same run: the same serve command line and gunicorn
 answering from a prepared statement with as many database round trips as a verifyAssertion
 makes (bench/floor.py; the round trips counted in PostgreSQL's statement log).
+
+The service and its floor run as production runs them (docs/SERVER.md): from the venv bench/run
+makes, BENCH_SERVER_PYTHON, with deviceid-verifier[service,postgresql] from PyPI (psycopg's C
+implementation, psycopg[binary]); one worker once more with Debian's packages (python3-psycopg,
+pure Python, and gunicorn), as python3-deviceid-verifier runs.
 
 The load comes from client processes (two per worker, each one request in flight) that send
 prepared requests on raw sockets and keep the connection when the server keeps it: a client
@@ -17,7 +22,8 @@ templates, signing the TPMS_ATTEST a TPM would): a verifier cannot tell, and a s
 tens of milliseconds per evidence, which is the device's cost, not the server's. Each
 verification has its nonce issued by the service beforehand, as an app server would.
 
-Run by bench/run with Debian's python3 (cryptography, psycopg, gunicorn, fido2); prints JSON rows."""
+Run by bench/run with Debian's python3 (cryptography, psycopg, gunicorn, fido2), which makes the
+evidence and runs the clients; prints JSON rows."""
 import base64
 import contextlib
 import datetime
@@ -54,6 +60,9 @@ PER_RUN = 400          # verifications per measured run in process, and of the a
 ASSERTIONS = 1200      # assertions per measured run of the service and of its floor
 ROUNDS = 3             # measured runs of each, the floor's and the service's in turn, pooled
 OWNER = 0x40000001
+#: The interpreter of the production install (bench/run's venv), and Debian's, with this checkout's server/.
+PRODUCTION = os.environ["BENCH_SERVER_PYTHON"]
+DEBIAN = "/usr/bin/python3"
 
 
 def _b64(data):
@@ -311,17 +320,19 @@ def _load(port, path, shares):
     return [latency for latencies, _ in collected for latency in latencies], wall
 
 
-def _serve(program, workers, database, ca_files, anchor, env=None, options=()):
-    """(process, port) of `program` (`-m deviceid_verifier` or bench/floor.py) serving with
+def _serve(program, workers, database, ca_files, anchor, env=None, options=(), python=PRODUCTION):
+    """(process, port) of `program` (`-m deviceid_verifier` or bench/floor.py) run by `python`
+    (PRODUCTION, with the package installed, or DEBIAN, with this checkout's server/) serving with
     `workers` workers on `database`, once it answers, each worker warmed up (its database
     connection open)."""
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="deviceid-bench-serve-", delete=False)
+    path = {} if python == PRODUCTION else {"PYTHONPATH": os.path.join(ROOT, "server")}
     process = subprocess.Popen(
-        [sys.executable, *program, "serve", "--database", database, "--ca-key", ca_files[0], "--ca-cert", ca_files[1],
+        [python, *program, "serve", "--database", database, "--ca-key", ca_files[0], "--ca-cert", ca_files[1],
          "--ek-anchor", anchor, "--bind", f"127.0.0.1:{port}", "--workers", str(workers), *options],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server"), **(env or {})))
+        env=dict({k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **path, **(env or {})))
     process.log_path = log.name
     deadline = time.monotonic() + 60
     while True:
@@ -388,10 +399,9 @@ def round_trips(postgresql, ca_files, ca_certificate):
     return statements / len(share)
 
 
-#: (row suffix, workers, serve's options) of the verifyAssertion rows: serve's defaults with 1, 2
-#: and 4 workers, and one worker with two threads (gunicorn's gthread worker, which keeps the
-#: connection and works on one request while another waits for the database).
-ASSERTION_SETUPS = (("1", 1, ()), ("2", 2, ()), ("4", 4, ()), ("1x2", 1, ("--threads", "2")))
+#: (row suffix, workers, the interpreter) of the verifyAssertion rows: serve's defaults with 1, 2
+#: and 4 workers as production installs it, and 1 worker with Debian's packages.
+ASSERTION_SETUPS = (("1", 1, PRODUCTION), ("2", 2, PRODUCTION), ("4", 4, PRODUCTION), ("debian_1", 1, DEBIAN))
 
 
 def service_assertion_rows(postgresql, ca_files, ca_certificate, rows):
@@ -400,12 +410,12 @@ def service_assertion_rows(postgresql, ca_files, ca_certificate, rows):
     trips = round_trips(postgresql, ca_files, ca_certificate)
     rows["assertion_round_trips"] = trips
     rows["assertion_runs"] = {"rounds": ROUNDS, "assertions": ASSERTIONS}
-    for suffix, workers, options in ASSERTION_SETUPS:
+    for suffix, workers, python in ASSERTION_SETUPS:
         measured = {"floor": ([], 0.0), "service": ([], 0.0)}
         database = postgresql.new_database()
         floor, floor_port = _serve([os.path.join(ROOT, "bench", "floor.py")], workers, database, ca_files,
-                                   ca_files[1], {"BENCH_FLOOR_ROUND_TRIPS": str(round(trips))}, options)
-        service_, port = _serve(["-m", "deviceid_verifier"], workers, database, ca_files, ca_files[1], options=options)
+                                   ca_files[1], {"BENCH_FLOOR_ROUND_TRIPS": str(round(trips))}, python=python)
+        service_, port = _serve(["-m", "deviceid_verifier"], workers, database, ca_files, ca_files[1], python=python)
         try:
             for _ in range(ROUNDS):
                 path, shares = assertion_bodies(port, database, 2 * workers, ca_certificate)
@@ -417,6 +427,14 @@ def service_assertion_rows(postgresql, ca_files, ca_certificate, rows):
             _stop(floor)
         rows[f"service_assertion_{suffix}"] = summary(*measured["service"])
         rows[f"floor_{suffix}"] = summary(*measured["floor"])
+
+
+def stack(python):
+    """The versions `python` serves with: psycopg (and its implementation), gunicorn, cryptography."""
+    return json.loads(subprocess.run([python, "-c", "import json, cryptography, gunicorn, psycopg; print(json.dumps({"
+                                      "'psycopg': psycopg.__version__, 'implementation': psycopg.pq.__impl__, "
+                                      "'gunicorn': gunicorn.__version__, 'cryptography': cryptography.__version__}))"],
+                                     capture_output=True, text=True, check=True, timeout=60).stdout)
 
 
 def main():
@@ -441,6 +459,7 @@ def main():
     finally:
         postgresql.stop()
     rows["cores"] = os.cpu_count()
+    rows["stacks"] = {"production": stack(PRODUCTION), "debian": stack(DEBIAN)}
     rows["load"] = [load, os.getloadavg()[0]]
     print(json.dumps(rows))
 

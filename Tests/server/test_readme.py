@@ -52,6 +52,12 @@ def readme_environment(cli, machine, tmp_path, verifier_wheel):
 STOP_SERVE_ON_EXIT = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n"
 
 
+#: What the README's install gives the service for PostgreSQL: psycopg's C implementation
+#: (psycopg[binary], the [postgresql] extra), which halves a statement's cost to a worker against
+#: the pure-Python one Debian packages (docs/SERVER.md, "Which install, and its speed").
+PSYCOPG_IMPLEMENTATION = "ca/bin/python -c 'import psycopg; print(psycopg.pq.__impl__)'\n"
+
+
 @pytest.mark.parametrize("mode", ["sqlite", "postgresql"])
 def test_the_readme_server_section_runs_as_printed(mode, verifier_wheel, cli, machine_a, postgresql, tmp_path):
     env = readme_environment(cli, machine_a, tmp_path, verifier_wheel)
@@ -60,11 +66,12 @@ def test_the_readme_server_section_runs_as_printed(mode, verifier_wheel, cli, ma
     # the blocks as printed (the app server's Python in the venv the first made), then the
     # background service stopped
     script = (STOP_SERVE_ON_EXIT + block(MARKER, "sh") + "\nca/bin/python - <<'APP_ATTEST'\n" + block(APP_ATTEST, "python")
-              + "\nAPP_ATTEST\nkill %1 && wait\n")
+              + "\nAPP_ATTEST\nkill %1 && wait\n" + PSYCOPG_IMPLEMENTATION)
     result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=600)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
-    *_, verification_line, device_line, counter_line = result.stdout.strip().splitlines()
+    *_, verification_line, device_line, counter_line, implementation = result.stdout.strip().splitlines()
+    assert implementation == "binary", "the production install runs psycopg's C implementation (docs/SERVER.md)"
     device = json.loads(device_line)  # DeviceCheck for Linux: the tenant's bits, as written
     assert (device["bits"], device["months"][1:], device["activity"]) == ([True, False, False], [None, None], "LEVEL_1")
     verification = json.loads(verification_line)

@@ -286,3 +286,24 @@ def test_memory_refuses_more_than_one_worker(ca_files, ek_anchors):
     assert "--database memory: keeps state in each worker's own memory: with --workers 2" in refused.stderr
     assert refused.stdout == ""
 
+
+
+def test_serve_names_the_psycopg_it_reaches_postgresql_through(database_url, services):
+    """Which psycopg a worker runs decides a statement's cost (Debian 12's is pure Python: 2–3
+    times the CPU of the C implementation the wheel's [postgresql] brings; docs/SERVER.md, "Which
+    install, and its speed"): the log says it once the service is ready, on PostgreSQL alone."""
+    import psycopg
+    [service] = services(database_url, workers=1)
+    deadline = time.monotonic() + 30
+    while "Booting worker" not in service.output():  # after when_ready, which the master runs first
+        assert time.monotonic() < deadline, service.output()
+        time.sleep(0.05)
+    named = [line.split("] ", 3)[-1] for line in service.output().splitlines() if "PostgreSQL through" in line]
+    if database_url.startswith("sqlite"):
+        assert named == []
+        return
+    expected = f"PostgreSQL through psycopg {psycopg.__version__} ({psycopg.pq.__impl__})"
+    if psycopg.pq.__impl__ == "python":
+        expected += (": the pure-Python implementation, 2–3 times a compiled one's CPU per statement (pip install "
+                     "'deviceid-verifier[postgresql]' brings psycopg[binary])")
+    assert named == [expected], service.output()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 from .. import _cakey, _inputs
 from .._ca import PrivacyCA
@@ -105,6 +105,21 @@ def _refuse_inline_password(url: str) -> None:
                               "service=NAME in the URL) or PGPASSWORD in serve's environment")
 
 
+def database_driver(url: str) -> Optional[str]:
+    """What the workers reach a PostgreSQL `url` through, for the log's first lines: psycopg's
+    version and implementation ("binary" or "c": compiled; "python": Debian 12's python3-psycopg,
+    which costs a worker 2–3 times the CPU per statement: docs/SERVER.md, "Which install, and its
+    speed"). None for another database."""
+    if url.split(":", 1)[0].lower() not in ("postgresql", "postgres"):
+        return None
+    import psycopg  # opening the store imported it
+    driver = f"psycopg {psycopg.__version__} ({psycopg.pq.__impl__})"
+    if psycopg.pq.__impl__ == "python":
+        driver += (": the pure-Python implementation, 2–3 times a compiled one's CPU per statement "
+                   "(pip install 'deviceid-verifier[postgresql]' brings psycopg[binary])")
+    return driver
+
+
 def run(args: argparse.Namespace) -> None:
     try:
         from gunicorn.app.base import BaseApplication  # type: ignore[import]  # gunicorn has no type hints
@@ -121,6 +136,9 @@ def run(args: argparse.Namespace) -> None:
         # bodies are bounded by the application (64 KiB); these bound the request line and headers
         "limit_request_line": 4094, "limit_request_fields": 100,
     }
+    driver = database_driver(args.database)
+    if driver is not None:
+        options["when_ready"] = lambda server: server.log.info("PostgreSQL through %s", driver)
     if args.metrics_bind is not None:
         from ._metrics import Exporter  # imports prometheus_client once it knows where workers count
         exporter = Exporter(args.metrics_bind)
