@@ -1,0 +1,116 @@
+/* libFuzzer over every conversation DeviceID has with a TPM, through the C ABI: the input's bytes
+ * are the TPM's answers. The library is the shipped configuration (Embedded Swift) built with
+ * -DDIDS_FUZZ_TPM, whose swtpm transport reads its answers from dids_fuzz_tpm_read below
+ * (Sources/CDeviceIDTPM/transports/tcti_fuzz.c), so that the C session code, tpm2-tss's ESAPI and
+ * the Swift above them (names, IDs, evidence, CBOR, the seal) all take what the fuzzer sends.
+ *
+ *   input: OP (1 byte) | N (2 bytes, big-endian) | N bytes of the caller's text | the answers
+ *
+ * OP chooses the call (OP % 128 % 9, see below) and, with its high bit, password sessions in
+ * place of the salted one (DEVICEID_FUZZ_TPM_UNSALTED, Sources/CDeviceIDTPM/transports/tcti.h):
+ * under the salted session an answer the fuzzer changed fails its HMAC in ESAPI, and only without
+ * it do changed answers to CreatePrimary, Certify, Sign, ActivateCredential and the ECDH commands
+ * reach the code that reads them. The text is the CA's challenge or AK certificate message where
+ * the call takes one. The answers are the TPM's, each a response header and as many bytes as it
+ * says, back to back: a conversation recorded from swtpm (Tests/fuzz/tpm/record) is an input.
+ * OpenSSL's randomness starts again at each input (same_randomness.c), so that such a recording's
+ * salted sessions replay. With DEVICEID_FUZZ_TPM_SHOW set, each input's outcome goes to stderr:
+ * `scripts/fuzz tpm check` holds every seed to replaying whole (status 0, every answer read).
+ *
+ *   scripts/fuzz tpm 60
+ */
+#include <deviceid.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define APP "org.example.fuzz"
+
+void dids_fuzz_same_randomness(void);
+
+static const uint8_t *answers;
+static size_t answers_left;
+
+/* What the fuzz transport reads: the TPM's next bytes. */
+size_t dids_fuzz_tpm_read(uint8_t *buffer, size_t size) {
+    size_t n = size < answers_left ? size : answers_left;
+    memcpy(buffer, answers, n);
+    answers += n;
+    answers_left -= n;
+    return n;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc; (void)argv;
+    static char dir[] = "/tmp/deviceid-fuzz.XXXXXX";
+    if (!mkdtemp(dir)) abort();
+    setenv("DEVICEID_STORE_DIR", dir, 1);
+    setenv("DEVICEID_TPM_TCTI", "swtpm:path=/fuzz", 1); /* any path: the fuzz transport has none */
+    unsetenv("DBUS_SESSION_BUS_ADDRESS"); /* no keyring: the file store only */
+    unsetenv("DISPLAY");
+    if (deviceid_set_backend(NULL, DEVICEID_BACKEND_FILE) != 0) abort();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 3) return 0;
+    uint8_t op = (uint8_t)(data[0] & 0x7f);
+    if (data[0] & 0x80) setenv("DEVICEID_FUZZ_TPM_UNSALTED", "1", 1);
+    else unsetenv("DEVICEID_FUZZ_TPM_UNSALTED");
+    size_t text_size = (size_t)data[1] << 8 | data[2];
+    if (text_size > size - 3) text_size = size - 3;
+    char *text = malloc(text_size + 1);
+    memcpy(text, data + 3, text_size);
+    text[text_size] = '\0';
+    answers = data + 3 + text_size;
+    answers_left = size - 3 - text_size;
+    dids_fuzz_same_randomness();
+
+    static const unsigned char nonce[32] = "a nonce the server chose, 32 B.";
+    char id[DEVICEID_UUID_STRING_MAX], *out = NULL;
+    void *secret = NULL;
+    size_t secret_size = 0;
+    deviceid_environment environment;
+    int r = 0;
+    switch (op % 9) {
+    case 0: r = deviceid_hardware_id(NULL, APP, id, sizeof id); break;
+    case 1: r = deviceid_attest_enrolment(NULL, APP, &out); break;
+    case 2: r = deviceid_attest_activate(NULL, APP, text, &out); break;
+    case 3: r = deviceid_attest(NULL, APP, nonce, sizeof nonce, text_size ? text : NULL, &out); break;
+    case 4: r = deviceid_attest_webauthn(NULL, APP, nonce, sizeof nonce, text_size ? text : NULL, &out); break;
+    case 5: r = deviceid_assert(NULL, APP, nonce, sizeof nonce, &out); break;
+    case 6:
+        /* This-device-only: sealed through the binding key (ECDH_KeyGen), then opened (ECDH_ZGen). */
+        deviceid_set_protection(NULL, DEVICEID_PROTECTION_THIS_DEVICE_ONLY);
+        if ((r = deviceid_secret_store(NULL, "fuzz", "account", nonce, sizeof nonce)) == 0
+            && (r = deviceid_secret_lookup(NULL, "fuzz", "account", &secret, &secret_size)) == 0) {
+            if (secret_size != sizeof nonce || memcmp(secret, nonce, sizeof nonce) != 0) abort();
+            deviceid_free(secret);
+        }
+        deviceid_set_protection(NULL, DEVICEID_PROTECTION_PORTABLE);
+        deviceid_secret_delete(NULL, "fuzz", "account");
+        break;
+    case 7:
+        /* The binding in force: the TPM asked for its binding key. */
+        deviceid_set_protection(NULL, DEVICEID_PROTECTION_THIS_DEVICE_ONLY);
+        r = deviceid_get_environment(NULL, &environment, sizeof environment);
+        deviceid_set_protection(NULL, DEVICEID_PROTECTION_PORTABLE);
+        break;
+    case 8:
+        /* A this-device-only identifier: minted and sealed, then read back (opened). */
+        deviceid_set_protection(NULL, DEVICEID_PROTECTION_THIS_DEVICE_ONLY);
+        if ((r = deviceid_identifier(NULL, DEVICEID_SCOPE_APP, APP, id, sizeof id, NULL, NULL)) == 0)
+            r = deviceid_identifier(NULL, DEVICEID_SCOPE_APP, APP, id, sizeof id, NULL, NULL);
+        deviceid_set_protection(NULL, DEVICEID_PROTECTION_PORTABLE);
+        deviceid_identifier_reset(NULL, DEVICEID_SCOPE_APP, APP);
+        break;
+    }
+    if (getenv("DEVICEID_FUZZ_TPM_SHOW"))
+        fprintf(stderr, "op %u: status %d, %zu bytes of answers unread: %s\n", op % 9u, r, answers_left,
+                deviceid_last_error());
+    deviceid_free(out);
+    free(text);
+    return 0;
+}
