@@ -17,6 +17,12 @@
  * salted sessions replay. With DEVICEID_FUZZ_TPM_SHOW set, each input's outcome goes to stderr:
  * `scripts/fuzz tpm check` holds every seed to replaying whole (status 0, every answer read).
  *
+ * The mutator knows the framing (LLVMFuzzerCustomMutator below): a byte inserted into or taken
+ * from an answer moves every answer after it, which libFuzzer's own mutations would do to nearly
+ * every input, and a TPM2B or a count grown in place needs its answer grown with it. So it
+ * mutates one answer at a time (or the caller's text) and writes the answer's size into its
+ * header; one mutation in eight is libFuzzer's over the whole input, header sizes included.
+ *
  *   scripts/fuzz tpm 60
  */
 #include <deviceid.h>
@@ -52,6 +58,52 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     unsetenv("DISPLAY");
     if (deviceid_set_backend(NULL, DEVICEID_BACKEND_FILE) != 0) abort();
     return 0;
+}
+
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+
+#define HEAD 3      /* OP, N */
+#define HEADER 10   /* an answer's tag, size, code */
+#define LARGEST 4096
+#define PARTS 64
+
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+/* Mutates the text or one answer of an input framed as LLVMFuzzerTestOneInput reads it, and
+ * writes that part's new size where its framing says it; libFuzzer's mutation of the whole input
+ * where the input is not so framed, or one time in eight. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+    if (size < HEAD || seed % 8 == 0) return LLVMFuzzerMutate(data, size, max_size);
+    size_t text = (size_t)data[1] << 8 | data[2];
+    if (text > size - HEAD) return LLVMFuzzerMutate(data, size, max_size);
+    /* Parts: [start, end) of the text, then of each whole answer; the rest stays as it is. */
+    size_t start[PARTS], end[PARTS], parts = 0, at = HEAD + text;
+    start[parts] = HEAD, end[parts++] = at;
+    while (parts < PARTS && size - at >= HEADER) {
+        uint32_t length = be32(data + at + 2);
+        if (length < HEADER || length > LARGEST || length > size - at) break;
+        start[parts] = at, end[parts++] = at + length;
+        at += length;
+    }
+    size_t k = parts > 1 && seed % 16 != 1 ? 1 + (seed >> 4) % (parts - 1) : 0;
+    if (k == 0 && seed % 64 == 1) data[0] ^= 0x80;  /* now and then, the other kind of session */
+    size_t old = end[k] - start[k], room = k ? LARGEST : 0xffff;
+    if (max_size - size + old < room) room = max_size - size + old;
+    if (room < (k ? HEADER : 0)) return LLVMFuzzerMutate(data, size, max_size);
+    static uint8_t part[0xffff];
+    memcpy(part, data + start[k], old);
+    /* An answer's tag and code are mutated with its body; its size is set below. */
+    size_t grown = LLVMFuzzerMutate(part, old, room);
+    if (k && grown < HEADER) grown = HEADER;
+    memmove(data + start[k] + grown, data + end[k], size - end[k]);
+    memcpy(data + start[k], part, grown);
+    if (k) {
+        data[start[k] + 2] = (uint8_t)(grown >> 24), data[start[k] + 3] = (uint8_t)(grown >> 16);
+        data[start[k] + 4] = (uint8_t)(grown >> 8), data[start[k] + 5] = (uint8_t)grown;
+    } else {
+        data[1] = (uint8_t)(grown >> 8), data[2] = (uint8_t)grown;
+    }
+    return size - old + grown;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
