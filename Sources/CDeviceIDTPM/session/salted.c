@@ -66,6 +66,9 @@ static int persistent_srk(dids_tpm *tpm, const TPM2B_PUBLIC *template, ESYS_TR *
 }
 
 ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failure *failure) {
+#ifdef DIDS_FUZZ_TPM
+    if (dids_tcti_fuzz_unsalted()) return DIDS_ESYS_TR_PASSWORD;  // answers nothing checks (transports/tcti.h)
+#endif
     if (tpm->salted == DIDS_ESYS_TR_NONE) {
         TPM2B_PUBLIC template;
         salt_key_template(&template);

@@ -79,4 +79,21 @@ void dids_tcti_device_free(TSS2_TCTI_CONTEXT *tcti);
 TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, TSS2_RC *rc);
 void dids_tcti_swtpm_free(TSS2_TCTI_CONTEXT *tcti);
 
+#ifdef DIDS_FUZZ_TPM
+/// The fuzz build's TPM (tcti_fuzz.c), where the harness that feeds it is linked in (1 from
+/// dids_tcti_fuzz_fed; Tests/fuzz/tpm): libFuzzer's bytes answer in place of the swtpm, whose
+/// open returns dids_tcti_fuzz_open's context and whose free frees it. Its clock skips sleeps:
+/// dids_tcti_fuzz_ahead_ms is what the clock adds to CLOCK_MONOTONIC, and dids_tcti_fuzz_skip
+/// moves it on to `until_ms` (1) where the fuzz TPM is fed, and is 0 where it is not.
+int dids_tcti_fuzz_fed(void);
+TSS2_TCTI_CONTEXT *dids_tcti_fuzz_open(TSS2_RC *rc);
+uint64_t dids_tcti_fuzz_ahead_ms(void);
+int dids_tcti_fuzz_skip(uint64_t until_ms);
+/// Whether DEVICEID_FUZZ_TPM_UNSALTED is set: then the session authorises with passwords where
+/// it would with its salted session (session/salted.c), so that an answer the fuzzer changed
+/// reaches the code that reads it instead of failing its HMAC, and the recorder
+/// (Tests/fuzz/tpm/record --unsalted) records such conversations from a swtpm.
+int dids_tcti_fuzz_unsalted(void);
+#endif
+
 #endif

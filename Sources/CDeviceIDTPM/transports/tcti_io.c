@@ -9,7 +9,11 @@
 uint64_t dids_tcti_now_ms(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+    uint64_t ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+#ifdef DIDS_FUZZ_TPM
+    ms += dids_tcti_fuzz_ahead_ms();
+#endif
+    return ms;
 }
 
 int dids_tcti_wait(int fd, short events, uint64_t until_ms) {
@@ -29,6 +33,9 @@ int dids_tcti_wait(int fd, short events, uint64_t until_ms) {
 }
 
 void dids_tcti_sleep_until(uint64_t until_ms) {
+#ifdef DIDS_FUZZ_TPM
+    if (dids_tcti_fuzz_skip(until_ms)) return;
+#endif
     for (uint64_t now = dids_tcti_now_ms(); now < until_ms; now = dids_tcti_now_ms()) {
         uint64_t left = until_ms - now;
         struct timespec a_while = {(time_t)(left / 1000), (long)(left % 1000) * 1000000L};

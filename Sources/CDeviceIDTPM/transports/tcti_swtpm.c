@@ -189,6 +189,9 @@ static int address_of(struct sockaddr_un *address, const char *path, const char 
 }
 
 TSS2_TCTI_CONTEXT *dids_tcti_swtpm_open(const char *path, uint64_t deadline_ms, TSS2_RC *rc) {
+#ifdef DIDS_FUZZ_TPM
+    if (dids_tcti_fuzz_fed()) return dids_tcti_fuzz_open(rc);
+#endif
     struct swtpm_tcti *tcti = calloc(1, sizeof *tcti);
     if (!tcti) { *rc = 0; errno = ENOMEM; return NULL; }
     *tcti = (struct swtpm_tcti){
