@@ -67,7 +67,9 @@ static int persistent_srk(dids_tpm *tpm, const TPM2B_PUBLIC *template, ESYS_TR *
 
 ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failure *failure) {
 #ifdef DIDS_FUZZ_TPM
-    if (dids_tcti_fuzz_unsalted()) return DIDS_ESYS_TR_PASSWORD;  // answers nothing checks (transports/tcti.h)
+    // Answers nothing checks (transports/tcti.h). A question (GetCapability, ReadPublic,
+    // NV_ReadPublic) takes no password session, so audited ones stay salted.
+    if (dids_tcti_fuzz_unsalted() && !(attributes & DIDS_TPMA_SESSION_AUDIT)) return DIDS_ESYS_TR_PASSWORD;
 #endif
     if (tpm->salted == DIDS_ESYS_TR_NONE) {
         TPM2B_PUBLIC template;
