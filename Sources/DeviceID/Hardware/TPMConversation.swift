@@ -104,6 +104,7 @@ enum TPMConversation {
         case Int32(DIDS_TPM_STAGE_PLATFORM_AK.rawValue): "the platform AK"
         case Int32(DIDS_TPM_STAGE_EK_TEMPLATE.rawValue): "reading the EK template in NV"
         case Int32(DIDS_TPM_STAGE_ESYS.rawValue): "Esys_Initialize"
+        case Int32(DIDS_TPM_STAGE_BINDING.rawValue): "the this-device-only binding"
         default: "the conversation"
         }
     }
@@ -156,6 +157,9 @@ enum TPMConversation {
                                      + EndorsementSurvey.unfitWords)
         case Int32(DIDS_TPM_STAGE_DEVICE_KIND.rawValue):
             return DeviceIDError(.invalidArgument, TPMDeviceKind.words(rc, address.configuration))
+        case Int32(DIDS_TPM_STAGE_BINDING.rawValue) where errorNumber == EOPNOTSUPP:
+            return DeviceIDError(.unsupported, "the TPM at \(at) has no SHA-256 bank of PCRs allocated, so nothing can be "
+                                     + "bound to PCR 7 (the Secure Boot state) here: use this-device-only")
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == EBUSY:
             return DeviceIDError(.timedOut, "the TPM at \(at) had this app's counter incremented by other processes "
                                      + "between each of DeviceID's reads of it, too many times: retry")
