@@ -129,6 +129,17 @@ enum TPMConversation {
                                          + "manager is root:tss 0660 on Debian: add the user to the tss group "
                                          + "(usermod -aG tss USER, then log in again)")
             case let e where (e == ENOENT || e == ENODEV || e == ENXIO) && address.driver == "device":
+                if case .flatpak(let app)? = Surroundings.current().sandbox {
+                    return DeviceIDError(.unavailable,
+                                         "no TPM in this Flatpak sandbox (" + app + "): " + address.configuration
+                                             + " is not in it; an app sees it only with --device=all, and then only "
+                                             + "where its user may open it")
+                }
+                if case .snap(let name)? = Surroundings.current().sandbox {
+                    return DeviceIDError(.unavailable,
+                                         "no TPM in this snap (" + name + "): " + address.configuration
+                                             + " is not in it; a snap reaches it only through the tpm interface")
+                }
                 return DeviceIDError(.unavailable,
                                      "no TPM: \(address.configuration) does not exist (a machine or VM without a TPM 2.0, "
                                          + "or without its kernel driver)")
