@@ -6,7 +6,7 @@ _deviceid() {
     local options="--backend --protection --timeout --store-dir --interactive --json --interface --bundle --uppercase --compact --nonce --ak-certificate --client-data-hash --allow-empty --help --version"
     case $prev in
         --backend) COMPREPLY=($(compgen -W "auto secret-service file" -- "$cur")); return ;;
-        --protection) COMPREPLY=($(compgen -W "portable this-device-only" -- "$cur")); return ;;
+        --protection) COMPREPLY=($(compgen -W "portable this-device-only this-device-only+pcr7" -- "$cur")); return ;;
         --store-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --interface) COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --ak-certificate) COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -2,7 +2,7 @@
 set -l commands get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest assert doctor version help
 complete -c deviceid -f
 complete -c deviceid -l backend -x -a 'auto secret-service file' -d 'which stores'
-complete -c deviceid -l protection -x -a 'portable this-device-only' -d 'what IDs and secrets written get'
+complete -c deviceid -l protection -x -a 'portable this-device-only this-device-only+pcr7' -d 'what IDs and secrets written get'
 complete -c deviceid -l timeout -x -d 'deadline of each keyring conversation (ms)'
 complete -c deviceid -l store-dir -r -a '(__fish_complete_directories)' -d 'file store directory'
 complete -c deviceid -l interactive -d 'let the keyring show dialogs'

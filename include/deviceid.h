@@ -304,8 +304,9 @@ int deviceid_set_interactive(deviceid_context *DEVICEID_NULLABLE ctx, int intera
  */
 int deviceid_get_interactive(deviceid_context *DEVICEID_NULLABLE ctx);
 
-#define DEVICEID_PROTECTION_PORTABLE         0  /* records and secrets travel with the home (the default) */
-#define DEVICEID_PROTECTION_THIS_DEVICE_ONLY 1  /* sealed to this machine's TPM; DEVICEID_E_COPIED elsewhere */
+#define DEVICEID_PROTECTION_PORTABLE              0  /* records and secrets travel with the home (the default) */
+#define DEVICEID_PROTECTION_THIS_DEVICE_ONLY      1  /* sealed to this machine's TPM; DEVICEID_E_COPIED elsewhere */
+#define DEVICEID_PROTECTION_THIS_DEVICE_ONLY_PCR7 2  /* and to its Secure Boot state (PCR 7) */
 
 /**
  * Chooses the protection class of what `ctx` writes (NULL: the process's, overriding
@@ -317,9 +318,13 @@ int deviceid_get_interactive(deviceid_context *DEVICEID_NULLABLE ctx);
  * minted over it until deviceid_reset() is called there. A portable identifier already kept is
  * sealed in place with the same value. Without a usable TPM (the one deviceid_hardware_id()
  * uses), a call that would seal fails with the TPM's status (DEVICEID_E_UNAVAILABLE,
- * DEVICEID_E_PERMISSION, ...) and writes nothing: there is no host-bound fallback. What is read
- * does not depend on this setting: a sealed record or secret is opened (or is
- * DEVICEID_E_COPIED) under either.
+ * DEVICEID_E_PERMISSION, ...) and writes nothing: there is no host-bound fallback.
+ * DEVICEID_PROTECTION_THIS_DEVICE_ONLY_PCR7 seals as THIS_DEVICE_ONLY and binds to PCR 7 (the
+ * Secure Boot state) too, as systemd-creds' --tpm2-pcrs=7: once PCR 7 is not what it was at
+ * sealing (Secure Boot turned off, keys or a dbx update enrolled), what was sealed reads as
+ * DEVICEID_E_COPIED, until PCR 7 returns; a TPM without a SHA-256 PCR bank refuses it
+ * (DEVICEID_E_UNSUPPORTED). What is read does not depend on this setting: a sealed record or
+ * secret is opened (or is DEVICEID_E_COPIED) under any class.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT (an unknown value).
  */
@@ -556,9 +561,10 @@ int deviceid_get_openudid_opt_out(deviceid_context *DEVICEID_NULLABLE ctx, const
 #define DEVICEID_SURVIVES_APP_DATA_REMOVAL  1u  /* flatpak uninstall --delete-data, snap remove */
 #define DEVICEID_SURVIVES_CONTAINER_REMOVAL 2u  /* docker rm */
 
-#define DEVICEID_BINDING_NONE    0  /* portable: nothing is sealed; records travel with the home */
-#define DEVICEID_BINDING_TPM     1  /* this-device-only, sealed to this machine's TPM */
-#define DEVICEID_BINDING_REFUSED 2  /* this-device-only, and no usable TPM: writes are refused */
+#define DEVICEID_BINDING_NONE     0  /* portable: nothing is sealed; records travel with the home */
+#define DEVICEID_BINDING_TPM      1  /* this-device-only, sealed to this machine's TPM */
+#define DEVICEID_BINDING_REFUSED  2  /* this-device-only, and no usable TPM: writes are refused */
+#define DEVICEID_BINDING_TPM_PCR7 3  /* this-device-only+pcr7, sealed to this TPM and PCR 7 as it is now */
 
 #define DEVICEID_PORTAL_NOT_ASKED 0  /* not in a sandbox, or the secret-service backend */
 #define DEVICEID_PORTAL_SECRET    1  /* the Secret portal gave the app its secret */
@@ -682,7 +688,8 @@ unsigned int deviceid_location_survives(int location);
  * the item with the same service and account.
  *
  * With DEVICEID_PROTECTION_THIS_DEVICE_ONLY the secret is sealed to this machine's TPM (at most
- * DEVICEID_SECRET_MAX - 140 bytes then), and a TPM that cannot seal fails the call with its status.
+ * DEVICEID_SECRET_MAX - 140 bytes then; - 172 with _PCR7), and a TPM that cannot seal fails the
+ * call with its status.
  *
  * Returns 0, or DEVICEID_E_INVALID_ARGUMENT, DEVICEID_E_TOO_LARGE (size > DEVICEID_SECRET_MAX),
  * DEVICEID_E_NO_KEYRING (auto mode, no keyring to take it: nothing written), DEVICEID_E_LOCKED,

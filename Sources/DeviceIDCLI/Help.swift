@@ -121,9 +121,11 @@ enum Help {
     static let options = """
         options:
           --backend auto|secret-service|file   (default: $DEVICEID_BACKEND, else auto)
-          --protection portable|this-device-only   what IDs and secrets written get: this-device-only
+          --protection portable|this-device-only|this-device-only+pcr7
+                                                what IDs and secrets written get: this-device-only
                                                 seals them to this machine's TPM, and another
-                                                machine reads COPIED (exit 29) (default:
+                                                machine reads COPIED (exit 29); +pcr7 also binds
+                                                them to the Secure Boot state (PCR 7) (default:
                                                 $DEVICEID_PROTECTION, else portable)
           --timeout MS                          deadline for each keyring conversation
           --store-dir DIR                       file store directory (absolute)

@@ -70,7 +70,7 @@ struct Invocation {
             case "--protection":
                 let v = try value()
                 guard let p = Configuration.Protection(name: v) else {
-                    throw UsageError(message: "--protection must be portable or this-device-only, not '\(v)'")
+                    throw UsageError(message: "--protection must be one of \(Configuration.Protection.names), not '\(v)'")
                 }
                 protection = p
             case "--timeout":

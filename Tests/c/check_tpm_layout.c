@@ -32,6 +32,11 @@ SAME(TPM2B_AUTH, dids_tpm2b_digest);
 SAME(TPMT_TK_HASHCHECK, dids_tpmt_tk_hashcheck);
 SAME(TPML_DIGEST, dids_tpml_digest);
 SAME(TPM2B_ECC_POINT, dids_tpm2b_ecc_point);
+_Static_assert(sizeof(TPMS_PCR_SELECTION) == 8 && offsetof(TPMS_PCR_SELECTION, hash) == DIDS_TPMS_PCR_SELECTION_HASH
+               && offsetof(TPMS_PCR_SELECTION, sizeofSelect) == DIDS_TPMS_PCR_SELECTION_SIZE
+               && offsetof(TPMS_PCR_SELECTION, pcrSelect) == DIDS_TPMS_PCR_SELECTION_SELECT
+               && offsetof(TPML_PCR_SELECTION, pcrSelections) == 4 && TPM2_SE_TRIAL == DIDS_TPM2_SE_TRIAL,
+               "PCR selection");
 _Static_assert(offsetof(TPM2B_ECC_POINT, point.x) == DIDS_TPM2B_ECC_POINT_X
                && offsetof(TPM2B_ECC_POINT, point.y) == DIDS_TPM2B_ECC_POINT_Y, "ECC point");
 _Static_assert(offsetof(TPMT_TK_HASHCHECK, hierarchy) == offsetof(struct dids_tpmt_tk_hashcheck, hierarchy)

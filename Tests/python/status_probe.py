@@ -50,7 +50,7 @@ for target in TARGETS:
     call("deviceid_set_store_dir", target, b"relative")
     call("deviceid_set_interactive", target, 2, 0)
     call("deviceid_get_interactive", target)
-    call("deviceid_set_protection", target, 2)
+    call("deviceid_set_protection", target, 3)
     call("deviceid_set_protection", target, -1)
     call("deviceid_get_protection", target)
 

@@ -335,6 +335,40 @@ def test_flatpak_a_portal_whose_back_end_fails_mints_nothing(cli, tmp_path):
     assert env["portal"]["state"] == "failed", env
 
 
+def test_flatpak_this_device_only_never_uses_the_portal_and_without_a_tpm_refuses(cli, tmp_path, monkeypatch):
+    """docs/STATE.md "Protection classes", "Sandboxes and services": the portal's secret lives in
+    the host's login keyring, which a copied home carries, so this-device-only neither derives the
+    ID from it nor seals secrets with it; the sandbox has no /dev/tpmrm0, so a get that would mint
+    or seal in place, and a secret store, fail UNAVAILABLE in words naming the sandbox and the way
+    to a TPM, and write nothing. The portable class keeps the portal's derived ID."""
+    monkeypatch.delenv("DEVICEID_TPM_TCTI", raising=False)  # the default, device:/dev/tpmrm0
+    tdo = ("--protection", "this-device-only")
+    first = in_flatpak(cli, APP, [
+        step("get", *tdo, "get", ID_NAME),
+        step("store", *tdo, "secret", "store", "svc.tdo", "acct", input="tdo-secret"),
+        step("doctor", *tdo, "doctor"),
+    ], tmp_path)
+    for tag in ("get", "store"):
+        r = first[tag]
+        error = (r["error"] or {}).get("error", {})
+        assert r["rc"] == _exit_code("UNAVAILABLE") and error.get("name") == "UNAVAILABLE", r
+        assert f"no TPM in this Flatpak sandbox ({APP})" in error["message"], error
+        assert "--device=all" in error["message"], error
+    app_files = list(files_under(tmp_path / ".var" / "app" / APP))
+    assert not any(os.path.basename(f).startswith("id-") for f in app_files), "nothing minted into the app's files"
+    assert not any(b"tdo-secret" in pathlib.Path(f).read_bytes() or "svc.tdo" in f for f in app_files), app_files
+    env = environment(first["doctor"]["json"])
+    protection = env["protection"]
+    assert (protection["class"], protection["binding"]) == ("this-device-only", "refused"), protection
+    assert "--device=all" in protection["detail"], protection
+    # The portable class: the portal's derived ID, mirrored in the app's files; this-device-only
+    # then would seal that mirror in place, and with no TPM refuses rather than answer it.
+    second = in_flatpak(cli, APP, [step("portable", "get", ID_NAME), step("tdo", *tdo, "get", ID_NAME)], tmp_path)
+    assert_identifier(answer(second, "portable"), source="portal", location="portal")
+    tdo_get = second["tdo"]
+    assert tdo_get["rc"] == _exit_code("UNAVAILABLE") and answer(second, "portable")["id"] not in tdo_get["out"], tdo_get
+
+
 def test_flatpak_the_derived_id_outlives_a_silent_portal_and_a_provisional_one_yields(cli, tmp_path):
     """docs/STATE.md "In a sandbox": the derived ID's mirror answers while the portal is absent or
     failing (never a second ID), a reset of it is refused there too; an ID minted while no portal

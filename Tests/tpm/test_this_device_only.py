@@ -50,11 +50,13 @@ C_PROGRAM = r"""
 #include <deviceid.h>
 #include <stdio.h>
 #include <string.h>
-/* argv[1] "this-device-only" or "portable"; prints the ID's and the secret's status names. */
+/* argv[1] "this-device-only", "this-device-only+pcr7" or "portable"; prints the ID's and the
+   secret's status names. */
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
-    int r = deviceid_set_protection(NULL, strcmp(argv[1], "this-device-only") == 0
-                                    ? DEVICEID_PROTECTION_THIS_DEVICE_ONLY : DEVICEID_PROTECTION_PORTABLE);
+    int r = deviceid_set_protection(NULL, strcmp(argv[1], "this-device-only") == 0 ? DEVICEID_PROTECTION_THIS_DEVICE_ONLY
+                                    : strcmp(argv[1], "this-device-only+pcr7") == 0
+                                    ? DEVICEID_PROTECTION_THIS_DEVICE_ONLY_PCR7 : DEVICEID_PROTECTION_PORTABLE);
     if (r < 0) return 3;
     char id[DEVICEID_UUID_STRING_MAX] = "";
     r = deviceid_identifier(NULL, DEVICEID_SCOPE_APP, "com.example.seat", id, sizeof id, NULL, NULL);
@@ -176,12 +178,12 @@ def views(machine, home, c_program, protection="portable"):
     return out
 
 
-def mint(machine, home, extra=""):
+def mint(machine, home, extra="", protection="this-device-only"):
     """A this-device-only ID and secret made in a login on `machine`: the ID."""
     result = login(machine, home, f"""
         set -e
-        $D --protection this-device-only get {APP}
-        printf %s {SECRET} | $D --protection this-device-only secret store {SERVICE} {ACCOUNT}
+        $D --protection {protection} get {APP}
+        printf %s {SECRET} | $D --protection {protection} secret store {SERVICE} {ACCOUNT}
         {extra}
     """)
     assert result.returncode == 0, result.stderr

@@ -495,8 +495,10 @@ def set_protection(protection: Protection) -> None:
     """Chooses what this process writes (overrides DEVICEID_PROTECTION): "portable" (the default:
     records and secrets travel with the home) or "this-device-only" (sealed to this machine's
     TPM: another machine, or this one after tpm2_clear, reads CopiedError, never "none"; without a
-    usable TPM, a call that would seal raises the TPM's error and writes nothing). Reading does not
-    depend on it. docs/STATE.md, "Protection classes".
+    usable TPM, a call that would seal raises the TPM's error and writes nothing) or
+    "this-device-only+pcr7" (as this-device-only, and bound to PCR 7, the Secure Boot state: once it
+    changes, CopiedError until it returns). Reading does not depend on it. docs/STATE.md,
+    "Protection classes".
 
     Raises InvalidArgumentError for another name.
     """

@@ -133,7 +133,8 @@ class Client:
 
     @property
     def protection(self) -> Protection:
-        """The protection class of what the client writes: "portable" or "this-device-only".
+        """The protection class of what the client writes: "portable", "this-device-only" or
+        "this-device-only+pcr7".
 
         Raises as deviceid.get_protection() does, and ValueError once the client is closed.
         """

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 UUID_STRING_MAX = _c.UUID_STRING_MAX
 BACKEND_NUMBERS = {"auto": _c.BACKEND_AUTO, "secret-service": _c.BACKEND_SECRET_SERVICE, "file": _c.BACKEND_FILE}
 PROTECTION_NUMBERS: dict[Protection, int] = {"portable": _c.PROTECTION_PORTABLE,
-                                              "this-device-only": _c.PROTECTION_THIS_DEVICE_ONLY}
+                                              "this-device-only": _c.PROTECTION_THIS_DEVICE_ONLY,
+                                              "this-device-only+pcr7": _c.PROTECTION_THIS_DEVICE_ONLY_PCR7}
 SCOPE_NUMBERS = {"app": _c.SCOPE_APP, "vendor": _c.SCOPE_VENDOR, "advertising": _c.SCOPE_ADVERTISING,
                  "openudid": _c.SCOPE_OPENUDID}
 
@@ -176,7 +177,8 @@ def environment(context: object) -> Environment:
 
 # The C ABI has no name function for these two (its call budget): the names are the header's.
 _PROTECTIONS: dict[int, Protection] = {number: name for name, number in PROTECTION_NUMBERS.items()}
-_BINDINGS: dict[int, Binding] = {_c.BINDING_NONE: "none", _c.BINDING_TPM: "tpm", _c.BINDING_REFUSED: "refused"}
+_BINDINGS: dict[int, Binding] = {_c.BINDING_NONE: "none", _c.BINDING_TPM: "tpm", _c.BINDING_REFUSED: "refused",
+                                 _c.BINDING_TPM_PCR7: "tpm+pcr7"}
 
 
 def reset(context: object, scope: Scope, name: str | None) -> None:

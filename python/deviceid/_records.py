@@ -37,8 +37,9 @@ container manager ("docker", "podman", "systemd-nspawn", ...), "" on a host. por
 known to be this machine's own (a container's, baked into its image); machine_id_detail says why.
 store_path, store_location: the file store and where its files live. stable_id_location: where an
 app's stable ID is kept here when none is yet; the survives_* flags are for that location.
-protection: "portable" or "this-device-only"; binding: what binds it here, "none" (portable),
-"tpm" or "refused" (this-device-only with no TPM that can seal), in words in binding_detail.
+protection: "portable", "this-device-only" or "this-device-only+pcr7"; binding: what binds it
+here, "none" (portable), "tpm", "tpm+pcr7" (the TPM and PCR 7 as it is now) or "refused"
+(this-device-only with no TPM that can seal), in words in binding_detail.
 """
 
 _MAC_ADDRESS_DOC = """A hardware address ("AA:BB:CC:DD:EE:FF"), its interface, and whether it is the
@@ -50,10 +51,11 @@ if TYPE_CHECKING:
 
     #: Which stores take part: the keyring and the file store, the keyring only, the file store only.
     Backend = Literal["auto", "secret-service", "file"]
-    #: What a copied home carries: everything ("portable"), or nothing readable elsewhere ("this-device-only").
-    Protection = Literal["portable", "this-device-only"]
-    #: What binds this-device-only here: nothing (portable), this machine's TPM, or a refusal.
-    Binding = Literal["none", "tpm", "refused"]
+    #: What a copied home carries: everything ("portable"), or nothing readable elsewhere
+    #: ("this-device-only"; "+pcr7": nor here once the Secure Boot state, PCR 7, changed).
+    Protection = Literal["portable", "this-device-only", "this-device-only+pcr7"]
+    #: What binds this-device-only here: nothing (portable), this machine's TPM (and PCR 7), or a refusal.
+    Binding = Literal["none", "tpm", "tpm+pcr7", "refused"]
     #: Whose identifier: an app's, a vendor's, the advertising ID, the OpenUDID shared by all apps.
     Scope = Literal["app", "vendor", "advertising", "openudid"]
     #: A digest algorithm of hash_hex() and token_hash().

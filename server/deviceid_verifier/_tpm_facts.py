@@ -11,6 +11,7 @@ ASSERTION_COUNTER_LABEL = b"deviceid.assertion-counter.v1"  # the tag (authPolic
 APP_KEY_ATTRIBUTES = 0x00040472  # the app key and the credential key: fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, noDA, sign (frozen)
 AK_ATTRIBUTES = 0x00050472  # the attestation key: the app key's and restricted (frozen)
 BINDING_KEY_ATTRIBUTES = 0x00020472  # the this-device-only binding key: fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, noDA, decrypt (frozen)
+BINDING_KEY_PCR7_ATTRIBUTES = 0x00020432  # the this-device-only+pcr7 binding key: BINDING_KEY's without userWithAuth, so that only a policy session (PolicyPCR over PCR 7) uses it (frozen)
 EK_ATTRIBUTES = 0x000300B2  # the TCG's low-range EKs: fixedTPM, fixedParent, sensitiveDataOrigin, adminWithPolicy, restricted, decrypt
 EK_HIGH_ATTRIBUTES = 0x000300F2  # the TCG's high-range EKs: the low range's and userWithAuth
 COUNTER_ATTRIBUTES = 0x06040014  # an app's assertion counter: authwrite, nt=counter, authread, no_da, orderly
@@ -60,6 +61,7 @@ TPM_RC_AUTH_FAIL = 0x08E  # TPM_RC_AUTH_FAIL (format one): the authorisation fai
 TPM_RC_BAD_AUTH = 0x0A2  # TPM_RC_BAD_AUTH (format one): not the object's authorisation
 TPM_RC_NV_SPACE = 0x14B  # TPM_RC_NV_SPACE: no room for another NV index
 TPM_RC_NV_DEFINED = 0x14C  # TPM_RC_NV_DEFINED: the NV index exists
+TPM_RC_POLICY_FAIL = 0x09D  # TPM_RC_POLICY_FAIL (format one): the policy session's digest is not the object's authPolicy
 TPM_RC_OBJECT_MEMORY = 0x902  # TPM_RC_OBJECT_MEMORY: no free object slot
 TPM_RC_YIELDED = 0x908  # TPM_RC_YIELDED: resend the command
 TPM_RC_TESTING = 0x90A  # TPM_RC_TESTING: self-test running: resend

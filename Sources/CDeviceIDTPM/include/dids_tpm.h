@@ -204,17 +204,29 @@ int dids_tpm_sign(dids_tpm *tpm, enum dids_tpm_key kind, const unsigned char uni
                   struct dids_tpm_failure *failure);
 
 /// The this-device-only binding (docs/HARDWARE-ID.md, "This-device-only binding"): ECDH with the
-/// binding key made from `unique`. Wrap: TPM2_ECDH_KeyGen makes an ephemeral key pair on the
+/// binding key made from `unique` and `policy`: none (NULL) for this-device-only, or for
+/// this-device-only+pcr7 the 32-byte authPolicy of PolicyPCR over PCR 7 as it was at wrapping and
+/// PolicyAuthValue
+/// (wrap fills `policy` with it, computed by the TPM in a trial session; unwrap takes it back),
+/// which makes another key of the same TPM that only a policy session satisfying it can use. Wrap: TPM2_ECDH_KeyGen makes an ephemeral key pair on the
 /// binding key's curve and gives its public point (`ephemeral`, x ‖ y, 64 bytes) and the shared
 /// point's x (`shared`, 32 bytes); nothing secret stays in the TPM. Unwrap: TPM2_ECDH_ZGen of
 /// `ephemeral` by the binding key gives the same `shared` — on the TPM that wrapped it, until its
 /// owner hierarchy is cleared, and on no other. Both give the binding key's public point (`key`,
 /// x ‖ y, 64 bytes), which names the TPM the wrapping belongs to. 1, or 0 with `failure` set.
-int dids_tpm_binding_wrap(dids_tpm *tpm, const unsigned char unique[32], struct dids_tpm_bytes *key,
-                          struct dids_tpm_bytes *ephemeral, struct dids_tpm_bytes *shared, struct dids_tpm_failure *failure);
+int dids_tpm_binding_wrap(dids_tpm *tpm, const unsigned char unique[32], struct dids_tpm_bytes *policy,
+                          struct dids_tpm_bytes *key, struct dids_tpm_bytes *ephemeral, struct dids_tpm_bytes *shared,
+                          struct dids_tpm_failure *failure);
 /// Unwrap: `key` is filled first, so that a caller finding another TPM's key can stop there:
-/// with `ephemeral` NULL, nothing but the key is asked.
-int dids_tpm_binding_unwrap(dids_tpm *tpm, const unsigned char unique[32], const unsigned char *ephemeral,
-                            struct dids_tpm_bytes *key, struct dids_tpm_bytes *shared, struct dids_tpm_failure *failure);
+/// with `ephemeral` NULL, nothing but the key is asked. With a `policy`, ZGen runs in a policy
+/// session of PolicyPCR over PCR 7 as it is now (and PolicyAuthValue); when the TPM refuses it for that policy
+/// (TPM_RC_POLICY_FAIL: PCR 7 is not what it was at wrapping) the answer is 1 with `shared`
+/// empty (size 0), `key` filled, so that the caller can tell this from another TPM's key.
+int dids_tpm_binding_unwrap(dids_tpm *tpm, const unsigned char unique[32], const unsigned char *policy,
+                            const unsigned char *ephemeral, struct dids_tpm_bytes *key, struct dids_tpm_bytes *shared,
+                            struct dids_tpm_failure *failure);
+/// PCR 7 of the SHA-256 bank (32 bytes into `value`), for this-device-only+pcr7's policy.
+/// EOPNOTSUPP at stage BINDING when the TPM has no such bank allocated (its answer lists no value).
+int dids_tpm_pcr7(dids_tpm *tpm, struct dids_tpm_bytes *value, struct dids_tpm_failure *failure);
 
 #endif

@@ -13,6 +13,7 @@
 #define DIDS_TPM_APP_KEY_ATTRIBUTES 0x00040472u  // the app key and the credential key: fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, noDA, sign (frozen)
 #define DIDS_TPM_AK_ATTRIBUTES 0x00050472u  // the attestation key: the app key's and restricted (frozen)
 #define DIDS_TPM_BINDING_KEY_ATTRIBUTES 0x00020472u  // the this-device-only binding key: fixedTPM, fixedParent, sensitiveDataOrigin, userWithAuth, noDA, decrypt (frozen)
+#define DIDS_TPM_BINDING_KEY_PCR7_ATTRIBUTES 0x00020432u  // the this-device-only+pcr7 binding key: BINDING_KEY's without userWithAuth, so that only a policy session (PolicyPCR over PCR 7) uses it (frozen)
 #define DIDS_TPM_EK_ATTRIBUTES 0x000300b2u  // the TCG's low-range EKs: fixedTPM, fixedParent, sensitiveDataOrigin, adminWithPolicy, restricted, decrypt
 #define DIDS_TPM_EK_HIGH_ATTRIBUTES 0x000300f2u  // the TCG's high-range EKs: the low range's and userWithAuth
 #define DIDS_TPM_COUNTER_ATTRIBUTES 0x06040014u  // an app's assertion counter: authwrite, nt=counter, authread, no_da, orderly
@@ -72,6 +73,7 @@
 #define DIDS_TPM2_RC_BAD_AUTH 0x0a2u  // TPM_RC_BAD_AUTH (format one): not the object's authorisation
 #define DIDS_TPM2_RC_NV_SPACE 0x14bu  // TPM_RC_NV_SPACE: no room for another NV index
 #define DIDS_TPM2_RC_NV_DEFINED 0x14cu  // TPM_RC_NV_DEFINED: the NV index exists
+#define DIDS_TPM2_RC_POLICY_FAIL 0x09du  // TPM_RC_POLICY_FAIL (format one): the policy session's digest is not the object's authPolicy
 #define DIDS_TPM2_RC_OBJECT_MEMORY 0x902u  // TPM_RC_OBJECT_MEMORY: no free object slot
 #define DIDS_TPM2_RC_YIELDED 0x908u  // TPM_RC_YIELDED: resend the command
 #define DIDS_TPM2_RC_TESTING 0x90au  // TPM_RC_TESTING: self-test running: resend

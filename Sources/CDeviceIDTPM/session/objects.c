@@ -62,6 +62,12 @@ static int marshal_ecc_public(const unsigned char *t, struct dids_tpm_bytes *out
 
 int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,
                             struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure) {
+    return dids_tpm_create_primary_policy(tpm, key, unique, NULL, handle, public_area, failure);
+}
+
+int dids_tpm_create_primary_policy(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32],
+                                   const unsigned char *policy, ESYS_TR *handle, struct dids_tpm_bytes *public_area,
+                                   struct dids_tpm_failure *failure) {
     TPM2B_PUBLIC template;
     memset(&template, 0, sizeof template);
     template.size = DIDS_TPMT_PUBLIC_SIZE;
@@ -86,6 +92,13 @@ int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned
         // firmwareVersion obfuscated, so they cannot link one device's apps.
         ecc_signing_template(&template, DIDS_TPM_AK_ATTRIBUTES, 1, unique);
         break;
+    }
+    if (policy) {
+        // this-device-only+pcr7's binding key: the authPolicy, and no userWithAuth, so that the
+        // empty password does not stand in for the policy.
+        dids_put32(template.publicArea + DIDS_TPMT_PUBLIC_ATTRIBUTES, DIDS_TPM_BINDING_KEY_PCR7_ATTRIBUTES);
+        dids_put16(template.publicArea + DIDS_TPMT_PUBLIC_AUTH_POLICY, 32);
+        memcpy(template.publicArea + DIDS_TPMT_PUBLIC_AUTH_POLICY + 2, policy, 32);
     }
     TPM2B_PUBLIC *out = NULL;
     if (!dids_tpm_create_primary_from(tpm, DIDS_ESYS_TR_RH_OWNER, &template, DIDS_TPM_STAGE_CREATE, handle, &out, failure))

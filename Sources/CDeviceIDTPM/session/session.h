@@ -86,6 +86,11 @@ void dids_tpm_forget(dids_tpm *tpm, ESYS_TR *handle);
 /// (may be NULL) receives its marshalled TPMT_PUBLIC. 1 on success.
 int dids_tpm_create_primary(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32], ESYS_TR *handle,
                             struct dids_tpm_bytes *public_area, struct dids_tpm_failure *failure);
+/// As dids_tpm_create_primary, with `policy` (NULL: none) the 32-byte authPolicy of the binding
+/// key of this-device-only+pcr7, which then has BINDING_KEY_PCR7's attributes (no userWithAuth).
+int dids_tpm_create_primary_policy(dids_tpm *tpm, enum dids_tpm_key key, const unsigned char unique[32],
+                                   const unsigned char *policy, ESYS_TR *handle, struct dids_tpm_bytes *public_area,
+                                   struct dids_tpm_failure *failure);
 /// TPM2_CreatePrimary of `template` in `hierarchy` (its auth empty), failing at `stage`; its public
 /// area into `*public` for the caller to Esys_Free (`public` may be NULL). A public area that is
 /// not the template's (objects.c, as_asked: every field but the key itself) fails at `stage` with

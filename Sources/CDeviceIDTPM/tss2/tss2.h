@@ -127,6 +127,11 @@ typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
 #define DIDS_TPM2_SU_CLEAR 0x0000u
 #define DIDS_TPM2_SE_HMAC 0x00u
 #define DIDS_TPM2_SE_POLICY 0x01u
+#define DIDS_TPM2_SE_TRIAL 0x03u
+// TPMS_PCR_SELECTION in TPML_PCR_SELECTION.pcrSelections: hash, sizeofSelect, pcrSelect[4]; 8 bytes.
+#define DIDS_TPMS_PCR_SELECTION_HASH 0
+#define DIDS_TPMS_PCR_SELECTION_SIZE 2
+#define DIDS_TPMS_PCR_SELECTION_SELECT 3
 // The TPM's own facts (algorithms, attributes, handles, codes): include/dids_tpm_facts.h, from
 // tpm-facts.tsv. TPM2_GetCapability(TPM_CAP_HANDLES): TPMS_CAPABILITY_DATA's TPML_HANDLE, its
 // count and handles; (TPM_CAP_TPM_PROPERTIES): TPML_TAGGED_TPM_PROPERTY's count, then (property,
@@ -199,6 +204,28 @@ typedef struct TPMT_TK_AUTH TPMT_TK_AUTH;
        const TPML_DIGEST *pHashList), \
       (esysContext, policySession, shandle1, shandle2, shandle3, pHashList)) \
     X(TSS2_RC, Esys_PolicyOR_Finish, (ESYS_CONTEXT *esysContext), (esysContext)) \
+    X(TSS2_RC, Esys_PolicyPCR_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR policySession, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, \
+       const TPM2B_DIGEST *pcrDigest, const TPML_PCR_SELECTION *pcrs), \
+      (esysContext, policySession, shandle1, shandle2, shandle3, pcrDigest, pcrs)) \
+    X(TSS2_RC, Esys_PolicyPCR_Finish, (ESYS_CONTEXT *esysContext), (esysContext)) \
+    X(TSS2_RC, Esys_PolicyAuthValue_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR policySession, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3), \
+      (esysContext, policySession, shandle1, shandle2, shandle3)) \
+    X(TSS2_RC, Esys_PolicyAuthValue_Finish, (ESYS_CONTEXT *esysContext), (esysContext)) \
+    X(TSS2_RC, Esys_PolicyGetDigest_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR policySession, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3), \
+      (esysContext, policySession, shandle1, shandle2, shandle3)) \
+    X(TSS2_RC, Esys_PolicyGetDigest_Finish, (ESYS_CONTEXT *esysContext, TPM2B_DIGEST **policyDigest), \
+      (esysContext, policyDigest)) \
+    X(TSS2_RC, Esys_PCR_Read_Async, \
+      (ESYS_CONTEXT *esysContext, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, \
+       const TPML_PCR_SELECTION *pcrSelectionIn), \
+      (esysContext, shandle1, shandle2, shandle3, pcrSelectionIn)) \
+    X(TSS2_RC, Esys_PCR_Read_Finish, \
+      (ESYS_CONTEXT *esysContext, uint32_t *pcrUpdateCounter, TPML_PCR_SELECTION **pcrSelectionOut, \
+       TPML_DIGEST **pcrValues), \
+      (esysContext, pcrUpdateCounter, pcrSelectionOut, pcrValues)) \
     X(TSS2_RC, Esys_ActivateCredential_Async, \
       (ESYS_CONTEXT *esysContext, ESYS_TR activateHandle, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, \
        ESYS_TR shandle3, const TPM2B_ID_OBJECT *credentialBlob, const TPM2B_ENCRYPTED_SECRET *secret), \

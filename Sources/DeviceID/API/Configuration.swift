@@ -33,14 +33,22 @@ public struct Configuration: Sendable, Equatable {
         /// Records and secrets are sealed to this machine's TPM: another machine, or this one
         /// after `tpm2_clear`, reads `.copied`. Without a usable TPM, refused with the TPM's status.
         case thisDeviceOnly = 1
+        /// As `.thisDeviceOnly`, and bound to PCR 7 (the Secure Boot state) as well, as
+        /// systemd-creds' `--tpm2-pcrs=7`: once PCR 7 changes, what was sealed reads `.copied`
+        /// until it returns. Without a SHA-256 PCR bank, refused (`.unsupported`).
+        case thisDeviceOnlyPCR7 = 2
 
         /// The name used by `DEVICEID_PROTECTION` and the CLI's `--protection`.
         public var description: String {
             switch self {
             case .portable: "portable"
             case .thisDeviceOnly: "this-device-only"
+            case .thisDeviceOnlyPCR7: "this-device-only+pcr7"
             }
         }
+
+        /// Every class's name, for words: "portable, this-device-only, this-device-only+pcr7".
+        public static var names: String { allCases.map { $0.description }.joined(separator: ", ") }
 
         public init?(name: String) {
             guard let protection = Self.allCases.first(where: { $0.description == name }) else { return nil }
@@ -102,7 +110,8 @@ public struct Configuration: Sendable, Equatable {
         return try Stores(selection, timeoutMilliseconds: timeoutMilliseconds,
                           promptMilliseconds: interactive ? interactiveTimeoutMilliseconds : nil, storeDirectory: storeDirectory,
                           mirrorRecheckSeconds: mirrorRecheckSeconds,
-                          protection: protection == .thisDeviceOnly ? .thisDeviceOnly : .portable)
+                          protection: protection == .portable ? .portable : .thisDeviceOnly,
+                          pcr7: protection == .thisDeviceOnlyPCR7)
     }
 
     /// Settings given through the API (C, Python, Swift) or the command line. Each one given
@@ -173,7 +182,7 @@ public struct Configuration: Sendable, Equatable {
         }
         if overrides.protection == nil, let name = Environment.value(Environment.protection) {
             guard let protection = Protection(name: name) else {
-                throw DeviceIDError(.invalidArgument, "\(Environment.protection)=\(name) is not one of portable, this-device-only")
+                throw DeviceIDError(.invalidArgument, "\(Environment.protection)=\(name) is not one of \(Protection.names)")
             }
             configuration.protection = protection
         }

@@ -227,12 +227,15 @@ public final class DeviceIdentity: Sendable {
         try keeper.reset(key)
     }
 
-    /// The sandbox's rule (`SandboxKeeper`) applies to an app's stable ID, with the auto backend,
-    /// in a Flatpak or Snap; nil elsewhere.
+    /// The sandbox's rule (`SandboxKeeper`) applies to an app's stable ID, with the auto backend
+    /// and the portable class, in a Flatpak or Snap; nil elsewhere. Not this-device-only: the
+    /// portal's secret lives in the host's login keyring, which a copied home carries, so an ID
+    /// derived from it would read the same on another machine (docs/STATE.md, "Protection
+    /// classes"); the stores' rule seals to the TPM instead, or refuses where the sandbox has none.
     private func sandboxKeeper(_ key: StoreKey, _ configuration: Configuration,
                                _ keeper: IdentifierKeeper) -> SandboxKeeper? {
-        guard configuration.backend == .auto, key.isAppIdentifier, Surroundings.current().sandbox != nil,
-              keeper.stores.file != nil else { return nil }
+        guard configuration.backend == .auto, configuration.protection == .portable, key.isAppIdentifier,
+              Surroundings.current().sandbox != nil, keeper.stores.file != nil else { return nil }
         return SandboxKeeper(keeper: keeper, timeoutMilliseconds: configuration.timeoutMilliseconds)
     }
 

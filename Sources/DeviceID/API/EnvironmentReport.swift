@@ -35,12 +35,15 @@ public struct EnvironmentReport: Sendable {
         case tpm = 1
         /// This-device-only, and no TPM can seal here: what would be sealed is refused.
         case refused = 2
+        /// This-device-only+pcr7, sealed to this machine's TPM and to PCR 7 as it is now.
+        case tpmPCR7 = 3
 
         public var description: String {
             switch self {
             case .none: "none"
             case .tpm: "tpm"
             case .refused: "refused"
+            case .tpmPCR7: "tpm+pcr7"
             }
         }
     }
@@ -113,9 +116,14 @@ extension DeviceIdentity {
             return (.none, "portable: records and secrets travel with the home (a copy reads the same ID elsewhere)")
         }
         do {
-            let key = try stores.binding.keyPoint()
-            return (.tpm, "sealed to this machine's TPM (binding key " + Hex.encode(Array(SHA256.hash(key).prefix(8)))
-                    + "); another machine, or this one after tpm2_clear, reads COPIED")
+            let (key, pcr7) = try stores.binding.keyPoint()
+            let tpm = "sealed to this machine's TPM (binding key " + Hex.encode(Array(SHA256.hash(key).prefix(8)))
+            guard stores.binding.pcr7 else {
+                return (.tpm, tpm + "); another machine, or this one after tpm2_clear, reads COPIED")
+            }
+            return (.tpmPCR7, tpm + ") and to its Secure Boot state, PCR 7 = " + Hex.encode(pcr7)
+                    + " (SHA-256) now; another machine, this one after tpm2_clear, or a PCR 7 other than at sealing "
+                    + "reads COPIED")
         } catch {
             return (.refused, "this-device-only refuses to write here: no TPM can seal (\(error.description)); "
                     + "no host-bound key is used in its place")

@@ -75,14 +75,14 @@ struct SecretKeeper {
         guard stores.protection == .thisDeviceOnly else {
             guard !ThisDeviceSeal.isSealed(secret) else {
                 throw DeviceIDError(.invalidArgument, "the secret begins with the bytes that mark a this-device-only "
-                                    + "secret (\"DIDTDO1\\0\"), which a lookup would take for one")
+                                    + "secret (\"DIDTDO1\\0\" or \"DIDTDP7\\0\"), which a lookup would take for one")
             }
             return secret
         }
-        let limit = SecretServiceStore.maximumSecretSize - ThisDeviceSeal.overhead
+        let limit = SecretServiceStore.maximumSecretSize - ThisDeviceSeal.overhead(stores.binding)
         guard secret.count <= limit else {
             throw DeviceIDError(.tooLarge, "a this-device-only secret is at most \(limit) bytes (DEVICEID_SECRET_MAX less "
-                                + "the \(ThisDeviceSeal.overhead) bytes of its seal); this one is \(secret.count)")
+                                + "the \(ThisDeviceSeal.overhead(stores.binding)) bytes of its seal); this one is \(secret.count)")
         }
         do {
             return try ThisDeviceSeal.seal(secret, context: key.encoded, binding: stores.binding)

@@ -17,7 +17,8 @@ struct Stores: Sendable {
     /// How long a mirror record confirmed by the keyring answers without D-Bus; 0: never.
     let mirrorRecheckSeconds: UInt64
     /// What records and secrets written get (docs/STATE.md, "Protection classes"); the API's
-    /// `Configuration.Protection` maps onto this.
+    /// `Configuration.Protection` maps onto this, this-device-only+pcr7 as `.thisDeviceOnly` with
+    /// a binding to PCR 7 (`MachineBinding.pcr7`).
     enum Protection: Sendable {
         case portable, thisDeviceOnly
     }
@@ -42,10 +43,10 @@ struct Stores: Sendable {
     /// `timeoutMilliseconds`, `promptMilliseconds`: the keyring's bounds (`SecretServiceStore`).
     init(_ selection: Selection, timeoutMilliseconds: UInt32, promptMilliseconds: UInt32? = nil, storeDirectory: String?,
          mirrorRecheckSeconds: UInt32 = Stores.defaultMirrorRecheckSeconds,
-         protection: Protection = .portable) throws(DeviceIDError) {
+         protection: Protection = .portable, pcr7: Bool = false) throws(DeviceIDError) {
         self.mirrorRecheckSeconds = UInt64(mirrorRecheckSeconds)
         self.protection = protection
-        binding = MachineBinding(milliseconds: timeoutMilliseconds)
+        binding = MachineBinding(milliseconds: timeoutMilliseconds, pcr7: pcr7)
         let directory: String
         if let chosen = storeDirectory {
             directory = chosen

@@ -6,16 +6,24 @@ import CDeviceIDTPM
 /// hierarchy, one fixed template); unwrapping asks it to multiply the ephemeral point by the
 /// binding key's private part, which never leaves it. Another TPM, or this one after `tpm2_clear`,
 /// has another binding key: the key point each answer carries says whose it is.
+///
+/// With `pcr7` (this-device-only+pcr7) the binding key also carries an authPolicy of PolicyPCR
+/// over PCR 7 as it was at wrapping, kept with what is sealed: the TPM unwraps only while PCR 7
+/// (the Secure Boot state) is that value again.
 struct MachineBinding: Sendable {
     let milliseconds: UInt32
+    /// Whether what is wrapped from now on is bound to PCR 7 too; unwrapping follows the envelope.
+    var pcr7 = false
 
     struct Wrapped {
         /// The binding key's public point (x ‖ y): whose TPM this is.
         var key: [UInt8]
         /// The ephemeral public point (x ‖ y), kept with what is sealed.
         var ephemeral: [UInt8]
-        /// The shared secret (ECDH's x), never kept.
+        /// The shared secret (ECDH's x), never kept; empty when the TPM refused the PCR 7 policy.
         var shared: [UInt8]
+        /// The binding key's authPolicy (32 bytes) with PCR 7; empty without.
+        var policy: [UInt8] = []
     }
 
     /// The binding key's unique: SHA-256(len32(label) ‖ label), the label the TPM's facts hold.
@@ -27,13 +35,20 @@ struct MachineBinding: Sendable {
 
     /// A fresh wrapping: TPM2_ECDH_KeyGen with the binding key.
     func wrap() throws(DeviceIDError) -> Wrapped {
-        let unique = Self.unique
+        let unique = Self.unique, pcr7 = self.pcr7
         return try TPMConversation.run(try TPMAddress.resolved(), milliseconds: milliseconds) { tpm, failure in
-            var ephemeral = [UInt8](), shared = [UInt8]()
+            var ephemeral = [UInt8](), shared = [UInt8](), policy = [UInt8]()
             let (ok, key) = TPMConversation.withBuffer(capacity: 64) { key in
                 let (ok, e) = TPMConversation.withBuffer(capacity: 64) { e in
                     let (ok, s) = TPMConversation.withBuffer(capacity: 32) { s in
-                        unique.withUnsafeBufferPointer { dids_tpm_binding_wrap(tpm, $0.baseAddress, &key, &e, &s, &failure) }
+                        let (ok, p) = TPMConversation.withBuffer(capacity: 32) { p in
+                            unique.withUnsafeBufferPointer {
+                                pcr7 ? dids_tpm_binding_wrap(tpm, $0.baseAddress, &p, &key, &e, &s, &failure)
+                                     : dids_tpm_binding_wrap(tpm, $0.baseAddress, nil, &key, &e, &s, &failure)
+                            }
+                        }
+                        policy = p
+                        return ok
                     }
                     shared = s
                     return ok
@@ -41,38 +56,54 @@ struct MachineBinding: Sendable {
                 ephemeral = e
                 return ok
             }
-            return ok != 0 ? Wrapped(key: key, ephemeral: ephemeral, shared: shared) : nil
+            return ok != 0 ? Wrapped(key: key, ephemeral: ephemeral, shared: shared, policy: policy) : nil
         }
     }
 
-    /// The shared secret of `ephemeral` on this TPM (TPM2_ECDH_ZGen), with this TPM's key point.
-    func unwrap(_ ephemeral: [UInt8]) throws(DeviceIDError) -> Wrapped {
-        guard ephemeral.count == 64 else { throw DeviceIDError(.corrupt, "a sealed value's wrapped key is malformed") }
+    /// The shared secret of `ephemeral` on this TPM (TPM2_ECDH_ZGen), with this TPM's key point;
+    /// with a `policy` (32 bytes), under PolicyPCR over PCR 7 as it is now, the shared secret
+    /// empty when the TPM refuses that policy.
+    func unwrap(_ ephemeral: [UInt8], policy: [UInt8] = []) throws(DeviceIDError) -> Wrapped {
+        guard ephemeral.count == 64, policy.isEmpty || policy.count == 32 else {
+            throw DeviceIDError(.corrupt, "a sealed value's wrapped key is malformed")
+        }
         let unique = Self.unique
         return try TPMConversation.run(try TPMAddress.resolved(), milliseconds: milliseconds) { tpm, failure in
             var shared = [UInt8]()
             let (ok, key) = TPMConversation.withBuffer(capacity: 64) { key in
                 let (ok, s) = TPMConversation.withBuffer(capacity: 32) { s in
                     unique.withUnsafeBufferPointer { u in
-                        ephemeral.withUnsafeBufferPointer { dids_tpm_binding_unwrap(tpm, u.baseAddress, $0.baseAddress, &key, &s, &failure) }
+                        ephemeral.withUnsafeBufferPointer { e in
+                            policy.withUnsafeBufferPointer { p in
+                                dids_tpm_binding_unwrap(tpm, u.baseAddress, policy.isEmpty ? nil : p.baseAddress, e.baseAddress,
+                                                        &key, &s, &failure)
+                            }
+                        }
                     }
                 }
                 shared = s
                 return ok
             }
-            return ok != 0 ? Wrapped(key: key, ephemeral: ephemeral, shared: shared) : nil
+            return ok != 0 ? Wrapped(key: key, ephemeral: ephemeral, shared: shared, policy: policy) : nil
         }
     }
 
-    /// This TPM's binding key point, for reports (`doctor`): whether a TPM can bind here at all.
-    func keyPoint() throws(DeviceIDError) -> [UInt8] {
-        let unique = Self.unique
+    /// This TPM's binding key point, for reports (`doctor`): whether a TPM can bind here at all;
+    /// with `pcr7`, also PCR 7's value now (SHA-256 bank), which a TPM without that bank cannot give.
+    func keyPoint() throws(DeviceIDError) -> (key: [UInt8], pcr7: [UInt8]) {
+        let unique = Self.unique, pcr7 = self.pcr7
         return try TPMConversation.run(try TPMAddress.resolved(), milliseconds: milliseconds) { tpm, failure in
+            var value = [UInt8]()
             let (ok, key) = TPMConversation.withBuffer(capacity: 64) { key in
                 var shared = dids_tpm_bytes()
-                return unique.withUnsafeBufferPointer { dids_tpm_binding_unwrap(tpm, $0.baseAddress, nil, &key, &shared, &failure) }
+                guard unique.withUnsafeBufferPointer({ dids_tpm_binding_unwrap(tpm, $0.baseAddress, nil, nil, &key, &shared, &failure) }) != 0
+                else { return Int32(0) }
+                guard pcr7 else { return 1 }
+                let (ok, v) = TPMConversation.withBuffer(capacity: 32) { dids_tpm_pcr7(tpm, &$0, &failure) }
+                value = v
+                return ok
             }
-            return ok != 0 ? key : nil
+            return ok != 0 ? (key, value) : nil
         }
     }
 }

@@ -104,6 +104,7 @@ enum TPMConversation {
         case Int32(DIDS_TPM_STAGE_PLATFORM_AK.rawValue): "the platform AK"
         case Int32(DIDS_TPM_STAGE_EK_TEMPLATE.rawValue): "reading the EK template in NV"
         case Int32(DIDS_TPM_STAGE_ESYS.rawValue): "Esys_Initialize"
+        case Int32(DIDS_TPM_STAGE_BINDING.rawValue): "the this-device-only binding"
         default: "the conversation"
         }
     }
@@ -128,6 +129,17 @@ enum TPMConversation {
                                          + "manager is root:tss 0660 on Debian: add the user to the tss group "
                                          + "(usermod -aG tss USER, then log in again)")
             case let e where (e == ENOENT || e == ENODEV || e == ENXIO) && address.driver == "device":
+                if case .flatpak(let app)? = Surroundings.current().sandbox {
+                    return DeviceIDError(.unavailable,
+                                         "no TPM in this Flatpak sandbox (" + app + "): " + address.configuration
+                                             + " is not in it; an app sees it only with --device=all, and then only "
+                                             + "where its user may open it")
+                }
+                if case .snap(let name)? = Surroundings.current().sandbox {
+                    return DeviceIDError(.unavailable,
+                                         "no TPM in this snap (" + name + "): " + address.configuration
+                                             + " is not in it; a snap reaches it only through the tpm interface")
+                }
                 return DeviceIDError(.unavailable,
                                      "no TPM: \(address.configuration) does not exist (a machine or VM without a TPM 2.0, "
                                          + "or without its kernel driver)")
@@ -156,6 +168,9 @@ enum TPMConversation {
                                      + EndorsementSurvey.unfitWords)
         case Int32(DIDS_TPM_STAGE_DEVICE_KIND.rawValue):
             return DeviceIDError(.invalidArgument, TPMDeviceKind.words(rc, address.configuration))
+        case Int32(DIDS_TPM_STAGE_BINDING.rawValue) where errorNumber == EOPNOTSUPP:
+            return DeviceIDError(.unsupported, "the TPM at \(at) has no SHA-256 bank of PCRs allocated, so nothing can be "
+                                     + "bound to PCR 7 (the Secure Boot state) here: use this-device-only")
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == EBUSY:
             return DeviceIDError(.timedOut, "the TPM at \(at) had this app's counter incremented by other processes "
                                      + "between each of DeviceID's reads of it, too many times: retry")

@@ -11,30 +11,42 @@ import CDeviceIDTPM
 ///     104     N+36  `Sealing` (AES-256-GCM) of the value under SHA-256(label ‖ ECDH's x), its
 ///                   context the item's store key and the 104 bytes above
 ///
+/// this-device-only+pcr7 (`MachineBinding.pcr7`) seals with the magic "DIDTDP7\0" and the 104
+/// bytes above followed by the binding key's authPolicy (32 bytes: PolicyPCR over PCR 7 at
+/// sealing), in the context too: 172 bytes in all.
+///
 /// An envelope whose binding key is not this TPM's is `.copied`, with words telling another
-/// machine from this one's cleared TPM (the machine fingerprint); one that names this TPM and
-/// does not open is `.corrupt`.
+/// machine from this one's cleared TPM (the machine fingerprint); a PCR 7 envelope whose policy
+/// the TPM refuses is `.copied` too, in words of its own (the Secure Boot state changed); one that
+/// names this TPM and does not open is `.corrupt`.
 enum ThisDeviceSeal {
     static let magic: [UInt8] = Array("DIDTDO1".utf8) + [0]
+    static let pcr7Magic: [UInt8] = Array("DIDTDP7".utf8) + [0]
     static let headerSize = 104
-    /// What sealing adds to a value: 140 bytes.
-    static let overhead = headerSize + Sealing.overhead
+    static let pcr7HeaderSize = headerSize + 32
+    /// What sealing adds to a value: 140 bytes, 172 with PCR 7.
+    static func overhead(_ binding: MachineBinding) -> Int {
+        (binding.pcr7 ? pcr7HeaderSize : headerSize) + Sealing.overhead
+    }
 
     static func isSealed(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= overhead && bytes.starts(with: magic)
+        (bytes.count >= headerSize + Sealing.overhead && bytes.starts(with: magic))
+            || (bytes.count >= pcr7HeaderSize + Sealing.overhead && bytes.starts(with: pcr7Magic))
     }
 
     static func seal(_ value: [UInt8], context: [UInt8], binding: MachineBinding) throws(DeviceIDError) -> [UInt8] {
         let wrapped = try binding.wrap()
         let machine = MachineID.fingerprint() ?? [UInt8](repeating: 0, count: 16)
-        let header = magic + fingerprint(wrapped.key) + machine + wrapped.ephemeral
+        let header = (binding.pcr7 ? pcr7Magic : magic) + fingerprint(wrapped.key) + machine + wrapped.ephemeral
+            + wrapped.policy
         return header + (try Sealing.seal(value, key: sealingKey(wrapped.shared), context: context + header))
     }
 
     static func open(_ envelope: [UInt8], context: [UInt8], binding: MachineBinding) throws(DeviceIDError) -> [UInt8] {
         guard isSealed(envelope) else { throw DeviceIDError(.corrupt, "a this-device-only value is malformed") }
-        let header = Array(envelope[0..<headerSize])
-        let unwrapped = try binding.unwrap(Array(header[40..<104]))
+        let pcr7 = envelope.starts(with: pcr7Magic)
+        let header = Array(envelope[0..<(pcr7 ? pcr7HeaderSize : headerSize)])
+        let unwrapped = try binding.unwrap(Array(header[40..<104]), policy: Array(header[104...]))
         guard fingerprint(unwrapped.key) == Array(header[8..<24]) else {
             let machine = Array(header[24..<40])
             if machine != [UInt8](repeating: 0, count: 16), machine == MachineID.fingerprint() {
@@ -45,8 +57,13 @@ enum ThisDeviceSeal {
                                 + "on a new machine, a cloned disk) and opens only there; reset it to have one made for "
                                 + "this machine")
         }
+        guard !unwrapped.shared.isEmpty else {
+            throw DeviceIDError(.copied, "it was sealed to this machine's Secure Boot state (PCR 7), which has changed "
+                                + "since (Secure Boot turned off or on, keys or a revocation list (dbx) enrolled): it "
+                                + "opens again if that state returns; reset it to have one made for this state")
+        }
         do {
-            return try Sealing.open(Array(envelope[headerSize...]), key: sealingKey(unwrapped.shared), context: context + header)
+            return try Sealing.open(Array(envelope[header.count...]), key: sealingKey(unwrapped.shared), context: context + header)
         } catch {
             throw DeviceIDError(.corrupt, "a this-device-only value sealed by this TPM does not open: altered, or "
                                 + "moved from another item")
