@@ -35,7 +35,7 @@ let root = Context.packageDirectory
 let embedded = Context.environment["DEVICEID_EMBEDDED"] == "1"
 
 /// Compiler settings of the Swift targets that go into libdeviceid and the CLI. Besides -Osize,
-/// measured on the stripped library (docs/PERFORMANCE.md, "Size"): LLVM's machine outliner (-12 KB)
+/// measured on the stripped library (docs/PERFORMANCE.md, its size row): LLVM's machine outliner (-12 KB)
 /// and the SIL inliner's benefit for a caller divided by 64 rather than -Osize's 2 (-12 KB; a
 /// threshold of 0 instead costs +66 KB: inlining small functions is what lets the rest fold).
 let swiftSettings: [SwiftSetting] = embedded

@@ -1,7 +1,7 @@
 /// Ordering for the short lists the library sorts: a host's network interfaces, a CBOR map's keys,
 /// the keyring items of one name, a record's fields — each a handful. A stable insertion sort,
 /// written once: the standard library's `sorted(by:)` is a merge sort whose specialisations for
-/// these four lists cost 15 KB of the library (docs/PERFORMANCE.md, "Size"), and for tens of
+/// these four lists cost 15 KB of the library (docs/PERFORMANCE.md, its size row), and for tens of
 /// elements insertion is as fast.
 extension Sequence {
     /// The elements in the order `precedes` gives; equal ones keep their order.
