@@ -1,9 +1,10 @@
 """The state model's copies (docs/STATE.md, "Protection classes", rule 7 and I6), randomized:
 hypothesis copies homes between two software-TPM machines and a machine without a TPM, clears a
 TPM, resets, and gets with either protection class through the command, the Python binding and
-the C library, and checks every answer against a model of what the rules allow. Each sequence
-uses one backend throughout: auto (the keyring and the file store) or file; mixing them on one
-home is docs/STATE.md's known limit of sealing in place through the file backend.
+the C library, and checks every answer against a model of what the rules allow. Each call
+draws its backend, auto (the keyring and the file store) or file, so that one home sees both:
+a seal in place through the file backend reaches the keyring, which a copy carries too
+(docs/STATE.md, "Protection classes": a seal in place is a change).
 
 A home is a directory with what a copy carries: the file store (~/.local/share/deviceid) and the
 gnome-keyring keyring (~/.local/share/keyrings/login.keyring, encrypted with the password the
@@ -156,9 +157,8 @@ class Machine:
 
 
 class CopiesModel(RuleBasedStateMachine):
-    @initialize(backend=st.sampled_from(BACKENDS))
-    def start(self, backend):
-        self.backend = backend
+    @initialize()
+    def start(self):
         missing = [tool for tool in ("swtpm", "tpm2_clear", "dbus-daemon", "gnome-keyring-daemon", "gdbus")
                    if shutil.which(tool) is None]
         assert not missing, f"missing tools: {missing} (scripts/install-deps)"
@@ -210,9 +210,8 @@ class CopiesModel(RuleBasedStateMachine):
     # towards them), so gets lead and the rarer events follow, in these proportions.
     @rule(op=st.sampled_from(["get", "get", "get", "reset", "copy", "copy", "clear"]),
           home=st.sampled_from(HOMES), other=st.sampled_from(HOMES), machine=st.sampled_from(MACHINES),
-          protection=st.sampled_from(CLASSES), driver=st.sampled_from(DRIVERS))
-    def step(self, op, home, other, machine, protection, driver):
-        backend = self.backend
+          protection=st.sampled_from(CLASSES), driver=st.sampled_from(DRIVERS), backend=st.sampled_from(BACKENDS))
+    def step(self, op, home, other, machine, protection, driver, backend):
         if TRACE:
             print(f"  {op} {home}->{other} on {machine} ({protection}, {driver}, {backend}); model {self.home}",
                   flush=True)

@@ -291,6 +291,54 @@ def test_a_portable_id_is_sealed_in_place_with_the_same_value(machines, homes, c
     assert json.loads(views(b, home.copy_to(homes("b").path), c_program)["python"])["id"][0] == "COPIED"
 
 
+def test_a_seal_in_place_through_the_file_backend_reaches_the_keyring(machines, homes, c_program):
+    """docs/STATE.md, "Protection classes" (a seal in place is a change): an auto get leaves the
+    portable ID in the keyring and the file store; a this-device-only get through the file backend
+    seals it in both, so that the home copied to a second machine reads COPIED there in auto too
+    (the keyring's portable copy would answer it, by rule 1)."""
+    a, b = machines("tdo-file-a"), machines("tdo-file-b")
+    home = homes("a")
+    result = login(a, home, f"$D get {APP} && DEVICEID_BACKEND=file $D --protection this-device-only get {APP}")
+    assert result.returncode == 0, result.stderr
+    portable, sealed = result.stdout.split()
+    assert sealed == portable
+    assert portable.encode() not in home.store_bytes()
+    on_b = home.copy_to(homes("b").path)
+    view = views(b, on_b, c_program)
+    cli_id, status = view["cli-id"].rsplit(" ", 1)
+    assert int(status) == COPIED_EXIT and json.loads(cli_id)["error"]["name"] == "COPIED", view
+    assert json.loads(view["python"])["id"][0] == "COPIED" and view["c-program"].split()[:2] == ["id", "COPIED"], view
+    at_home = views(a, home, c_program)
+    assert at_home["keyring-item"] == "DIDTDO1", "the keyring's copy is sealed too"
+    assert json.loads(at_home["cli-id"].rsplit(" ", 1)[0])["id"] == portable, at_home
+
+
+def test_a_seal_in_place_through_the_file_backend_fails_in_the_keyrings_words_when_it_cannot_reach_it(machines, homes):
+    """The keyring known through the marker cannot answer (no bus here): the seal in place fails
+    with its status and words and writes nothing — the portable ID is not left in the clear in
+    the keyring while the file store's copy says this-device-only; the next get that reaches it
+    seals both, the same ID."""
+    a = machines("tdo-file-silent")
+    home = homes("h")
+    result = login(a, home, JSON_CALL + f"""
+        $D get {APP}
+        no_bus=unix:path=$XDG_RUNTIME_DIR/no-bus
+        j env DBUS_SESSION_BUS_ADDRESS=$no_bus DEVICEID_BACKEND=file $D --json --protection this-device-only get {APP}
+        echo "item $(secret-tool lookup service deviceid.app username {APP} | head -c 7)"
+    """)
+    assert result.returncode == 0, result.stderr
+    portable, answer, item = result.stdout.splitlines()
+    text, status = answer.rsplit(" ", 1)
+    error = json.loads(text)["error"]
+    assert (error["name"], int(status)) == ("UNAVAILABLE", 15), answer
+    assert "keeps IDs in a keyring" in error["message"] and "travel with the home" in error["message"], error
+    assert portable.encode() in home.store_bytes() and b"this-device-only" not in home.store_bytes(), "nothing written"
+    assert item.lower() == "item " + portable[:7].lower(), "the keyring's portable copy untouched"
+    result = login(a, home, f"DEVICEID_BACKEND=file $D --protection this-device-only get {APP}")
+    assert result.returncode == 0 and result.stdout.split() == [portable], result.stderr
+    assert portable.encode() not in home.store_bytes()
+
+
 def test_without_a_usable_tpm_this_device_only_refuses_and_writes_nothing(machines, homes, tmp_path):
     a = machines("tdo-none")
     home = homes("h")

@@ -109,6 +109,15 @@ struct IdentifierKeeper {
         case use(IdentifierRecord, Origin, repair: [Target], provisional: Bool)
         case fail(DeviceIDError)
         case mint(into: [Target], generation: UInt64, provisional: Bool)
+
+        /// Whether acting on it writes a store (a repair, a seal in place, a mint).
+        var writes: Bool {
+            switch self {
+            case .use(_, _, let repair, _): !repair.isEmpty
+            case .mint: true
+            case .fail: false
+            }
+        }
     }
 
     /// What every store says about `key` now. `alongside`: the caller's own work to overlap with
@@ -300,10 +309,18 @@ struct IdentifierKeeper {
     }
 
     /// With this-device-only, a live portable answer is sealed in place: the same record, written
-    /// sealed to every store that takes it (docs/STATE.md, "Protection classes").
+    /// sealed to every store that takes it (docs/STATE.md, "Protection classes"). A change, as a
+    /// reset is: a keyring that may hold the ID in the clear and cannot answer fails it, and nothing
+    /// is written — a copy left there would travel with the home. One that holds only another
+    /// machine's copy, or a corrupt item (which the repair replaces), holds nothing in the clear.
     private func sealedInPlace(_ decision: Decision, _ s: Sighting) -> Decision {
         guard stores.protection == .thisDeviceOnly, case .use(var record, let source, var repair, let provisional) = decision,
               !record.sealed else { return decision }
+        if case .failed(let error) = s.keyring, error.code != .copied, error.code != .corrupt {
+            return .fail(DeviceIDError(error.code, "this ID is sealed to this machine in every store that may hold it, "
+                                       + "and the keyring cannot answer now (nothing was written: a copy left there "
+                                       + "in the clear would travel with the home): \(error.detail)"))
+        }
         record.sealed = true
         if !repair.contains(.keyring), s.keyring.answered || s.keyring.value != nil { repair.append(.keyring) }
         if !repair.contains(.file), Self.receives(s.file) { repair.append(.file) }
@@ -422,7 +439,38 @@ struct IdentifierKeeper {
     /// own and makes the writes that decision asks for.
     func settleUnderLock(_ key: StoreKey, now: UInt64, fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
         let sighting = look(key)
-        switch decide(sighting, now: now) {
+        let decision = decide(sighting, now: now)
+        if decision.writes, let reached = reachingKeyring(sighting, key) {
+            let (keeper, wider) = reached
+            return try keeper.act(on: keeper.decide(wider, now: now), wider, key, now: now, fingerprint: fingerprint)
+        }
+        return try act(on: decision, sighting, key, now: now, fingerprint: fingerprint)
+    }
+
+    /// Through the file backend, a this-device-only get that writes reaches the keyring the file
+    /// store says the user keeps IDs in, as a reset does (docs/STATE.md, "Protection classes": a
+    /// seal in place is a change): a keeper over both stores, and the sighting with the keyring's
+    /// answer, in which any failure is one. nil: another backend or class, or no marker.
+    private func reachingKeyring(_ sighting: Sighting, _ key: StoreKey) -> (IdentifierKeeper, Sighting)? {
+        guard stores.keyring == nil, stores.protection == .thisDeviceOnly, sighting.keyringUnasked else { return nil }
+        var legacy = false
+        let binding = stores.binding
+        guard let reach = stores.askKeyringForChange({ (store) throws(DeviceIDError) -> Held? in
+            let (held, isLegacy) = try Self.read(store, key, binding)
+            legacy = isLegacy
+            return held
+        }) else { return nil }
+        var wider = sighting
+        wider.keyring = reach.answer
+        wider.keyringIsLegacy = legacy
+        wider.keyringUnasked = false
+        return (IdentifierKeeper(stores: stores.reaching(reach.store), mintExtra: mintExtra), wider)
+    }
+
+    /// Makes the writes `decision`, taken on `sighting`, asks for; the caller holds the locks.
+    private func act(on decision: Decision, _ sighting: Sighting, _ key: StoreKey, now: UInt64,
+                     fingerprint: () -> [UInt8]?) throws(DeviceIDError) -> Resolution {
+        switch decision {
         case .use(let record, let source, let repair, let provisional):
             // The answer stands even if a copy cannot be written now; a store that refused is
             // reported with it, and so is a corrupt copy that was replaced.

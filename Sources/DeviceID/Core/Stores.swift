@@ -5,8 +5,8 @@ struct Stores: Sendable {
         case keyringAndFile, keyringOnly, fileOnly
     }
 
-    /// The keyring, unless the file backend was chosen.
-    let keyring: SecretServiceStore?
+    /// The keyring, unless the file backend was chosen (`reaching` adds the one a change must reach).
+    private(set) var keyring: SecretServiceStore?
     /// The file store, unless the secret-service backend was chosen.
     let file: FileStore?
     /// True when the keyring was chosen explicitly, so that its absence is an error.
@@ -200,9 +200,19 @@ struct Stores: Sendable {
         return file == nil ? try lock.withLockWherePossible(locked) : try lock.withLock(locked)
     }
 
-    /// Asks the keyring that a change (a reset, a setting) must reach (docs/STATE.md): the selected
-    /// one, classified as `ask(keyring:)` does; with the file backend, the user's keyring when the
-    /// file store says IDs are kept there — then any failure is one. nil: no keyring to reach.
+    /// These stores with `store` — the keyring `askKeyringForChange` reached through the file
+    /// backend — among them: what a change is decided over and written to (docs/STATE.md,
+    /// "Protection classes": a seal in place is a change).
+    func reaching(_ store: SecretServiceStore) -> Stores {
+        var wider = self
+        wider.keyring = store
+        return wider
+    }
+
+    /// Asks the keyring that a change (a reset, a setting, a seal in place) must reach
+    /// (docs/STATE.md): the selected one, classified as `ask(keyring:)` does; with the file
+    /// backend, the user's keyring when the file store says IDs are kept there — then any failure
+    /// is one. nil: no keyring to reach.
     func askKeyringForChange<Value>(_ body: (SecretServiceStore) throws(DeviceIDError) -> Value?)
         -> (store: SecretServiceStore, answer: Answer<Value>)? {
         if let keyring { return (keyring, ask(keyring: body)) }

@@ -138,6 +138,54 @@ final class DecisionTableTests: XCTestCase {
         XCTAssertEqual(none, [], "sealed already, and the mirror agrees: nothing to write")
     }
 
+    /// docs/STATE.md, "Protection classes" (a seal in place is a change): a keyring that may hold
+    /// the portable ID and cannot answer fails it, writing nothing; one holding only another
+    /// machine's copy, or a corrupt item, does not.
+    func testASealInPlaceReachesTheKeyringOrFailsWithItsWords() throws {
+        let keeper = Keeper(stores: try Stores(.keyringAndFile, timeoutMilliseconds: 1000, storeDirectory: tmp.path,
+                                               protection: .thisDeviceOnly))
+        let m = try record()
+        for silent in [locked, io, DeviceIDError(.unavailable, "the keyring cannot be reached")] {
+            guard case .fail(let error) = keeper.decide(Sighting(keyring: .failed(silent), file: found(m)), now: now)
+            else { return XCTFail("a seal in place while K is silent (\(silent.code)) must fail") }
+            XCTAssertEqual(error.code, silent.code, "K's status")
+            XCTAssertTrue(error.detail.contains(silent.detail) && error.detail.contains("travel with the home"), error.detail)
+        }
+        let harmless: [(Answer, String)] = [(copy(), "K holds another machine's copy"), (.failed(corrupt), "K holds a corrupt item")]
+        for (k, why) in harmless {
+            guard case .use(let r, .file, let repair, _) = keeper.decide(Sighting(keyring: k, file: found(m)), now: now)
+            else { return XCTFail("\(why): M's record answers, sealed") }
+            XCTAssertTrue(r.sealed && r.id == m.id, why)
+            XCTAssertEqual(repair, k.failure?.code == .corrupt ? [.keyring, .file] : [.file], why)
+        }
+        // No keyring here (auto, no marker): M alone is sealed, as before.
+        guard case .use(let r, .file, let repair, true) = keeper.decide(Sighting(keyring: .unreachable(absent), file: found(m)),
+                                                                       now: now)
+        else { return XCTFail("an absent keyring holds nothing: M sealed, provisional") }
+        XCTAssertTrue(r.sealed)
+        XCTAssertEqual(repair, [.file])
+        // Sealed already: not a change, and a silent K leaves M's sealed record to answer (rule 3).
+        var sealed = m
+        sealed.sealed = true
+        guard case .use(_, .file, let none, true) = keeper.decide(Sighting(keyring: .failed(locked), file: found(sealed)), now: now)
+        else { return XCTFail("a sealed mirror answers provisionally while K is silent") }
+        XCTAssertEqual(none, [])
+    }
+
+    /// Through the file backend with the marker, the first decision of a seal in place or a mint is
+    /// a write, which `settleUnderLock` makes over the keyring too (`Decision.writes`).
+    func testThroughTheFileBackendASealInPlaceAndAMintAreWrites() throws {
+        let keeper = Keeper(stores: try Stores(.fileOnly, timeoutMilliseconds: 1000, storeDirectory: tmp.path,
+                                               protection: .thisDeviceOnly))
+        let m = try record()
+        var sealed = m
+        sealed.sealed = true
+        XCTAssertTrue(keeper.decide(Sighting(keyring: .notConfigured, file: found(m), keyringUnasked: true), now: now).writes)
+        XCTAssertTrue(keeper.decide(Sighting(keyring: .notConfigured, file: .empty, keyringUnasked: true), now: now).writes)
+        XCTAssertFalse(keeper.decide(Sighting(keyring: .notConfigured, file: found(sealed), keyringUnasked: true), now: now).writes,
+                       "sealed already: M answers alone, without D-Bus")
+    }
+
     func testRule1TheKeyringsRecordAnswersAndAMirrorWithoutItReceivesIt() throws {
         let k = try record()
         try check(Sighting(keyring: found(k), file: .empty), .use(k, .keyring, repair: [.file], provisional: false),
