@@ -12,6 +12,8 @@ import CDeviceIDTPM
 /// (the Secure Boot state) is that value again.
 struct MachineBinding: Sendable {
     let milliseconds: UInt32
+    /// The TPM's address, as the layer that keeps pins attaches this machine's pin to it.
+    let address: @Sendable () throws(DeviceIDError) -> TPMAddress
     /// Whether what is wrapped from now on is bound to PCR 7 too; unwrapping follows the envelope.
     var pcr7 = false
 
@@ -36,7 +38,7 @@ struct MachineBinding: Sendable {
     /// A fresh wrapping: TPM2_ECDH_KeyGen with the binding key.
     func wrap() throws(DeviceIDError) -> Wrapped {
         let unique = Self.unique, pcr7 = self.pcr7
-        return try TPMConversation.run(try TPMAddress.resolved(), milliseconds: milliseconds) { tpm, failure in
+        return try TPMConversation.run(try address(), milliseconds: milliseconds) { tpm, failure in
             var ephemeral = [UInt8](), shared = [UInt8](), policy = [UInt8]()
             let (ok, key) = TPMConversation.withBuffer(capacity: 64) { key in
                 let (ok, e) = TPMConversation.withBuffer(capacity: 64) { e in
@@ -68,7 +70,7 @@ struct MachineBinding: Sendable {
             throw DeviceIDError(.corrupt, "a sealed value's wrapped key is malformed")
         }
         let unique = Self.unique
-        return try TPMConversation.run(try TPMAddress.resolved(), milliseconds: milliseconds) { tpm, failure in
+        return try TPMConversation.run(try address(), milliseconds: milliseconds) { tpm, failure in
             var shared = [UInt8]()
             let (ok, key) = TPMConversation.withBuffer(capacity: 64) { key in
                 let (ok, s) = TPMConversation.withBuffer(capacity: 32) { s in
@@ -92,7 +94,7 @@ struct MachineBinding: Sendable {
     /// with `pcr7`, also PCR 7's value now (SHA-256 bank), which a TPM without that bank cannot give.
     func keyPoint() throws(DeviceIDError) -> (key: [UInt8], pcr7: [UInt8]) {
         let unique = Self.unique, pcr7 = self.pcr7
-        return try TPMConversation.run(try TPMAddress.resolved(), milliseconds: milliseconds) { tpm, failure in
+        return try TPMConversation.run(try address(), milliseconds: milliseconds) { tpm, failure in
             var value = [UInt8]()
             let (ok, key) = TPMConversation.withBuffer(capacity: 64) { key in
                 var shared = dids_tpm_bytes()
