@@ -110,7 +110,7 @@ extension DeviceIdentity {
     /// firmware, its EK certificates and how attestation would enrol, or why it cannot.
     private static func tpmCheck(milliseconds: UInt32) -> Diagnosis.Check {
         do {
-            let address = try TPMAddress.resolved().pinned()
+            let address = try TPMAddress.resolvedWithPin()
             let (usable, words) = try TPMSurvey.of(address, milliseconds: milliseconds).words(at: address)
             return .init("tpm", ok: usable, words + "; " + TPMPins.words(address, held: address.pin?.name), essential: false)
         } catch {

@@ -46,8 +46,7 @@ struct Stores: Sendable {
          protection: Protection = .portable, pcr7: Bool = false) throws(DeviceIDError) {
         self.mirrorRecheckSeconds = UInt64(mirrorRecheckSeconds)
         self.protection = protection
-        binding = MachineBinding(milliseconds: timeoutMilliseconds, address: { () throws(DeviceIDError) in try TPMAddress.resolved().pinned() },
-                                 pcr7: pcr7)
+        binding = MachineBinding(milliseconds: timeoutMilliseconds, pcr7: pcr7)
         let directory: String
         if let chosen = storeDirectory {
             directory = chosen

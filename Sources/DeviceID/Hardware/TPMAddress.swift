@@ -11,7 +11,7 @@ public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
     public let driver: String
     /// What the TCTI is given: a device path, or `path=SOCKET` for swtpm.
     public let configuration: String
-    /// This machine's pin for the TPM there, once attached (`pinned()`); not part of which TPM
+    /// This machine's pin for the TPM there, once attached (`resolvedWithPin()`); not part of which TPM
     /// this is, so not of its equality.
     var pin: TPMPin?
 

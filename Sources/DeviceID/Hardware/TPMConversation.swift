@@ -20,20 +20,30 @@ enum TPMConversation {
             throw error(failure, address, milliseconds)
         }
         defer { dids_tpm_close(tpm) }
-        address.pin?.name?.withUnsafeBufferPointer { dids_tpm_pin(tpm, $0.baseAddress, $0.count) }
-        // The first command under the deadline like the rest (issue 34: a swtpm busy with another
-        // client's connection held the caller in TPM2_Startup for as long as that lasted).
-        guard dids_tpm_startup(tpm, &failure) == 0, let result = body(tpm, &failure) else {
+        guard start(tpm, address, &failure), let result = body(tpm, &failure) else {
             throw error(failure, address, milliseconds)
         }
-        // First use (docs/STATE.md, "TPM pins"): the salting key is pinned once a conversation
-        // under it succeeded.
-        if let pin = address.pin, pin.name == nil {
-            var name = [UInt8](repeating: 0, count: 68)
-            let size = dids_tpm_salt_name(tpm, &name)
-            if size > 0 { pin.keep(Array(name[0..<size])) }
-        }
+        pinFirstUse(tpm, address)
         return result
+    }
+
+    /// The pin given to the conversation (docs/STATE.md, "TPM pins"), then TPM2_Startup: the first
+    /// command under the deadline like the rest (issue 34: a swtpm busy with another client's
+    /// connection held the caller in TPM2_Startup for as long as that lasted). Out of `run`, which
+    /// is specialized for every caller.
+    @inline(never)
+    private static func start(_ tpm: OpaquePointer, _ address: TPMAddress, _ failure: inout dids_tpm_failure) -> Bool {
+        address.pin?.name?.withUnsafeBufferPointer { dids_tpm_pin(tpm, $0.baseAddress, $0.count) }
+        return dids_tpm_startup(tpm, &failure) == 0
+    }
+
+    /// At first use, the salting key is pinned once a conversation under it succeeded.
+    @inline(never)
+    private static func pinFirstUse(_ tpm: OpaquePointer, _ address: TPMAddress) {
+        guard let pin = address.pin, pin.name == nil else { return }
+        var name = [UInt8](repeating: 0, count: 68)
+        let size = dids_tpm_salt_name(tpm, &name)
+        if size > 0 { pin.keep(Array(name[0..<size])) }
     }
 
     /// What TPM2_Certify gave: the TPMS_ATTEST as signed, the marshalled TPMT_SIGNATURE, the

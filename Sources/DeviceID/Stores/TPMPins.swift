@@ -58,12 +58,12 @@ enum TPMPins {
 }
 
 extension TPMAddress {
-    /// This address with this machine's pin for it (`TPMPins`): its conversations refuse a salting
-    /// key of another Name, and pin the first one when none is held.
-    func pinned() throws(DeviceIDError) -> TPMAddress {
-        var address = self
-        let name = try TPMPins.read(self)
-        let place = TPMPins.place(for: self)
+    /// `resolved()`, with this machine's pin for that address (`TPMPins`): its conversations refuse
+    /// a salting key of another Name, and pin the first one when none is held.
+    static func resolvedWithPin() throws(DeviceIDError) -> TPMAddress {
+        var address = try resolved()
+        let name = try TPMPins.read(address)
+        let place = TPMPins.place(for: address)
         address.pin = TPMPin(name: name) { name in if let place { try? place.store.write(place.key, name) } }
         return address
     }
