@@ -112,7 +112,8 @@ extension DeviceIdentity {
         do {
             let address = try TPMAddress.resolvedWithPin()
             let (usable, words) = try TPMSurvey.of(address, milliseconds: milliseconds).words(at: address)
-            return .init("tpm", ok: usable, words + "; " + TPMPins.words(address, held: address.pin?.name), essential: false)
+            let pin = TPMPins.words(address, held: address.pin?.name)
+            return .init("tpm", ok: usable, words + "; " + pin, essential: false)
         } catch {
             return .init("tpm", ok: false, error.detail + "; hardware-id and attest cannot work", essential: false)
         }

@@ -11,8 +11,8 @@ public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
     public let driver: String
     /// What the TCTI is given: a device path, or `path=SOCKET` for swtpm.
     public let configuration: String
-    /// This machine's pin for the TPM there, once attached (`resolvedWithPin()`); not part of which TPM
-    /// this is, so not of its equality.
+    /// This machine's pin for the TPM there, once attached (`resolvedWithPin()`); not part of
+    /// which TPM this is, so not of its equality.
     var pin: TPMPin?
 
     /// `device:/dev/tpmrm0`.

@@ -203,7 +203,7 @@ enum TPMConversation {
             return DeviceIDError(.io, "the TPM at \(at) answered with another salting key (the storage key its sessions "
                                      + "are salted to) than the one pinned on this machine at first use: the TPM was "
                                      + "cleared (tpm2_clear) or replaced, or something between DeviceID and the TPM "
-                                     + "answers as it; once you know it is the TPM, `deviceid tpm-pin forget` has the next "
+                                     + "answers as it; once you know it is the TPM, deviceid tpm-pin forget has the next "
                                      + "call pin the one that answers then")
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == ENOSPC:
             return DeviceIDError(.unavailable, "the TPM at \(at) has another program's NV index in every slot of this app's "

@@ -35,7 +35,7 @@ enum TPMPins {
             return name
         } catch {
             throw DeviceIDError(error.code, "this machine's pin for the TPM at \(address): \(error.detail); "
-                                    + "`deviceid tpm-pin forget` removes it")
+                                    + "deviceid tpm-pin forget removes it")
         }
     }
 
