@@ -2,7 +2,7 @@
 _deviceid() {
     local cur prev words cword
     _init_completion 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
-    local commands="get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest assert doctor version help"
+    local commands="get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest assert tpm-pin doctor version help"
     local options="--backend --protection --timeout --store-dir --interactive --json --interface --bundle --uppercase --compact --nonce --ak-certificate --client-data-hash --allow-empty --help --version"
     case $prev in
         --backend) COMPREPLY=($(compgen -W "auto secret-service file" -- "$cur")); return ;;
@@ -34,6 +34,7 @@ _deviceid() {
         product-uuid) ((cword == i + 1)) && COMPREPLY=($(compgen -W "raw" -- "$cur")) ;;
         attest) ((cword == i + 1)) && COMPREPLY=($(compgen -W "enrol activate certify webauthn" -- "$cur"))
                 [[ ${words[i+1]} == activate ]] && ((cword == i + 2)) && COMPREPLY=($(compgen -f -- "$cur")) ;;
+        tpm-pin) ((cword == i + 1)) && COMPREPLY=($(compgen -W "forget" -- "$cur")) ;;
         help) ((cword == i + 1)) && COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
     esac
 }

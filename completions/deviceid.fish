@@ -1,5 +1,5 @@
 # fish completion for deviceid(1)
-set -l commands get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest assert doctor version help
+set -l commands get reset secret vendor advertising openudid uuid mac mac-md5 hash machine-id product-uuid hardware-id attest assert tpm-pin doctor version help
 complete -c deviceid -f
 complete -c deviceid -l backend -x -a 'auto secret-service file' -d 'which stores'
 complete -c deviceid -l protection -x -a 'portable this-device-only this-device-only+pcr7' -d 'what IDs and secrets written get'
@@ -32,6 +32,7 @@ complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a product-u
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a hardware-id -d "this TPM's hardware-bound ID for APP_ID"
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a attest -d 'TPM attestation: enrol, activate, certify, webauthn'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a assert -d "a WebAuthn assertion for APP_ID's server"
+complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a tpm-pin -d "forget this machine's pin for the TPM"
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a doctor -d 'check the bus, the keyring and the file store'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a version -d 'print the version'
 complete -c deviceid -n "not __fish_seen_subcommand_from $commands" -a help -d 'print help'
@@ -43,4 +44,5 @@ complete -c deviceid -n "__fish_seen_subcommand_from hash" -a 'md5 sha256'
 complete -c deviceid -n "__fish_seen_subcommand_from machine-id" -a 'app-specific raw'
 complete -c deviceid -n "__fish_seen_subcommand_from product-uuid" -a raw
 complete -c deviceid -n "__fish_seen_subcommand_from attest" -a 'enrol activate certify webauthn'
+complete -c deviceid -n "__fish_seen_subcommand_from tpm-pin" -a forget
 complete -c deviceid -n "__fish_seen_subcommand_from help" -a "$commands"

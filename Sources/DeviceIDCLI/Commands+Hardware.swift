@@ -60,6 +60,19 @@ extension Commands {
         return ExitCode.success
     }
 
+    /// `tpm-pin forget`: forgets this machine's pin for the TPM (docs/STATE.md, "TPM pins").
+    func tpmPin(_ operands: [String]) throws(DeviceIDError) -> Int32 {
+        guard operands == ["forget"] else { return usageError("tpm-pin takes forget", command: "tpm-pin") }
+        let (address, forgotten) = try identity.forgetTPMPin()
+        if output.json {
+            output.done([("tpm", Output.quote(address.description)), ("forgotten", forgotten ? "true" : "false")])
+        } else {
+            output.write((forgotten ? "forgot this machine's pin for the TPM at " : "no pin was held for the TPM at ")
+                         + address.description + "\n")
+        }
+        return ExitCode.success
+    }
+
     /// The bytes of --client-data-hash, or nil after reporting the usage error.
     private func clientDataHash(_ invocation: Invocation, _ form: String, command: String) -> [UInt8]? {
         guard let text = invocation.clientDataHash else {

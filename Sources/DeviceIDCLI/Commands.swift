@@ -39,6 +39,7 @@ struct Commands {
             case "hardware-id": return try hardwareID(operands)
             case "attest": return try attest(operands, invocation)
             case "assert": return try assertion(operands, invocation)
+            case "tpm-pin": return try tpmPin(operands)
             case "doctor":
                 guard operands.isEmpty else { return usageError("doctor takes no arguments", command: "doctor") }
                 return doctor()

@@ -104,6 +104,16 @@ enum Help {
             replay or a cloned TPM by a count that did not grow. Exits 15 without a TPM, 20
             when the TPM's NV memory has no room for the counter.
             """),
+        Entry(command: "tpm-pin", forms: [
+            ("tpm-pin forget", "forget this machine's pin for the TPM (after tpm2_clear)"),
+        ], details: """
+            Every TPM call salts its session to the TPM's storage key (SRK), whose Name the first
+            call on this machine pinned for this user (kept in the file store under a hash of the
+            machine ID and the TPM's address; no ID depends on it). A TPM that answers with another
+            key is refused (exit 18, IO): it was cleared (tpm2_clear) or replaced, or something
+            between DeviceID and the TPM answers as it. Once you know it is the TPM, forget the
+            pin: the next call pins the key it meets. doctor says whether a pin is held.
+            """),
         Entry(command: "doctor", forms: [("doctor", "check the bus, the keyring and the file store")], details: """
             Says where IDs are kept and which stores answer now, and why not (a locked keyring: how
             to unlock it, from a shell too); creates, reads back and deletes a probe item in the
@@ -111,7 +121,7 @@ enum Help {
             Secret portal said in a sandbox, whether the machine ID is weak, and where IDs live
             there and what removes them (--json: "environment"). Names the TPM (maker,
             firmware), the EK certificates it holds and the attestation route it allows, or
-            why none (never counted against the stores). Exits 15 when a check this
+            why none, and whether its salting key is pinned (never counted against the stores). Exits 15 when a check this
             configuration needs fails.
             """),
         Entry(command: "version", forms: [("version", "print the version")], details: ""),

@@ -285,6 +285,15 @@ class CopiesModel(RuleBasedStateMachine):
     def clear_tpm(self, machine):
         self.machines[machine].clear()
         self.clears[machine] += 1
+        # A new salting key with the new owner seed: each home forgets its pin for this machine's
+        # TPM, as its user would (docs/STATE.md, "TPM pins"; Tests/tpm/test_tpm_pin.py tests the
+        # refusal before), so that the model goes on with what the seal does.
+        m = self.machines[machine]
+        for home in HOMES:
+            env = dict(self.logins[home].env, DEVICEID_STORE_DIR=self.logins[home].store, DEVICEID_TPM_TCTI=m.tcti,
+                       DEVICEID_MACHINE_ID_PATH=os.path.join(m.dir, "machine-id"))
+            result = subprocess.run([CLI, "tpm-pin", "forget"], env=env, capture_output=True, text=True, timeout=60)
+            assert result.returncode == 0, result.stderr
 
 
 CopiesModel.TestCase.settings = settings(

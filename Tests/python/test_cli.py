@@ -34,7 +34,7 @@ def test_usage_errors_exit_2_with_one_line_and_a_hint(cli, store, args):
 
 
 COMMANDS = ["get", "reset", "secret", "vendor", "advertising", "openudid", "uuid", "mac", "mac-md5", "hash",
-            "machine-id", "product-uuid", "hardware-id", "attest", "assert", "doctor", "version", "help"]
+            "machine-id", "product-uuid", "hardware-id", "attest", "assert", "tpm-pin", "doctor", "version", "help"]
 
 
 def test_help_forms(cli):
@@ -68,7 +68,7 @@ def test_every_command_answers_json_on_stdout(cli, store, keyring):
         (["openudid", "get", "j.app"], None), (["openudid", "opt-out", "j.app", "on"], None),
         (["openudid", "opt-out", "j.app", "off"], None), (["openudid", "reset"], None),
         (["uuid"], None), (["hash", "sha256"], "x"), (["machine-id", "app-specific", "j.app"], None),
-        (["doctor"], None), (["version"], None), (["help"], None),
+        (["doctor"], None), (["version"], None), (["help"], None), (["tpm-pin", "forget"], None),
     ]
     for args, stdin in calls:
         result = run([cli, "--json"] + args, input=stdin)
@@ -77,6 +77,9 @@ def test_every_command_answers_json_on_stdout(cli, store, keyring):
     assert json.loads(run([cli, "--json", "secret", "store", "j.s", "j.a"], input="v").stdout) == \
         {"service": "j.s", "account": "j.a", "stored": True, "location": "keyring"}
     assert json.loads(run([cli, "--json", "secret", "delete", "j.s", "j.a"]).stdout)["deleted"] is True
+    # No pin in a fresh store (the call asks no TPM: it removes a file, or finds none).
+    assert json.loads(run([cli, "--json", "tpm-pin", "forget"], env={"DEVICEID_TPM_TCTI": "device"}).stdout) == \
+        {"tpm": "device:/dev/tpmrm0", "forgotten": False}
 
 
 def test_bash_completion_completes_commands_and_their_words():

@@ -217,6 +217,7 @@ def test_the_validator_accepts_the_documented_objects():
     assert kinds({"limited": True}) == ["advertisingLimit"]
     assert kinds({"sha256": "0" * 64}) == ["hash"]
     assert kinds({"app_id": "a", "hardware_id": "3cf7bfbe-c440-8b82-aea9-3ca59341abdc"}) == ["hardwareID"]
+    assert kinds({"tpm": "device:/dev/tpmrm0", "forgotten": False}) == ["tpmPinForgotten"]
 
 
 # ---------------------------------------------------------------------------------------------

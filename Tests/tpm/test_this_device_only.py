@@ -222,12 +222,14 @@ def test_a_home_copied_to_another_machine_reads_copied_and_reads_again_back_home
     assert views(a, home, c_program)["keyring-item"] == "DIDTDO1"
 
     on_b = home.copy_to(homes("b").path)
-    stored = on_b.store_bytes()
+    stored = {p.name: p.read_bytes() for p in on_b.store.glob("*")}
     view = views(b, on_b, c_program)
     assert_copied(view, "sealed on another machine")
-    # Asked again, with either class: still COPIED, and nothing was minted over it.
+    # Asked again, with either class: still COPIED, and nothing was minted over it. What the
+    # calls on b wrote is b's pin of its TPM (docs/STATE.md, "TPM pins"): one state file, no record.
     assert_copied(views(b, on_b, c_program, "this-device-only"), "sealed on another machine")
-    assert on_b.store_bytes() == stored
+    changed = [p.name for p in on_b.store.glob("*") if stored.get(p.name) != p.read_bytes()]
+    assert len(changed) == 1 and changed[0].startswith("state-") and changed[0] not in stored, changed
 
     back = on_b.copy_to(homes("back").path)
     assert_reads(views(a, back, c_program), id_a)
@@ -253,6 +255,16 @@ def test_after_tpm2_clear_the_record_cannot_be_read_and_says_so(machines, homes,
     id_a = mint(a, home)
     subprocess.run(["tpm2_clear"], env=dict(os.environ, TPM2TOOLS_TCTI=a.tpm.tcti), check=True,
                    capture_output=True, timeout=60)
+    # First the salting key pinned at first use (docs/STATE.md, "TPM pins"): every way in is
+    # refused with IO, in the pin's words, until the user forgets it; nothing is written.
+    view, before = views(a, home, c_program), home.store_bytes()
+    cli_id, status = view["cli-id"].rsplit(" ", 1)
+    assert int(status) == 18 and json.loads(cli_id)["error"]["name"] == "IO", view
+    assert "another salting key" in json.loads(cli_id)["error"]["message"], view
+    assert json.loads(view["python"])["id"][0] == "IO" and view["c-program"].split()[:2] == ["id", "IO"], view
+    assert home.store_bytes() == before
+    forgot = login(a, home, "$D tpm-pin forget")
+    assert forgot.returncode == 0 and forgot.stdout.startswith("forgot this machine's pin"), forgot.stdout + forgot.stderr
     assert_copied(views(a, home, c_program), "TPM was cleared or replaced")
     # A reset makes way: the next get mints an ID sealed to the TPM as it is now.
     result = login(a, home, f"$D reset {APP} && $D --protection this-device-only get {APP}")

@@ -3,7 +3,9 @@
 own (what these tests do to it — a clear, an owner password — would disturb the other modules').
 
 0.3.0 kept the hardware ID in memory: after tpm2_clear the process went on answering the old ID
-while attest() certified the new key, and after an owner password was set it still answered. And
+while attest() certified the new key, and after an owner password was set it still answered. Now
+a clear is refused at the next call (the salting key is not the one pinned) until the pin is
+forgotten, and then the new ID follows in the same process. And
 a child forked during a swtpm conversation kept the parent's connection open: swtpm serves one at
 a time, so the child's own first call never returned and the parent's calls blocked past their
 deadline while the child lived."""
@@ -47,6 +49,11 @@ def evidence_id():
     return json.loads(timed(deviceid.attest, app, b"n" * 32))["hardware_id"]
 out = {"before": timed(deviceid.hardware_id, app), "evidence_before": evidence_id()}
 tool("tpm2_clear")
+try:
+    out["refused_after_clear"] = timed(deviceid.hardware_id, app)
+except deviceid.DeviceIDError as e:
+    out["refused_after_clear"] = [e.name, str(e)]
+tool(os.environ["DEVICEID_TEST_CLI"], "tpm-pin", "forget")   # another process: the way out
 out["after_clear"] = timed(deviceid.hardware_id, app)
 out["evidence_after_clear"] = evidence_id()
 tool("tpm2_changeauth", "-c", "o", "owner-secret")
@@ -67,6 +74,10 @@ def machine(machines, request):
 def test_the_hardware_id_follows_a_clear_and_an_owner_password_in_a_running_process(machine):
     out = in_one_process(machine, CLEARED, APP)
     assert out["before"] == out["evidence_before"], out
+    # The clear made a new salting key: refused until this machine's pin for the TPM is forgotten
+    # (docs/STATE.md, "TPM pins"), which another process did while this one ran.
+    name, message = out["refused_after_clear"]
+    assert name == "IO" and "another salting key" in message and "tpm-pin forget" in message, out
     assert out["after_clear"] != out["before"], "a clear makes a new storage seed: a new ID at the next call"
     assert out["after_clear"] == out["evidence_after_clear"], "hardware_id() and the evidence agree"
     name, message = out["with_owner_password"]

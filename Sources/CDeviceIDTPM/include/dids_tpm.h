@@ -44,6 +44,7 @@ enum dids_tpm_stage {
     DIDS_TPM_STAGE_PLATFORM_AK,  // finding or reading a platform AK and its certificate, or its Certify
     DIDS_TPM_STAGE_EK_TEMPLATE,  // an EK template in NV: EBADMSG, no TPMT_PUBLIC; EPROTONOSUPPORT, not of its kind
     DIDS_TPM_STAGE_BINDING,      // ECDH_KeyGen or ECDH_ZGen with the this-device-only binding key
+    DIDS_TPM_STAGE_PIN,          // the salting key is not the one pinned (dids_tpm_pin): EPROTO
 };
 
 /// What a `device:` path is, as the kernel says (fstat, then /sys/dev/char/MAJ:MIN/subsystem).
@@ -84,6 +85,13 @@ void dids_tpm_close(dids_tpm *tpm);
 /// TPM2_Startup on a swtpm (a bare one may not have been started; TPM_RC_INITIALIZE is success);
 /// nothing on a device. Under the conversation's deadline, like any command. 0, or -1.
 int dids_tpm_startup(dids_tpm *tpm, struct dids_tpm_failure *failure);
+/// The Name (`size` bytes, at most 68; 0: none, as at first use) the key the conversation's
+/// session is salted to must have (docs/STATE.md, "TPM pins"): a persistent SRK of another Name
+/// is passed over for the primary, and a primary of another Name fails at DIDS_TPM_STAGE_PIN with
+/// EPROTO, before StartAuthSession.
+void dids_tpm_pin(dids_tpm *tpm, const unsigned char *name, size_t size);
+/// The Name of the key the session was salted to, into `out`: its size, 0 when none was started.
+size_t dids_tpm_salt_name(const dids_tpm *tpm, unsigned char out[68]);
 
 /// The owner hierarchy's primaries DeviceID makes (docs/HARDWARE-ID.md). The app key's and the AK's
 /// templates are frozen: a change in any field changes every hardware ID. The credential key

@@ -65,6 +65,27 @@ static int persistent_srk(dids_tpm *tpm, const TPM2B_PUBLIC *template, ESYS_TR *
     return ok;
 }
 
+void dids_tpm_pin(dids_tpm *tpm, const unsigned char *name, size_t size) {
+    tpm->pin_size = size <= sizeof tpm->pin ? size : 0;
+    if (tpm->pin_size) memcpy(tpm->pin, name, tpm->pin_size);
+}
+
+size_t dids_tpm_salt_name(const dids_tpm *tpm, unsigned char out[68]) {
+    memcpy(out, tpm->salt_name, tpm->salt_name_size);
+    return tpm->salt_name_size;
+}
+
+// Whether `key` is the pinned one (any, when none is pinned): 1, and its Name kept as the one
+// salted to; 0 when it is another; -1 with `failure` set when its Name cannot be had.
+static int as_pinned(dids_tpm *tpm, ESYS_TR key, struct dids_tpm_failure *failure) {
+    TPM2B_NAME *name = NULL;
+    if (!dids_tpm_name(tpm, key, &name, failure)) return -1;
+    int same = tpm->pin_size == 0 || (name->size == tpm->pin_size && memcmp(name->name, tpm->pin, name->size) == 0);
+    if (same) memcpy(tpm->salt_name, name->name, tpm->salt_name_size = name->size);
+    dids_p_Esys_Free(name);
+    return same;
+}
+
 ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failure *failure) {
 #ifdef DIDS_FUZZ_TPM
     // Answers nothing checks (transports/tcti.h). A question (GetCapability, ReadPublic,
@@ -78,20 +99,34 @@ ESYS_TR dids_tpm_salted(dids_tpm *tpm, uint8_t attributes, struct dids_tpm_failu
         const TPMT_SYM_DEF aes = {.algorithm = DIDS_TPM2_ALG_AES, .keyBits = 128, .mode = DIDS_TPM2_ALG_CFB};
         // A persistent SRK of the template, else the key made under a password session (nothing
         // to salt to yet) and checked against the template like every other; a made one is
-        // flushed once the session holds the salt it encrypted.
-        int kept = 0;
-        int ok = persistent_srk(tpm, &template, &key, failure)
-              && ((kept = key != DIDS_ESYS_TR_NONE)
-                  || dids_tpm_create_primary_with(tpm, DIDS_ESYS_TR_RH_OWNER, DIDS_ESYS_TR_PASSWORD, &template,
-                                                  DIDS_TPM_STAGE_CREATE, &key, NULL, failure))
-              && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SESSION,
-                              dids_p_Esys_StartAuthSession_Async(tpm->esys, key, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
-                                                                 DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, NULL,
-                                                                 DIDS_TPM2_SE_HMAC, &aes, DIDS_TPM2_ALG_SHA256),
-                              dids_p_Esys_StartAuthSession_Finish(tpm->esys, &session));
+        // flushed once the session holds the salt it encrypted. With a pin, the key must be the
+        // pinned one: a persistent SRK of another Name is passed over (the pin may be of the
+        // primary, made before the SRK was), and a primary of another Name ends the conversation
+        // before anything is sent under a session salted to it.
+        int kept = 0, pinned = 1;
+        int ok = persistent_srk(tpm, &template, &key, failure);
+        if (ok && key != DIDS_ESYS_TR_NONE) {
+            int found = as_pinned(tpm, key, failure);
+            ok = found >= 0;
+            if (!(kept = found > 0)) dids_tpm_forget(tpm, &key);
+        }
+        if (ok && !kept) {
+            ok = dids_tpm_create_primary_with(tpm, DIDS_ESYS_TR_RH_OWNER, DIDS_ESYS_TR_PASSWORD, &template,
+                                              DIDS_TPM_STAGE_CREATE, &key, NULL, failure)
+              && (pinned = as_pinned(tpm, key, failure)) > 0;
+            if (!pinned) dids_tpm_fail(failure, DIDS_TPM_STAGE_PIN, 0, EPROTO);
+        }
+        ok = ok && DIDS_TPM_RUN(tpm, failure, DIDS_TPM_STAGE_SESSION,
+                                dids_p_Esys_StartAuthSession_Async(tpm->esys, key, DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE,
+                                                                   DIDS_ESYS_TR_NONE, DIDS_ESYS_TR_NONE, NULL,
+                                                                   DIDS_TPM2_SE_HMAC, &aes, DIDS_TPM2_ALG_SHA256),
+                                dids_p_Esys_StartAuthSession_Finish(tpm->esys, &session));
         if (kept) dids_tpm_forget(tpm, &key);
         else dids_tpm_flush(tpm, &key);
-        if (!ok) return DIDS_ESYS_TR_NONE;
+        if (!ok) {
+            tpm->salt_name_size = 0;
+            return DIDS_ESYS_TR_NONE;
+        }
         tpm->salted = session;
     }
     dids_computing_begin();

@@ -17,6 +17,10 @@ struct dids_tpm {
     int stuck;  // a command was abandoned at the deadline: ESAPI accepts no other until finalised
     int software;            // a swtpm, through transports/tcti_swtpm.c; else a device, through tcti_device.c
     ESYS_TR salted;          // the salted session (salted.c), once a command has needed it; NONE before
+    unsigned char pin[68];   // the Name the salting key must have (dids_tpm_pin); pin_size 0: any
+    size_t pin_size;
+    unsigned char salt_name[68];  // the Name of the key `salted` was salted to
+    size_t salt_name_size;
 };
 
 

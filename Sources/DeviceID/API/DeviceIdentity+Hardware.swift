@@ -12,7 +12,7 @@ extension DeviceIdentity {
     @available(*, noasync, message: "it waits for the keyring, portal or TPM: in async code use its async form, 'try await identity.nonblocking.hardwareID(for:)'")
     public func hardwareID(for appID: String) throws(DeviceIDError) -> ID128 {
         try Names.validate(appID, "app id")
-        let address = try TPMAddress.resolved()
+        let address = try TPMAddress.resolvedWithPin()
         return try HardwareIdentity.id(appID: appID, address: address,
                                        milliseconds: try configuration().timeoutMilliseconds)
     }
@@ -27,7 +27,7 @@ extension DeviceIdentity {
     public func attestationEnrolment(for appID: String) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try TPMAttestation.enrolment(
-            for: appID, address: try TPMAddress.resolved(),
+            for: appID, address: try TPMAddress.resolvedWithPin(),
             milliseconds: TPMAttestation.endorsementMilliseconds(try configuration().timeoutMilliseconds))
     }
 
@@ -38,7 +38,7 @@ extension DeviceIdentity {
     public func attestationActivation(for appID: String, challenge: String) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try TPMAttestation.activation(
-            for: appID, challenge: challenge, address: try TPMAddress.resolved(),
+            for: appID, challenge: challenge, address: try TPMAddress.resolvedWithPin(),
             milliseconds: TPMAttestation.endorsementMilliseconds(try configuration().timeoutMilliseconds))
     }
 
@@ -49,7 +49,7 @@ extension DeviceIdentity {
     public func attestation(for appID: String, nonce: [UInt8], akCertificate: String? = nil) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try TPMAttestation.evidence(for: appID, nonce: nonce, akCertificate: akCertificate,
-                                           address: try TPMAddress.resolved(),
+                                           address: try TPMAddress.resolvedWithPin(),
                                            milliseconds: try configuration().timeoutMilliseconds)
     }
 
@@ -65,7 +65,7 @@ extension DeviceIdentity {
                                     akCertificate: String) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try WebAuthnAttestation.attestation(for: appID, clientDataHash: clientDataHash,
-                                                   akCertificate: akCertificate, address: try TPMAddress.resolved(),
+                                                   akCertificate: akCertificate, address: try TPMAddress.resolvedWithPin(),
                                                    milliseconds: try configuration().timeoutMilliseconds)
     }
 
@@ -80,7 +80,16 @@ extension DeviceIdentity {
     public func webAuthnAssertion(for appID: String, clientDataHash: [UInt8]) throws(DeviceIDError) -> String {
         try Names.validate(appID, "app id")
         return try WebAuthnAssertion.assertion(for: appID, clientDataHash: clientDataHash,
-                                               address: try TPMAddress.resolved(),
+                                               address: try TPMAddress.resolvedWithPin(),
                                                milliseconds: try configuration().timeoutMilliseconds)
+    }
+
+    /// Forgets this machine's pin for the TPM `DEVICEID_TPM_TCTI` names (docs/STATE.md, "TPM
+    /// pins"): the Name of the key its sessions were first salted to. After `tpm2_clear` or a new
+    /// TPM, the conversations refuse the new key (`.io`) until its pin is forgotten; the next one
+    /// pins the key it meets. No ID depends on a pin. The TPM's address, and whether a pin was held.
+    public func forgetTPMPin() throws(DeviceIDError) -> (address: TPMAddress, forgotten: Bool) {
+        let address = try TPMAddress.resolved()
+        return (address, try TPMPins.forget(address))
     }
 }

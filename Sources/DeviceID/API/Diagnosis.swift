@@ -110,9 +110,10 @@ extension DeviceIdentity {
     /// firmware, its EK certificates and how attestation would enrol, or why it cannot.
     private static func tpmCheck(milliseconds: UInt32) -> Diagnosis.Check {
         do {
-            let address = try TPMAddress.resolved()
+            let address = try TPMAddress.resolvedWithPin()
             let (usable, words) = try TPMSurvey.of(address, milliseconds: milliseconds).words(at: address)
-            return .init("tpm", ok: usable, words, essential: false)
+            let pin = TPMPins.words(address, held: address.pin?.name)
+            return .init("tpm", ok: usable, words + "; " + pin, essential: false)
         } catch {
             return .init("tpm", ok: false, error.detail + "; hardware-id and attest cannot work", essential: false)
         }

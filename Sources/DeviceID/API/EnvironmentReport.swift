@@ -116,7 +116,7 @@ extension DeviceIdentity {
             return (.none, "portable: records and secrets travel with the home (a copy reads the same ID elsewhere)")
         }
         do {
-            let (key, pcr7) = try stores.binding.keyPoint()
+            let (key, pcr7) = try stores.binding.keyPoint(at: try TPMAddress.resolvedWithPin())
             let tpm = "sealed to this machine's TPM (binding key " + Hex.encode(Array(SHA256.hash(key).prefix(8)))
             guard stores.binding.pcr7 else {
                 return (.tpm, tpm + "); another machine, or this one after tpm2_clear, reads COPIED")

@@ -33,10 +33,11 @@ struct MachineBinding: Sendable {
         return SHA256.hash([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] + label)
     }
 
-    /// A fresh wrapping: TPM2_ECDH_KeyGen with the binding key.
-    func wrap() throws(DeviceIDError) -> Wrapped {
+    /// A fresh wrapping: TPM2_ECDH_KeyGen with the binding key, on the TPM at `address` (with this
+    /// machine's pin for it: `TPMAddress.resolvedWithPin()`, which the layer above attaches).
+    func wrap(at address: TPMAddress) throws(DeviceIDError) -> Wrapped {
         let unique = Self.unique, pcr7 = self.pcr7
-        return try TPMConversation.run(try TPMAddress.resolved(), milliseconds: milliseconds) { tpm, failure in
+        return try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             var ephemeral = [UInt8](), shared = [UInt8](), policy = [UInt8]()
             let (ok, key) = TPMConversation.withBuffer(capacity: 64) { key in
                 let (ok, e) = TPMConversation.withBuffer(capacity: 64) { e in
@@ -63,12 +64,12 @@ struct MachineBinding: Sendable {
     /// The shared secret of `ephemeral` on this TPM (TPM2_ECDH_ZGen), with this TPM's key point;
     /// with a `policy` (32 bytes), under PolicyPCR over PCR 7 as it is now, the shared secret
     /// empty when the TPM refuses that policy.
-    func unwrap(_ ephemeral: [UInt8], policy: [UInt8] = []) throws(DeviceIDError) -> Wrapped {
+    func unwrap(_ ephemeral: [UInt8], policy: [UInt8] = [], at address: TPMAddress) throws(DeviceIDError) -> Wrapped {
         guard ephemeral.count == 64, policy.isEmpty || policy.count == 32 else {
             throw DeviceIDError(.corrupt, "a sealed value's wrapped key is malformed")
         }
         let unique = Self.unique
-        return try TPMConversation.run(try TPMAddress.resolved(), milliseconds: milliseconds) { tpm, failure in
+        return try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             var shared = [UInt8]()
             let (ok, key) = TPMConversation.withBuffer(capacity: 64) { key in
                 let (ok, s) = TPMConversation.withBuffer(capacity: 32) { s in
@@ -90,9 +91,9 @@ struct MachineBinding: Sendable {
 
     /// This TPM's binding key point, for reports (`doctor`): whether a TPM can bind here at all;
     /// with `pcr7`, also PCR 7's value now (SHA-256 bank), which a TPM without that bank cannot give.
-    func keyPoint() throws(DeviceIDError) -> (key: [UInt8], pcr7: [UInt8]) {
+    func keyPoint(at address: TPMAddress) throws(DeviceIDError) -> (key: [UInt8], pcr7: [UInt8]) {
         let unique = Self.unique, pcr7 = self.pcr7
-        return try TPMConversation.run(try TPMAddress.resolved(), milliseconds: milliseconds) { tpm, failure in
+        return try TPMConversation.run(address, milliseconds: milliseconds) { tpm, failure in
             var value = [UInt8]()
             let (ok, key) = TPMConversation.withBuffer(capacity: 64) { key in
                 var shared = dids_tpm_bytes()

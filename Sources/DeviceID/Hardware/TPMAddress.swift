@@ -11,11 +11,23 @@ public struct TPMAddress: Hashable, Sendable, CustomStringConvertible {
     public let driver: String
     /// What the TCTI is given: a device path, or `path=SOCKET` for swtpm.
     public let configuration: String
+    /// This machine's pin for the TPM there, once attached (`resolvedWithPin()`); not part of
+    /// which TPM this is, so not of its equality.
+    var pin: TPMPin?
 
     /// `device:/dev/tpmrm0`.
     public static let kernelResourceManager = TPMAddress(driver: "device", configuration: "/dev/tpmrm0")
 
     public var description: String { driver + ":" + configuration }
+
+    public static func == (a: TPMAddress, b: TPMAddress) -> Bool {
+        a.driver == b.driver && a.configuration == b.configuration
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(driver)
+        hasher.combine(configuration)
+    }
 
     private init(driver: String, configuration: String) {
         self.driver = driver

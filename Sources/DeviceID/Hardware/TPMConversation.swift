@@ -20,12 +20,30 @@ enum TPMConversation {
             throw error(failure, address, milliseconds)
         }
         defer { dids_tpm_close(tpm) }
-        // The first command under the deadline like the rest (issue 34: a swtpm busy with another
-        // client's connection held the caller in TPM2_Startup for as long as that lasted).
-        guard dids_tpm_startup(tpm, &failure) == 0, let result = body(tpm, &failure) else {
+        guard start(tpm, address, &failure), let result = body(tpm, &failure) else {
             throw error(failure, address, milliseconds)
         }
+        pinFirstUse(tpm, address)
         return result
+    }
+
+    /// The pin given to the conversation (docs/STATE.md, "TPM pins"), then TPM2_Startup: the first
+    /// command under the deadline like the rest (issue 34: a swtpm busy with another client's
+    /// connection held the caller in TPM2_Startup for as long as that lasted). Out of `run`, which
+    /// is specialized for every caller.
+    @inline(never)
+    private static func start(_ tpm: OpaquePointer, _ address: TPMAddress, _ failure: inout dids_tpm_failure) -> Bool {
+        address.pin?.name?.withUnsafeBufferPointer { dids_tpm_pin(tpm, $0.baseAddress, $0.count) }
+        return dids_tpm_startup(tpm, &failure) == 0
+    }
+
+    /// At first use, the salting key is pinned once a conversation under it succeeded.
+    @inline(never)
+    private static func pinFirstUse(_ tpm: OpaquePointer, _ address: TPMAddress) {
+        guard let pin = address.pin, pin.name == nil else { return }
+        var name = [UInt8](repeating: 0, count: 68)
+        let size = dids_tpm_salt_name(tpm, &name)
+        if size > 0 { pin.keep(Array(name[0..<size])) }
     }
 
     /// What TPM2_Certify gave: the TPMS_ATTEST as signed, the marshalled TPMT_SIGNATURE, the
@@ -181,6 +199,12 @@ enum TPMConversation {
                                      + "but a password DeviceID does not know was defined by another program "
                                      + "(tpm2_nvreadpublic lists it; tpm2_nvundefine with owner authorisation removes it), "
                                      + "or something between DeviceID and the TPM changed the command")
+        case Int32(DIDS_TPM_STAGE_PIN.rawValue):
+            return DeviceIDError(.io, "the TPM at \(at) answered with another salting key (the storage key its sessions "
+                                     + "are salted to) than the one pinned on this machine at first use: the TPM was "
+                                     + "cleared (tpm2_clear) or replaced, or something between DeviceID and the TPM "
+                                     + "answers as it; once you know it is the TPM, deviceid tpm-pin forget has the next "
+                                     + "call pin the one that answers then")
         case Int32(DIDS_TPM_STAGE_COUNTER.rawValue) where errorNumber == ENOSPC:
             return DeviceIDError(.unavailable, "the TPM at \(at) has another program's NV index in every slot of this app's "
                                      + "counter (tpm2_nvreadpublic lists them)")

@@ -1,4 +1,5 @@
 import CDeviceIDLibc
+import CDeviceIDSystem
 
 /// The file store's directory, opened safely: reached through `TrustedPath`, owned by this user
 /// and writable by nobody else. Every file operation is relative to the open descriptor
@@ -59,6 +60,11 @@ final class StoreDirectory {
     /// The effective user's home as the password database has it; refused with words when it is
     /// not UTF-8, as an environment path is (never read as another path).
     private static func passwordHome() throws(DeviceIDError) -> String? {
+        // glibc's getpwuid holds a lock of its own: a child forked meanwhile by another thread
+        // would wait for it for good in its first call (Tests/tpm/test_tpm_changes.py's forks, as
+        // root, once every TPM call looked for its pin). fork() waits for the computing under way.
+        dids_computing_begin()
+        defer { dids_computing_end() }
         guard let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir else { return nil }
         guard let home = Environment.exactText(dir) else {
             throw DeviceIDError(.invalidArgument, "the home directory of uid \(geteuid()) in the password database is "

@@ -35,7 +35,7 @@ enum ThisDeviceSeal {
     }
 
     static func seal(_ value: [UInt8], context: [UInt8], binding: MachineBinding) throws(DeviceIDError) -> [UInt8] {
-        let wrapped = try binding.wrap()
+        let wrapped = try binding.wrap(at: try TPMAddress.resolvedWithPin())
         let machine = MachineID.fingerprint() ?? [UInt8](repeating: 0, count: 16)
         let header = (binding.pcr7 ? pcr7Magic : magic) + fingerprint(wrapped.key) + machine + wrapped.ephemeral
             + wrapped.policy
@@ -46,7 +46,8 @@ enum ThisDeviceSeal {
         guard isSealed(envelope) else { throw DeviceIDError(.corrupt, "a this-device-only value is malformed") }
         let pcr7 = envelope.starts(with: pcr7Magic)
         let header = Array(envelope[0..<(pcr7 ? pcr7HeaderSize : headerSize)])
-        let unwrapped = try binding.unwrap(Array(header[40..<104]), policy: Array(header[104...]))
+        let unwrapped = try binding.unwrap(Array(header[40..<104]), policy: Array(header[104...]),
+                                           at: try TPMAddress.resolvedWithPin())
         guard fingerprint(unwrapped.key) == Array(header[8..<24]) else {
             let machine = Array(header[24..<40])
             if machine != [UInt8](repeating: 0, count: 16), machine == MachineID.fingerprint() {

@@ -27,10 +27,12 @@
  */
 #include <deviceid.h>
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define APP "org.example.fuzz"
 
@@ -48,9 +50,22 @@ size_t dids_fuzz_tpm_read(uint8_t *buffer, size_t size) {
     return n;
 }
 
+static char dir[] = "/tmp/deviceid-fuzz.XXXXXX";
+
+/* Each input meets the TPM for the first time: the pin (docs/STATE.md, "TPM pins") an earlier
+ * input's salting key left in the store (a state-… file; nothing else writes one here) would
+ * refuse every other key before its session started. An input of several conversations (a seal,
+ * then its opening) still checks its second salting key against the pin of its first. */
+static void forget_pins(void) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, "state-", 6) == 0) unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc; (void)argv;
-    static char dir[] = "/tmp/deviceid-fuzz.XXXXXX";
     if (!mkdtemp(dir)) abort();
     setenv("DEVICEID_STORE_DIR", dir, 1);
     setenv("DEVICEID_TPM_TCTI", "swtpm:path=/fuzz", 1); /* any path: the fuzz transport has none */
@@ -119,6 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     answers = data + 3 + text_size;
     answers_left = size - 3 - text_size;
     dids_fuzz_same_randomness();
+    forget_pins();
 
     static const unsigned char nonce[32] = "a nonce the server chose, 32 B.";
     char id[DEVICEID_UUID_STRING_MAX], *out = NULL;
