@@ -266,7 +266,9 @@ def test_a_user_outside_the_tss_group_is_told_how_to_get_permission(tmp_path):
     script = (f"mount -t tmpfs none /sys/dev && exec setpriv --reuid=nobody --regid=nogroup --clear-groups "
               f"{cli_path()} hardware-id {APP_A}")
     result = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
-                            env=dict(os.environ, DEVICEID_TPM_TCTI=f"device:{device}", HOME="/nonexistent"),
+                            # nobody's own store (none, with no home), not the session's root-only one
+                            env=dict({k: v for k, v in os.environ.items() if k != "DEVICEID_STORE_DIR"},
+                                     DEVICEID_TPM_TCTI=f"device:{device}", HOME="/nonexistent"),
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 19, result.stderr  # PERMISSION
     assert "tss group" in result.stderr and "Permission denied" in result.stderr
