@@ -117,6 +117,7 @@ class Service:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="deviceid-serve-", suffix=".log", delete=False)
         self.context = tls_context
+        self.quitting = False
         if tls_context is not None:
             self.url = "https" + self.url[len("http"):]
         argv = [sys.executable, "-m", "deviceid_verifier", "serve", "--database", database,
@@ -176,9 +177,15 @@ class Service:
             os.killpg(self.process.pid, sig)
             self.process.wait(timeout=TIMEOUT)
 
-    def stop(self) -> None:
-        if self.process.poll() is None:
+    def quit(self) -> None:
+        """Ask gunicorn to shut down (SIGQUIT, once), without waiting: stop() waits."""
+        if self.process.poll() is None and not self.quitting:
             os.killpg(self.process.pid, signal.SIGQUIT)
+            self.quitting = True
+
+    def stop(self) -> None:
+        self.quit()
+        if self.process.poll() is None:
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
@@ -198,5 +205,7 @@ def services(ca_files, ek_anchors):
         return new
 
     yield start
+    for service in started:  # all told at once, then each awaited: their shutdowns overlap
+        service.quit()
     for service in started:
         service.stop()

@@ -59,13 +59,19 @@ def verification(evidence, nonce, app_id=APP):
             "nonce": base64.b64encode(nonce).decode(), "app_id": app_id}
 
 
-@pytest.fixture
-def fleet(database_url, services):
-    """Two instances on PostgreSQL (as on two hosts), or one instance of four workers on SQLite."""
+def start_fleet(database_url, services):
+    """Two instances on PostgreSQL (as on two hosts), or one instance of four workers on SQLite,
+    started by `services` (the fixture's signature)."""
     if database_url.startswith("postgresql"):
         return services(database_url, 2, workers=2)
     one = services(database_url, 1, workers=4)[0]
     return [one, one]
+
+
+@pytest.fixture
+def fleet(database_url, services):
+    """start_fleet's instances on the test's database."""
+    return start_fleet(database_url, services)
 
 
 @pytest.fixture

@@ -7,10 +7,13 @@ import base64
 import json
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from deviceid_verifier import open_store
 
-from test_service import APP, enrolled, fleet, nonce_of, ok, rejected, verification  # noqa: F401  (fixtures)
+from conftest import Service
+from test_service import APP, enrol, nonce_of, ok, rejected, start_fleet, verification
 from verifier_command import cli
 
 #: The promise: every worker of every instance sees a tenant added or removed within 5 s
@@ -28,7 +31,7 @@ def bearer(key):
     return {"Authorization": f"Bearer {key}"}
 
 
-def test_tenants_close_the_app_server_operations_and_devices_stay_open(enrolled, fleet, database_url):  # noqa: F811
+def tenants_close_the_app_server_operations_and_devices_stay_open(enrolled, fleet, database_url):
     a, b = fleet
     ok(a.post("/v1/nonce"))  # the open trial
     added = json.loads(operator("tenant", "add", "fleet-owner", "--app", APP, "--app", "com.example.second",
@@ -81,7 +84,7 @@ def tenant_issues(database_url):
         store.close()
 
 
-def test_a_tenant_at_its_issue_limit_is_429_and_no_other_tenant_is(fleet, database_url):  # noqa: F811
+def a_tenant_at_its_issue_limit_is_429_and_no_other_tenant_is(fleet, database_url):
     """Invariant 14: a tenant's nonces and challenges count against its own issue limit, on every
     worker and instance; past it, 429 with Retry-After (the window's end), and another tenant's
     requests are answered as before; the operator's new limit holds within 5 s. Without tenants
@@ -129,3 +132,52 @@ def test_a_tenant_at_its_issue_limit_is_429_and_no_other_tenant_is(fleet, databa
     rejected(issue(b, "calm", "/v1/nonce"), 429, "rate-limited")
     assert cli("tenant", "set-limit", "nobody", "--issued", "1", "--window", "60", "--database",
                database_url).returncode == 2
+
+
+KINDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(scope="module")
+def side_by_side(postgresql, machines, ca_files, ek_anchors, tmp_path_factory):
+    """Each scenario above on each store, with a fleet (start_fleet, as the other fleet tests have)
+    and a database of its own, the first with a device of its own enrolled there: all four run at
+    once, since each spends most of its time waiting out TAKES_EFFECT. (scenario, kind) → the
+    future of its run."""
+    started, runs = [], {}
+
+    def services(database_url, count, **options):
+        started.extend(Service(database_url, ca_files, ek_anchors, **options) for _ in range(count))
+        return started[-count:]
+
+    def new_fleet(kind):
+        database_url = (postgresql.new_database() if kind == "postgresql"
+                        else f"sqlite:///{tmp_path_factory.mktemp('tenants')}/deviceid.sqlite3")
+        return start_fleet(database_url, services), database_url
+
+    pool = ThreadPoolExecutor(2 * len(KINDS))
+    try:
+        for kind in KINDS:
+            fleet, database_url = new_fleet(kind)
+            device = machines(f"tenants-{kind}")
+            enrol(device, *fleet)
+            runs["close", kind] = pool.submit(tenants_close_the_app_server_operations_and_devices_stay_open,
+                                              device, fleet, database_url)
+            runs["limit", kind] = pool.submit(a_tenant_at_its_issue_limit_is_429_and_no_other_tenant_is,
+                                              *new_fleet(kind))
+        yield runs
+    finally:
+        pool.shutdown(wait=True)
+        for service in started:
+            service.quit()
+        for service in started:
+            service.stop()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tenants_close_the_app_server_operations_and_devices_stay_open(side_by_side, kind):
+    side_by_side["close", kind].result()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tenant_at_its_issue_limit_is_429_and_no_other_tenant_is(side_by_side, kind):
+    side_by_side["limit", kind].result()
