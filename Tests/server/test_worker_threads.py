@@ -2,8 +2,10 @@
 worker answers another request while one waits on the database (its commit, or a lock), and an
 answer leaves in one send, its head and body together (docs/SERVER.md, "Which install, and its
 speed")."""
+import os
 import threading
 import time
+import types
 
 import psycopg
 from gunicorn.config import Config
@@ -88,3 +90,20 @@ def test_any_other_use_of_the_socket_sends_the_head_first():
     assert writer.fileno() == -1  # e.g. gunicorn's sendfile
     assert sends.sent == [b"HTTP/1.1 200 OK\r\n\r\n"]
 
+
+
+def test_a_busy_worker_beats_once_a_second_not_once_a_request(monkeypatch):
+    """gunicorn's heartbeat (a write to a file's inode) at most once per HEARTBEAT, however often
+    the event loop passes: gthread's loop beat once per request."""
+    from deviceid_verifier._service import _worker
+    beats = []
+    worker = _worker.BufferingWorker(0, os.getpid(), [], None, 30, Config(), None)
+    monkeypatch.setattr(worker.tmp, "notify", lambda: beats.append(clock[0]))
+    clock = [1000.0]
+    monkeypatch.setattr(_worker, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    for _ in range(3):
+        for _ in range(100):  # a hundred passes of the loop within one heartbeat's interval
+            worker.notify()
+            clock[0] += _worker.HEARTBEAT / 200
+        clock[0] += _worker.HEARTBEAT / 2
+    assert len(beats) == 3 and all(later - earlier >= _worker.HEARTBEAT for earlier, later in zip(beats, beats[1:]))

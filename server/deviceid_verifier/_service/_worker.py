@@ -44,6 +44,10 @@ from ._app import MAX_BODY_BYTES
 REQUEST_TIMEOUT = 10.0
 #: Seconds each write of an answer may take, in all: a client that does not read is let go.
 SEND_TIMEOUT = 10.0
+#: Seconds between two heartbeats of a worker to gunicorn's master, which replaces a worker silent
+#: for half its timeout (15 s): each is a write to a file's inode, which gthread's loop made on
+#: every pass, once per request under load.
+HEARTBEAT = 1.0
 #: The largest head (request line and headers) buffered; a longer one goes to gunicorn's parser
 #: as it is, which refuses it (limit_request_line, limit_request_fields).
 MAX_HEAD_BYTES = 64 * 1024
@@ -206,6 +210,8 @@ class _Threads:
 class BufferingWorker(ThreadWorker):  # type: ignore[misc]  # a base class of unknown type
     """gthread, with every request read whole by the event loop before a thread takes it."""
 
+    _next_beat = 0.0  # time.monotonic() of the next heartbeat
+
     def init_process(self) -> None:
         # (deadline, connection) in the order read: all wait REQUEST_TIMEOUT, so that is by deadline;
         # an entry whose connection no longer reads, or reads to another deadline, is stale
@@ -216,6 +222,13 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]  # a base class of un
             self._tls.load_cert_chain(self.cfg.certfile, self.cfg.keyfile)
         self._answered = threading.Event()  # set by a thread that answered, for a loop at its connection limit
         super().init_process()
+
+    def notify(self) -> None:
+        """gunicorn's heartbeat, at most once per HEARTBEAT seconds."""
+        now = time.monotonic()
+        if now >= self._next_beat:
+            self._next_beat = now + HEARTBEAT
+            super().notify()
 
     def get_thread_pool(self) -> Optional[_Threads]:
         return _Threads(self.cfg.threads, self._answer) if self.cfg.threads > 1 else None
