@@ -333,14 +333,16 @@ def server_rows():
              "service_1": ("the service, 1 worker, PostgreSQL", 1),
              "service_2": ("the service, 2 workers, PostgreSQL", 2),
              "service_4": ("the service, 4 workers, PostgreSQL", 4),
-             "service_assertion_1": ("the service's verifyAssertion, 1 worker, PostgreSQL (the counter's update "
-                                     "included)", 1),
+             "service_assertion_1": ("the service's verifyAssertion, 1 worker (serve's default 2 threads), PostgreSQL "
+                                     "(the counter's update included)", 1),
              "service_assertion_2": ("the service's verifyAssertion, 2 workers, PostgreSQL", 2),
              "service_assertion_4": ("the service's verifyAssertion, 4 workers, PostgreSQL", 4),
              "floor_1": (f"its floor: serve's gunicorn answering from a prepared statement, {trips:g} round trips, "
                          "1 worker", 1),
              "floor_2": ("its floor, 2 workers", 2),
              "floor_4": ("its floor, 4 workers", 4),
+             "service_assertion_1_thread": ("the service's verifyAssertion, 1 worker of 1 thread (--threads 1)", 1),
+             "floor_1_thread": ("its floor, 1 worker of 1 thread", 1),
              "service_assertion_debian_1": (f"the service's verifyAssertion, 1 worker, Debian's packages (psycopg "
                                             f"{debian['psycopg']} {debian['implementation']}, gunicorn "
                                             f"{debian['gunicorn']})", 1),

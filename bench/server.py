@@ -399,9 +399,12 @@ def round_trips(postgresql, ca_files, ca_certificate):
     return statements / len(share)
 
 
-#: (row suffix, workers, the interpreter) of the verifyAssertion rows: serve's defaults with 1, 2
-#: and 4 workers as production installs it, and 1 worker with Debian's packages.
-ASSERTION_SETUPS = (("1", 1, PRODUCTION), ("2", 2, PRODUCTION), ("4", 4, PRODUCTION), ("debian_1", 1, DEBIAN))
+#: (row suffix, workers, the interpreter, serve's other options) of the verifyAssertion rows:
+#: serve's defaults (2 threads a worker) with 1, 2 and 4 workers as production installs it, 1
+#: worker of one thread (which idles while its request waits on the database), and 1 worker with
+#: Debian's packages.
+ASSERTION_SETUPS = (("1", 1, PRODUCTION, ()), ("2", 2, PRODUCTION, ()), ("4", 4, PRODUCTION, ()),
+                    ("1_thread", 1, PRODUCTION, ("--threads", "1")), ("debian_1", 1, DEBIAN, ()))
 
 
 def service_assertion_rows(postgresql, ca_files, ca_certificate, rows):
@@ -410,12 +413,13 @@ def service_assertion_rows(postgresql, ca_files, ca_certificate, rows):
     trips = round_trips(postgresql, ca_files, ca_certificate)
     rows["assertion_round_trips"] = trips
     rows["assertion_runs"] = {"rounds": ROUNDS, "assertions": ASSERTIONS}
-    for suffix, workers, python in ASSERTION_SETUPS:
+    for suffix, workers, python, options in ASSERTION_SETUPS:
         measured = {"floor": ([], 0.0), "service": ([], 0.0)}
         database = postgresql.new_database()
         floor, floor_port = _serve([os.path.join(ROOT, "bench", "floor.py")], workers, database, ca_files,
-                                   ca_files[1], {"BENCH_FLOOR_ROUND_TRIPS": str(round(trips))}, python=python)
-        service_, port = _serve(["-m", "deviceid_verifier"], workers, database, ca_files, ca_files[1], python=python)
+                                   ca_files[1], {"BENCH_FLOOR_ROUND_TRIPS": str(round(trips))}, options, python)
+        service_, port = _serve(["-m", "deviceid_verifier"], workers, database, ca_files, ca_files[1], None, options,
+                                python)
         try:
             for _ in range(ROUNDS):
                 path, shares = assertion_bodies(port, database, 2 * workers, ca_certificate)
