@@ -420,8 +420,8 @@ def server_section(server):
              f"installs it, deviceid-verifier[service,postgresql] from PyPI in a venv (psycopg "
              f"{production['psycopg']} {production['implementation']}, gunicorn {production['gunicorn']}, "
              f"cryptography {production['cryptography']}), unless a row says Debian's; verifyAssertion and its floor "
-             f"{runs['rounds']} runs of {runs['assertions']:,} each, in turn, pooled; the 1-minute load average "
-             f"{runs['load'][0]:.1f} at the start, {runs['load'][1]:.1f} at the end):", "",
+             f"{runs['rounds']} runs of {runs['assertions']:,} each, every row's in turn, pooled; the 1-minute load "
+             f"average {runs['load'][0]:.1f} at the start, {runs['load'][1]:.1f} at the end):", "",
              "| verifier | verifications / s | per worker / s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
     return lines + [f"| {name} | {r['per_second']:.0f} | {per_worker(r['per_second'], workers)} | {fmt(r['p50'])} "
                     f"| {fmt(r['p99'])} |" for name, workers, r in server_rows_]

@@ -354,7 +354,8 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]  # a base class of un
                 conn.set_timeout()
                 with self._lock:
                     self._keep.append(conn)
-                    self.poller.register(conn.sock, selectors.EVENT_READ, functools.partial(self.reuse_connection, conn))
+                    self.poller.register(conn.sock, selectors.EVENT_READ,
+                                         functools.partial(self.reuse_connection, conn))
             else:
                 self.nr_conns -= 1
                 conn.close()
