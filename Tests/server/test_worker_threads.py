@@ -3,6 +3,7 @@ worker answers another request while one waits on the database (its commit, or a
 answer leaves in one send, its head and body together (docs/SERVER.md, "Which install, and its
 speed")."""
 import os
+import signal
 import threading
 import time
 import types
@@ -43,6 +44,28 @@ def test_a_worker_answers_while_another_request_waits_on_the_database(postgresql
         assert "answer" not in waiting, "answered while its table was still locked"
     nonce.join(TIMEOUT)
     assert waiting["answer"][0] == 200  # the lock ended with the transaction: the nonce was issued
+
+
+def test_a_worker_told_to_stop_answers_the_request_it_has_first(postgresql, services):
+    """SIGTERM (systemd's stop): the worker stops taking requests and its threads finish theirs
+    (gunicorn's graceful timeout, 10 s) before it exits."""
+    database = postgresql.new_database()
+    [service] = services(database, workers=1)
+    with psycopg.connect(database) as holder:
+        holder.execute("LOCK TABLE nonces IN ACCESS EXCLUSIVE MODE")
+        waiting = {}
+        nonce = threading.Thread(target=lambda: waiting.update(answer=service.post("/v1/nonce")))
+        nonce.start()
+        with psycopg.connect(database, autocommit=True) as watcher:
+            _await(lambda: watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                           "AND query LIKE '%nonces%'").fetchone()[0] == 1,
+                   "the nonce's statement never waited for the lock")
+        service.process.send_signal(signal.SIGTERM)
+        _await(lambda: "Worker stopping" in service.output(), "the worker did not stop its event loop")
+        assert "answer" not in waiting
+    nonce.join(TIMEOUT)
+    assert waiting["answer"][0] == 200
+    assert service.process.wait(TIMEOUT) == 0
 
 
 class _Sends:

@@ -259,6 +259,8 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]  # a base class of un
                 break
             self.murder_keepalived()
         if self.tpool is not None:
+            self.log.info("Worker stopping: its threads finish the requests they have (at most %g s)",
+                          self.cfg.graceful_timeout)
             self.tpool.shutdown(True, self.cfg.graceful_timeout)
         self.poller.close()
         for sock in self.sockets:
