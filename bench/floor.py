@@ -2,8 +2,9 @@
 runs, its command line and gunicorn with the options, workers and worker class serve gives it,
 with the application replaced by the least one that does the service's database round trips.
 Each request: the body read, BENCH_FLOOR_ROUND_TRIPS round trips of one prepared statement on the
-worker's own connection to --database, and a JSON answer of the service's size. What the service
-costs above this is its own work: parsing, verification, the store's statements and commits.
+answering thread's own connection to --database (as the store's), and a JSON answer of the
+service's size. What the service costs above this is its own work: parsing, verification, the
+store's statements and commits.
 
     BENCH_FLOOR_ROUND_TRIPS=4 python3 bench/floor.py serve --database URL ... (serve's options)"""
 import json

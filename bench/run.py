@@ -333,14 +333,16 @@ def server_rows():
              "service_1": ("the service, 1 worker, PostgreSQL", 1),
              "service_2": ("the service, 2 workers, PostgreSQL", 2),
              "service_4": ("the service, 4 workers, PostgreSQL", 4),
-             "service_assertion_1": ("the service's verifyAssertion, 1 worker, PostgreSQL (the counter's update "
-                                     "included)", 1),
+             "service_assertion_1": ("the service's verifyAssertion, 1 worker (serve's default 2 threads), PostgreSQL "
+                                     "(the counter's update included)", 1),
              "service_assertion_2": ("the service's verifyAssertion, 2 workers, PostgreSQL", 2),
              "service_assertion_4": ("the service's verifyAssertion, 4 workers, PostgreSQL", 4),
              "floor_1": (f"its floor: serve's gunicorn answering from a prepared statement, {trips:g} round trips, "
                          "1 worker", 1),
              "floor_2": ("its floor, 2 workers", 2),
              "floor_4": ("its floor, 4 workers", 4),
+             "service_assertion_1_thread": ("the service's verifyAssertion, 1 worker of 1 thread (--threads 1)", 1),
+             "floor_1_thread": ("its floor, 1 worker of 1 thread", 1),
              "service_assertion_debian_1": (f"the service's verifyAssertion, 1 worker, Debian's packages (psycopg "
                                             f"{debian['psycopg']} {debian['implementation']}, gunicorn "
                                             f"{debian['gunicorn']})", 1),
@@ -418,8 +420,8 @@ def server_section(server):
              f"installs it, deviceid-verifier[service,postgresql] from PyPI in a venv (psycopg "
              f"{production['psycopg']} {production['implementation']}, gunicorn {production['gunicorn']}, "
              f"cryptography {production['cryptography']}), unless a row says Debian's; verifyAssertion and its floor "
-             f"{runs['rounds']} runs of {runs['assertions']:,} each, in turn, pooled; the 1-minute load average "
-             f"{runs['load'][0]:.1f} at the start, {runs['load'][1]:.1f} at the end):", "",
+             f"{runs['rounds']} runs of {runs['assertions']:,} each, every row's in turn, pooled; the 1-minute load "
+             f"average {runs['load'][0]:.1f} at the start, {runs['load'][1]:.1f} at the end):", "",
              "| verifier | verifications / s | per worker / s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
     return lines + [f"| {name} | {r['per_second']:.0f} | {per_worker(r['per_second'], workers)} | {fmt(r['p50'])} "
                     f"| {fmt(r['p99'])} |" for name, workers, r in server_rows_]

@@ -3,10 +3,11 @@
 2 and 4 workers, beside the library's in-process Verifier.verify and beside python-fido2's
 verification of a WebAuthn "packed" attestation (Debian's python3-fido2); and App Attest's
 assertions, WebAuthnVerifier.verify_assertion beside python-fido2's CoseKey.verify, and the
-service's verifyAssertion with its credentials and counters in PostgreSQL, 1, 2 and 4 workers,
-each beside its floor measured in the same run: the same serve command line and gunicorn
-answering from a prepared statement with as many database round trips as a verifyAssertion
-makes (bench/floor.py; the round trips counted in PostgreSQL's statement log).
+service's verifyAssertion with its credentials and counters in PostgreSQL, 1, 2 and 4 workers of
+serve's default 2 threads, and 1 worker of 1 thread (--threads 1, which idles while its request
+waits on the database), each beside its floor measured in the same run: the same serve command
+line and gunicorn answering from a prepared statement with as many database round trips as a
+verifyAssertion makes (bench/floor.py; the round trips counted in PostgreSQL's statement log).
 
 The service and its floor run as production runs them (docs/SERVER.md): from the venv bench/run
 makes, BENCH_SERVER_PYTHON, with deviceid-verifier[service,postgresql] from PyPI (psycopg's C
@@ -58,7 +59,7 @@ from postgres import PostgreSQL, free_port  # noqa: E402
 APP = "com.example.bench"
 PER_RUN = 400          # verifications per measured run in process, and of the attestation rows
 ASSERTIONS = 1200      # assertions per measured run of the service and of its floor
-ROUNDS = 3             # measured runs of each, the floor's and the service's in turn, pooled
+ROUNDS = 3             # measured runs of each, every setup's floor and service in turn, pooled
 OWNER = 0x40000001
 #: The interpreter of the production install (bench/run's venv), and Debian's, with this checkout's server/.
 PRODUCTION = os.environ["BENCH_SERVER_PYTHON"]
@@ -399,35 +400,44 @@ def round_trips(postgresql, ca_files, ca_certificate):
     return statements / len(share)
 
 
-#: (row suffix, workers, the interpreter) of the verifyAssertion rows: serve's defaults with 1, 2
-#: and 4 workers as production installs it, and 1 worker with Debian's packages.
-ASSERTION_SETUPS = (("1", 1, PRODUCTION), ("2", 2, PRODUCTION), ("4", 4, PRODUCTION), ("debian_1", 1, DEBIAN))
+#: (row suffix, workers, the interpreter, serve's other options) of the verifyAssertion rows:
+#: serve's defaults (2 threads a worker) with 1, 2 and 4 workers as production installs it, 1
+#: worker of one thread (which idles while its request waits on the database), and 1 worker with
+#: Debian's packages.
+ASSERTION_SETUPS = (("1", 1, PRODUCTION, ()), ("2", 2, PRODUCTION, ()), ("4", 4, PRODUCTION, ()),
+                    ("1_thread", 1, PRODUCTION, ("--threads", "1")), ("debian_1", 1, DEBIAN, ()))
 
 
 def service_assertion_rows(postgresql, ca_files, ca_certificate, rows):
     """verifyAssertion through the service in each of ASSERTION_SETUPS, beside its floor: ROUNDS
-    runs of each, in turn, pooled."""
+    runs of each, pooled, every setup's floor and service in turn within a round, so that what
+    else the machine and its disk do in those minutes falls on every row alike (each setup has
+    its own database; the others' services wait idle)."""
     trips = round_trips(postgresql, ca_files, ca_certificate)
     rows["assertion_round_trips"] = trips
     rows["assertion_runs"] = {"rounds": ROUNDS, "assertions": ASSERTIONS}
-    for suffix, workers, python in ASSERTION_SETUPS:
-        measured = {"floor": ([], 0.0), "service": ([], 0.0)}
-        database = postgresql.new_database()
-        floor, floor_port = _serve([os.path.join(ROOT, "bench", "floor.py")], workers, database, ca_files,
-                                   ca_files[1], {"BENCH_FLOOR_ROUND_TRIPS": str(round(trips))}, python=python)
-        service_, port = _serve(["-m", "deviceid_verifier"], workers, database, ca_files, ca_files[1], python=python)
-        try:
-            for _ in range(ROUNDS):
+    running = []  # (suffix, workers, database, [(floor process, port), (service process, port)], measured)
+    try:
+        for suffix, workers, python, options in ASSERTION_SETUPS:
+            database, started = postgresql.new_database(), []
+            running.append((suffix, workers, database, started, {"floor": ([], 0.0), "service": ([], 0.0)}))
+            started.append(_serve([os.path.join(ROOT, "bench", "floor.py")], workers, database, ca_files, ca_files[1],
+                                  {"BENCH_FLOOR_ROUND_TRIPS": str(round(trips))}, options, python))
+            started.append(_serve(["-m", "deviceid_verifier"], workers, database, ca_files, ca_files[1], None, options,
+                                  python))
+        for _ in range(ROUNDS):
+            for _, workers, database, ((_, floor_port), (_, port)), measured in running:
                 path, shares = assertion_bodies(port, database, 2 * workers, ca_certificate)
                 for name, target in (("floor", floor_port), ("service", port)):
                     latencies, wall = _load(target, path, shares)
                     measured[name] = (measured[name][0] + latencies, measured[name][1] + wall)
-        finally:
-            _stop(service_)
-            _stop(floor)
+    finally:
+        for _, _, _, started, _ in running:
+            for process, _ in started:
+                _stop(process)
+    for suffix, _, _, _, measured in running:
         rows[f"service_assertion_{suffix}"] = summary(*measured["service"])
         rows[f"floor_{suffix}"] = summary(*measured["floor"])
-
 
 def stack(python):
     """The versions `python` serves with: psycopg (and its implementation), gunicorn, cryptography."""

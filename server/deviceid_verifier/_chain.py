@@ -12,7 +12,7 @@ that equals an anchor. Anchors must still be CA certificates within their validi
 from __future__ import annotations
 
 import datetime
-from typing import List, Sequence
+from typing import Dict, List, Sequence, Union
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -110,6 +110,17 @@ def parsed(cert: x509.Certificate) -> x509.Certificate:
     return cert
 
 
+#: The most certificates whose extensions _HELD keeps.
+MAX_HELD = 1024
+#: The extensions of the certificates trusted_set() was given (or why they do not parse), read
+#: once, by certificate. cryptography 38 (Debian 12) reads a certificate's extensions under an
+#: exclusive borrow of the object, in which it runs Python code: two threads of a worker on one
+#: trust anchor, one reading its extensions while the other read its subject or key, failed one
+#: of them with RuntimeError("Already borrowed"), a 500. A certificate held for a verifier's life
+#: has its extensions read here instead; one made per request is no other thread's.
+_HELD: Dict[x509.Certificate, Union[x509.Extensions, ChainError]] = {}
+
+
 def trusted_set(certificates: Sequence[x509.Certificate], what: str) -> List[x509.Certificate]:
     """The anchors or intermediates an operator gives, each parsed now: one whose name does not
     parse would otherwise fail every later path search that meets it. ValueError names it."""
@@ -119,6 +130,11 @@ def trusted_set(certificates: Sequence[x509.Certificate], what: str) -> List[x50
             out.append(parsed(cert))
         except ChainError as e:
             raise ValueError(f"{what} {index}: {e}") from None
+        if cert not in _HELD and len(_HELD) < MAX_HELD:
+            try:
+                _HELD[cert] = _read_extensions(cert)
+            except ChainError as e:
+                _HELD[cert] = e
     return out
 
 
@@ -127,6 +143,13 @@ def _describe(cert: x509.Certificate) -> str:
 
 
 def _extensions(cert: x509.Certificate) -> x509.Extensions:
+    held = _HELD.get(cert)
+    if isinstance(held, ChainError):
+        raise ChainError(str(held))
+    return _read_extensions(cert) if held is None else held
+
+
+def _read_extensions(cert: x509.Certificate) -> x509.Extensions:
     try:
         return cert.extensions
     except (ValueError, TypeError, KeyError, x509.DuplicateExtension, x509.UnsupportedGeneralNameType) as e:

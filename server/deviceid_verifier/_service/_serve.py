@@ -28,8 +28,9 @@ def add_command(commands: Any, within: Callable[..., Callable[[str], float]]) ->
                        help="HOST:PORT to listen on (repeatable; unix:PATH for a socket)")
     serve.add_argument("--workers", type=within(int, 1, 256, "--workers"), default=2,
                        help="worker processes, 1 to 256 (default 2)")
-    serve.add_argument("--threads", type=within(int, 1, 64, "--threads"), default=1,
-                       help="threads per worker answering whole requests, 1 to 64 (default 1)")
+    serve.add_argument("--threads", type=within(int, 1, 64, "--threads"), default=2,
+                       help="threads per worker answering whole requests, each with its own database connection, "
+                            "1 to 64 (default 2: one answers while another waits on the database)")
     serve.add_argument("--tls-cert", help="serve HTTPS with this certificate chain (PEM)")
     serve.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     serve.add_argument("--trust-ca", action="append", default=[],
