@@ -2,6 +2,7 @@
 worker answers another request while one waits on the database (its commit, or a lock), and an
 answer leaves in one send, its head and body together (docs/SERVER.md, "Which install, and its
 speed")."""
+import contextlib
 import os
 import signal
 import threading
@@ -26,23 +27,31 @@ def _await(condition, what):
         time.sleep(0.02)
 
 
-def test_a_worker_answers_while_another_request_waits_on_the_database(postgresql, services):
-    database = postgresql.new_database()
-    [service] = services(database, workers=1)  # serve's default threads
+@contextlib.contextmanager
+def _a_nonce_waiting_on_its_table(database, service):
+    """A POST /v1/nonce in flight whose statement waits on a lock held here; yields the dict its
+    answer lands in, once the lock ends with the holding transaction (on leaving)."""
+    waiting = {}
     with psycopg.connect(database) as holder:
         # a nonce cannot be written while this transaction holds the table
         holder.execute("LOCK TABLE nonces IN ACCESS EXCLUSIVE MODE")
-        waiting = {}
         nonce = threading.Thread(target=lambda: waiting.update(answer=service.post("/v1/nonce")))
         nonce.start()
         with psycopg.connect(database, autocommit=True) as watcher:
             _await(lambda: watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                                            "AND query LIKE '%nonces%'").fetchone()[0] == 1,
                    "the nonce's statement never waited for the lock")
+        yield waiting
+    nonce.join(TIMEOUT)
+
+
+def test_a_worker_answers_while_another_request_waits_on_the_database(postgresql, services):
+    database = postgresql.new_database()
+    [service] = services(database, workers=1)  # serve's default threads
+    with _a_nonce_waiting_on_its_table(database, service) as waiting:
         status, _, pem = service.get("/v1/ca-certificate")
         assert (status, pem.startswith(b"-----BEGIN CERTIFICATE-----")) == (200, True)
         assert "answer" not in waiting, "answered while its table was still locked"
-    nonce.join(TIMEOUT)
     assert waiting["answer"][0] == 200  # the lock ended with the transaction: the nonce was issued
 
 
@@ -51,19 +60,10 @@ def test_a_worker_told_to_stop_answers_the_request_it_has_first(postgresql, serv
     (gunicorn's graceful timeout, 10 s) before it exits."""
     database = postgresql.new_database()
     [service] = services(database, workers=1)
-    with psycopg.connect(database) as holder:
-        holder.execute("LOCK TABLE nonces IN ACCESS EXCLUSIVE MODE")
-        waiting = {}
-        nonce = threading.Thread(target=lambda: waiting.update(answer=service.post("/v1/nonce")))
-        nonce.start()
-        with psycopg.connect(database, autocommit=True) as watcher:
-            _await(lambda: watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                           "AND query LIKE '%nonces%'").fetchone()[0] == 1,
-                   "the nonce's statement never waited for the lock")
+    with _a_nonce_waiting_on_its_table(database, service) as waiting:
         service.process.send_signal(signal.SIGTERM)
         _await(lambda: "Worker stopping" in service.output(), "the worker did not stop its event loop")
         assert "answer" not in waiting
-    nonce.join(TIMEOUT)
     assert waiting["answer"][0] == 200
     assert service.process.wait(TIMEOUT) == 0
 
