@@ -29,6 +29,12 @@ enum TPMPins {
     /// holds no Name, fails: never "none".
     static func read(_ address: TPMAddress) throws(DeviceIDError) -> [UInt8]? {
         guard let place = place(for: address) else { return nil }
+        return try read(place, address)
+    }
+
+    /// The Name kept at `place`, this machine's for `address`, as `read(_:)` says.
+    fileprivate static func read(_ place: (store: FileStore, key: StoreKey), _ address: TPMAddress) throws(DeviceIDError)
+        -> [UInt8]? {
         do throws(DeviceIDError) {
             guard let name = try place.store.read(place.key) else { return nil }
             guard (3...68).contains(name.count) else { throw DeviceIDError(.corrupt, "\(name.count) bytes, no Name") }
@@ -62,9 +68,8 @@ extension TPMAddress {
     /// a salting key of another Name, and pin the first one when none is held.
     static func resolvedWithPin() throws(DeviceIDError) -> TPMAddress {
         var address = try resolved()
-        let name = try TPMPins.read(address)
-        let place = TPMPins.place(for: address)
-        address.pin = TPMPin(name: name) { name in if let place { try? place.store.write(place.key, name) } }
+        guard let place = TPMPins.place(for: address) else { return address }  // no pin can be kept: as at first use
+        address.pin = TPMPin(name: try TPMPins.read(place, address)) { name in try? place.store.write(place.key, name) }
         return address
     }
 }
